@@ -1,0 +1,11 @@
+"""`newsdedup` subcommands, one module each. A module exposes `register(subparsers)`,
+which adds its parser and sets `func(args) -> int` as the handler."""
+
+COMMAND_MODULES = (
+    "platform",     # dev, demo, migrate, db
+    "ingest",       # ingest
+    "neardup",      # neardup-eval
+    "evaluate",     # eval
+    "subscribers",  # subscribers add/remove/list
+    "digest",       # digest
+)

@@ -1,0 +1,34 @@
+"""Partition definitions shared by every asset (UTC)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from dagster import DailyPartitionsDefinition, HourlyPartitionsDefinition
+
+from . import config
+
+HOURLY_PARTITIONS = HourlyPartitionsDefinition(start_date=config.partitions_start(), timezone="UTC")
+DAILY_PARTITIONS = DailyPartitionsDefinition(start_date=config.partitions_start()[:10], timezone="UTC")
+
+HOUR_KEY_FORMAT = "%Y-%m-%d-%H:%M"
+
+
+def hour_start(partition_key: str) -> datetime:
+    """'2026-11-02-05:00' -> 2026-11-02 05:00 UTC (aware)."""
+    return datetime.strptime(partition_key, HOUR_KEY_FORMAT).replace(tzinfo=timezone.utc)
+
+
+def hour_key(moment: datetime) -> str:
+    moment = moment.astimezone(timezone.utc).replace(minute=0, second=0, microsecond=0)
+    return moment.strftime(HOUR_KEY_FORMAT)
+
+
+def hour_window(partition_key: str) -> tuple[datetime, datetime]:
+    start = hour_start(partition_key)
+    return start, start + timedelta(hours=1)
+
+
+def day_window(partition_key: str) -> tuple[datetime, datetime]:
+    start = datetime.strptime(partition_key, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+    return start, start + timedelta(days=1)

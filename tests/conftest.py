@@ -1,0 +1,48 @@
+"""Shared fixtures: a real embedded PostgreSQL + pgvector per test session (no mocks)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+# Per-session home so parallel sessions and the developer's own .newsdedup never collide.
+_SESSION_HOME = Path(tempfile.mkdtemp(prefix="newsdedup-test-"))
+os.environ.setdefault("NEWSDEDUP_HOME", str(_SESSION_HOME))
+os.environ.setdefault("DAGSTER_HOME", str(_SESSION_HOME / "dagster"))
+os.environ.pop("NEWSDEDUP_LLM_BASE_URL", None)
+os.environ.pop("NEWSDEDUP_SMTP_HOST", None)
+
+APP_TABLES = (
+    "deliveries, subscribers, digests, event_translations, event_stories, events, "
+    "story_translations, story_scores, story_items, stories, item_embeddings, embedding_cache, "
+    "embedding_models, item_duplicates, item_sources, items, feed_fetches, sources, llm_calls"
+)
+
+
+@pytest.fixture(scope="session")
+def database_url() -> str:
+    from newsdedup_dagster import db
+
+    return db.ensure_ready()
+
+
+@pytest.fixture()
+def clean_db(database_url):
+    """An empty application schema (all tables truncated) and its URL."""
+    from newsdedup_dagster import db
+
+    with db.connection(database_url) as conn:
+        conn.execute(f"TRUNCATE {APP_TABLES} RESTART IDENTITY CASCADE")
+        conn.commit()
+    return database_url
+
+
+@pytest.fixture()
+def conn(clean_db):
+    from newsdedup_dagster import db
+
+    with db.connection(clean_db) as connection:
+        yield connection
