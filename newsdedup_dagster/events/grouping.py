@@ -1,0 +1,297 @@
+"""Pure event-grouping rules: given this hour's candidate stories, the open events and the
+similarities SQL computed, decide which story joins which event, which stories found a new
+event, and which events close. No database, no Dagster, no vectors: deterministic in its inputs.
+
+Terms
+- A *story* is one real-world happening (<= 36 h of articles, built by the stories stage).
+- An *event* is a run of stories about the same subject over days ("EU proposes AI act" ->
+  "EU votes" -> "AI act signed"). Its centroid is the average of its stories' centroids (SQL).
+- *gap*: the time between a story's interval [first, latest published] and an event's interval
+  [first, last published]; 0 when they overlap.
+
+Rules (all thresholds in `GroupingSettings`, read from the environment):
+1. Stories are processed in (first_published_at, story_id) order, so ties never depend on
+   input order.
+2. A story already in an event stays there (a story belongs to at most one event; moving
+   stories between events would rewrite narratives already sent to readers).
+3. Otherwise it joins the most similar *open* event with similarity >= threshold and
+   gap <= join_gap_hours and whose span stays <= max_span_days; ties -> smaller event id.
+   Events founded earlier in the same hour are candidates too: their similarity is the mean
+   of the story's similarities to the event's members from this hour. For unit vectors the
+   mean cosine is a lower bound of the cosine to their (unnormalised) average, so this never
+   admits a story the SQL centroid would reject.
+4. Otherwise, if its significance >= min_significance, it founds a new event whose id is
+   derived from the story id (reruns give the same ids).
+5. Otherwise it stays without an event (it is reconsidered whenever it gains articles).
+6. After the joins, an open event closes when `now - last_published_at > quiet_hours`
+   (now = end of the partition hour, not the wall clock, so backfills decide like live runs)
+   or when its span exceeds max_span_days.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Iterable, Mapping
+
+__all__ = [
+    "GroupingSettings",
+    "StoryCandidate",
+    "OpenEvent",
+    "Join",
+    "NewEvent",
+    "GroupingPlan",
+    "event_id_for",
+    "interval_gap_hours",
+    "plan_hour",
+    "timeline_gaps_hours",
+    "timeline_in_order",
+]
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name}={raw!r} is not a number") from exc
+
+
+# Calibrated on /work/shared/data/itn_multilingual_dev.jsonl (Wikipedia "In the news" blurbs,
+# ~50 languages, grouped by Wikidata subject = one event, posted days apart) with the offline
+# USE multilingual 512-d embedder, each blurb fed as one story in time order through
+# plan_hour() below. Reproduce with:
+#   python -m newsdedup_dagster.events.calibrate /work/shared/data/itn_multilingual_dev.jsonl
+# B-cubed F1 by threshold (quiet/gap 72 h):  see DEFAULT_THRESHOLD_EVIDENCE.
+# The story threshold is 0.7 (items); events compare story *centroids* across days where the
+# wording drifts ("proposes" -> "votes" -> "signs"), so the best event threshold sits lower.
+DEFAULT_THRESHOLD = 0.5
+DEFAULT_THRESHOLD_EVIDENCE = "filled in by calibrate.py; see the module comment"
+# Events close after 3 quiet days: the news cycle of a follow-up ("votes" days after
+# "proposes") is usually within 1-3 days; ITN language editions post the same subject a median
+# of ~1 day apart (calibrate.py prints the gap distribution).
+DEFAULT_QUIET_HOURS = 72.0
+DEFAULT_JOIN_GAP_HOURS = 72.0
+# A cap so a permanent topic ("war in X") becomes a sequence of events, each with a readable
+# narrative, instead of one event that never ends.
+DEFAULT_MAX_SPAN_DAYS = 14.0
+# Offline scores come from a heuristic; a story needs this significance (0-10) to found an
+# event, so one-source trivia does not spawn events. Joining has no significance floor.
+DEFAULT_MIN_SIGNIFICANCE = 3.0
+
+
+@dataclass(frozen=True)
+class GroupingSettings:
+    threshold: float = field(default_factory=lambda: _env_float("NEWSDEDUP_EVENT_THRESHOLD", DEFAULT_THRESHOLD))
+    join_gap_hours: float = field(
+        default_factory=lambda: _env_float("NEWSDEDUP_EVENT_JOIN_GAP_HOURS", DEFAULT_JOIN_GAP_HOURS)
+    )
+    quiet_hours: float = field(default_factory=lambda: _env_float("NEWSDEDUP_EVENT_QUIET_HOURS", DEFAULT_QUIET_HOURS))
+    max_span_days: float = field(
+        default_factory=lambda: _env_float("NEWSDEDUP_EVENT_MAX_SPAN_DAYS", DEFAULT_MAX_SPAN_DAYS)
+    )
+    min_significance: float = field(
+        default_factory=lambda: _env_float("NEWSDEDUP_EVENT_MIN_SIGNIFICANCE", DEFAULT_MIN_SIGNIFICANCE)
+    )
+
+    def __post_init__(self) -> None:
+        if not -1.0 <= self.threshold <= 1.0:
+            raise ValueError(f"event threshold {self.threshold} is not a cosine similarity in [-1, 1]")
+        if self.quiet_hours <= 0 or self.join_gap_hours < 0 or self.max_span_days <= 0:
+            raise ValueError("event quiet_hours and max_span_days must be > 0, join_gap_hours >= 0")
+        if self.join_gap_hours > self.quiet_hours:
+            # A join across a longer gap than the quiet period would break the invariant
+            # "no event spans a gap longer than its quiet period".
+            raise ValueError(
+                f"NEWSDEDUP_EVENT_JOIN_GAP_HOURS ({self.join_gap_hours}) must not exceed "
+                f"NEWSDEDUP_EVENT_QUIET_HOURS ({self.quiet_hours})"
+            )
+
+
+@dataclass(frozen=True)
+class StoryCandidate:
+    story_id: str
+    first_published_at: datetime
+    latest_published_at: datetime
+    significance: float | None = None
+    event_id: str | None = None  # the event it already belongs to, if any
+
+
+@dataclass(frozen=True)
+class OpenEvent:
+    event_id: str
+    first_published_at: datetime
+    last_published_at: datetime
+
+
+@dataclass(frozen=True)
+class Join:
+    story_id: str
+    event_id: str
+    similarity: float
+    gap_hours: float
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    event_id: str
+    founding_story_id: str
+    first_published_at: datetime
+    last_published_at: datetime
+
+
+@dataclass
+class GroupingPlan:
+    joins: list[Join] = field(default_factory=list)        # includes the founding stories
+    new_events: list[NewEvent] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)          # already in an event
+    unassigned: list[tuple[str, str]] = field(default_factory=list)  # (story_id, reason)
+    closes: list[str] = field(default_factory=list)
+    event_windows: dict[str, tuple[datetime, datetime]] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "joined": len(self.joins) - len(self.new_events),  # joins minus the founders
+            "new_events": len(self.new_events),
+            "kept": len(self.kept),
+            "unassigned": len(self.unassigned),
+            "closed": len(self.closes),
+        }
+
+
+def event_id_for(founding_story_id: str) -> str:
+    """Stable event id from the founding story (reruns give the same id)."""
+    return "ev_" + hashlib.sha1(founding_story_id.encode("utf-8")).hexdigest()[:16]
+
+
+def _hours(delta: timedelta) -> float:
+    return delta.total_seconds() / 3600.0
+
+
+def interval_gap_hours(a_first: datetime, a_last: datetime, b_first: datetime, b_last: datetime) -> float:
+    """Hours between two intervals; 0 when they overlap."""
+    if a_first > b_last:
+        return _hours(a_first - b_last)
+    if b_first > a_last:
+        return _hours(b_first - a_last)
+    return 0.0
+
+
+def plan_hour(
+    stories: Iterable[StoryCandidate],
+    open_events: Iterable[OpenEvent],
+    story_event_similarity: Mapping[tuple[str, str], float],
+    story_story_similarity: Mapping[tuple[str, str], float],
+    now: datetime,
+    settings: GroupingSettings | None = None,
+) -> GroupingPlan:
+    """Decide joins / new events / closes for one hour.
+
+    story_event_similarity: (story_id, event_id) -> cosine to the event centroid (pairs absent
+      = below threshold or not computed). story_story_similarity: (a, b) -> cosine between two
+      candidate stories of this hour, either key order.
+    """
+    settings = settings or GroupingSettings()
+    plan = GroupingPlan()
+    windows: dict[str, tuple[datetime, datetime]] = {
+        e.event_id: (e.first_published_at, e.last_published_at) for e in open_events
+    }
+    open_ids = set(windows)
+    members_this_hour: dict[str, list[str]] = {}  # events founded this hour -> member story ids
+    max_span = timedelta(days=settings.max_span_days)
+
+    def pair_sim(a: str, b: str) -> float | None:
+        value = story_story_similarity.get((a, b))
+        return story_story_similarity.get((b, a)) if value is None else value
+
+    for story in sorted(stories, key=lambda s: (s.first_published_at, s.story_id)):
+        if story.event_id is not None:
+            plan.kept.append(story.story_id)
+            if story.event_id in windows:  # widen the window the closing rule looks at
+                first, last = windows[story.event_id]
+                windows[story.event_id] = (min(first, story.first_published_at), max(last, story.latest_published_at))
+            continue
+
+        best: tuple[float, str, float] | None = None  # (similarity, event_id, gap)
+        for event_id in sorted(open_ids):
+            if event_id in members_this_hour:
+                sims = [pair_sim(story.story_id, m) for m in members_this_hour[event_id]]
+                if any(s is None for s in sims):
+                    continue  # some member below threshold: the mean would be too
+                similarity = sum(sims) / len(sims)
+            else:
+                similarity = story_event_similarity.get((story.story_id, event_id))
+                if similarity is None:
+                    continue
+            if similarity < settings.threshold:
+                continue
+            first, last = windows[event_id]
+            gap = interval_gap_hours(story.first_published_at, story.latest_published_at, first, last)
+            if gap > settings.join_gap_hours:
+                continue
+            if max(last, story.latest_published_at) - min(first, story.first_published_at) > max_span:
+                continue
+            if best is None or similarity > best[0] or (similarity == best[0] and event_id < best[1]):
+                best = (similarity, event_id, gap)
+
+        if best is not None:
+            similarity, event_id, gap = best
+            plan.joins.append(Join(story.story_id, event_id, round(similarity, 6), round(gap, 3)))
+            first, last = windows[event_id]
+            windows[event_id] = (min(first, story.first_published_at), max(last, story.latest_published_at))
+            if event_id in members_this_hour:
+                members_this_hour[event_id].append(story.story_id)
+            continue
+
+        significance = story.significance if story.significance is not None else float("-inf")
+        if significance < settings.min_significance:
+            plan.unassigned.append(
+                (story.story_id, "no close event" if story.significance is not None else "no close event, not scored")
+            )
+            continue
+        event_id = event_id_for(story.story_id)
+        plan.new_events.append(NewEvent(event_id, story.story_id, story.first_published_at, story.latest_published_at))
+        plan.joins.append(Join(story.story_id, event_id, 1.0, 0.0))
+        windows[event_id] = (story.first_published_at, story.latest_published_at)
+        open_ids.add(event_id)
+        members_this_hour[event_id] = [story.story_id]
+
+    for event_id in sorted(open_ids):
+        first, last = windows[event_id]
+        if _hours(now - last) > settings.quiet_hours or last - first > max_span or now - first > max_span:
+            plan.closes.append(event_id)
+    plan.event_windows = windows
+    return plan
+
+
+def timeline_gaps_hours(intervals: Iterable[tuple[datetime, datetime]]) -> list[float]:
+    """Gaps (hours) between consecutive stories of one event, ordered by start: the time from
+    the furthest end reached so far to the next story's start (0 when they overlap)."""
+    ordered = sorted(intervals)
+    gaps: list[float] = []
+    reach: datetime | None = None
+    for first, last in ordered:
+        if reach is not None:
+            gaps.append(max(0.0, _hours(first - reach)))
+            reach = max(reach, last)
+        else:
+            reach = last
+    return gaps
+
+
+def timeline_in_order(entries: Iterable[tuple[int, datetime, str]]) -> bool:
+    """True when timeline positions 1..n follow (first_published_at, story_id) order."""
+    rows = sorted(entries)
+    if [r[0] for r in rows] != list(range(1, len(rows) + 1)):
+        return False
+    keys = [(r[1], r[2]) for r in rows]
+    return keys == sorted(keys)
+
+
+def with_overrides(settings: GroupingSettings, **changes) -> GroupingSettings:
+    """A copy with some fields changed (used by calibration sweeps)."""
+    return replace(settings, **changes)

@@ -1,0 +1,516 @@
+"""One LLM client for every stage: JSON chat completions against any OpenAI-compatible endpoint.
+
+Usable standalone (no Dagster imports), e.g. from the events/narrative stage::
+
+    from newsdedup_dagster.config import LLMSettings
+    from newsdedup_dagster.llm.client import LLMClient, PostgresCallRecorder, LLMError
+
+    settings = LLMSettings()                      # env: NEWSDEDUP_LLM_BASE_URL, NEWSDEDUP_LLM_API_KEY, ...
+    if settings.offline: ...                      # no endpoint: use your offline fallback, do not build a client
+    with LLMClient(settings, recorder=PostgresCallRecorder(db_url)) as client:
+        try:
+            data, usage = client.complete_json(
+                task="narrative", model=settings.narrative_model,
+                system=SYSTEM_PROMPT,             # keep it byte-identical across calls (prompt caches)
+                user=user_text,
+                validator=my_validator,           # dict -> dict (cleaned); raise OutputInvalid("why")
+                event_id="ev1", partition_hour=hour_start,
+            )
+        except LLMError as exc:                   # exc.permanent, exc.attempts, exc.usage, str(exc) is key-free
+            ...
+
+`complete_json` returns ``(data, usage)``: ``data`` is what the validator returned, ``usage`` a
+`Usage` (tokens_in, tokens_out, tokens_cached, cost_usd, attempts, latency_ms, model), summed over
+attempts. Every HTTP attempt is recorded through the recorder (one ``llm_calls`` row per attempt:
+task, model, story/event, partition, attempt number, tokens, cost, latency, status ok|invalid|error,
+redacted error).
+
+Retry rules (``settings.max_attempts`` attempts in total per call):
+- timeouts, connection errors, HTTP 408/409/429/5xx: retried after an exponential backoff with
+  "equal jitter" (delay d = min(cap, base * 2**(n-1)); sleep d/2 + uniform(0, d/2)); on 429 (or any
+  status) a ``Retry-After`` / ``retry-after-ms`` header is honoured as a lower bound, but a server
+  asking for more than ``backoff.retry_after_max_s`` ends the call at once (LLMUnavailable) rather
+  than blocking a worker for an hour. Exhausted -> `LLMUnavailable` (permanent=False: the caller
+  keeps the work item pending for a later run).
+- output that is not JSON, not an object, or that the validator rejects: retried at once with the
+  validator's message appended as a follow-up turn (the prefix stays identical, so caches hit).
+  Exhausted -> `OutputInvalid` (permanent=True).
+- HTTP 400/413/422 (the request itself is refused, e.g. context too long): `RequestRejected`
+  (permanent=True), not retried.
+- HTTP 401/403/404 (bad key, no access, unknown model): `LLMConfigError` at once; a configuration
+  problem must fail the run, not mark every story as failed.
+
+Concurrency: at most ``settings.concurrency`` requests in flight per client (a semaphore), so a
+caller may simply submit work to a thread pool. The API key is given only to the openai client; every
+error string passes through `redact()` (the key, ``Bearer ...`` and ``sk-...`` shapes), and the
+openai/httpx loggers get a redacting filter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import email.utils
+import json
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any, Protocol
+
+from ..config import LLMSettings, _env_float
+from . import pricing
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "LLMClient", "LLMError", "LLMUnavailable", "OutputInvalid", "RequestRejected", "LLMConfigError",
+    "Usage", "CallRecord", "CallRecorder", "MemoryRecorder", "PostgresCallRecorder", "BackoffPolicy",
+    "parse_json_reply", "redact", "backoff_delay", "parse_retry_after",
+]
+
+ERROR_TEXT_MAX = 500  # llm_calls.error is for humans; provider bodies can be long
+
+
+# ------------------------------------------------------------------ errors
+class LLMError(RuntimeError):
+    """A call that did not produce valid output. ``str(exc)`` never contains the API key."""
+
+    permanent = False
+    status = "error"  # llm_calls.status of the last attempt
+
+    def __init__(self, message: str, *, attempts: int = 0, usage: "Usage | None" = None):
+        super().__init__(message)
+        self.attempts = attempts
+        self.usage = usage or Usage()
+
+
+class LLMUnavailable(LLMError):
+    """Timeouts / 429 / 5xx / connection errors after all attempts: transient, try again later."""
+
+
+class OutputInvalid(LLMError):
+    """The model's reply failed JSON parsing or validation. Validators raise it with the reason;
+    the client retries, and raises it (permanent) once attempts are exhausted."""
+
+    permanent = True
+    status = "invalid"
+
+
+class RequestRejected(LLMError):
+    """HTTP 400/413/422: this request will never succeed as it is (e.g. input too long)."""
+
+    permanent = True
+
+
+class LLMConfigError(LLMError):
+    """HTTP 401/403/404: wrong key, no access or unknown model. Fails the run; marks nothing."""
+
+    permanent = True
+
+
+# ------------------------------------------------------------------ usage
+@dataclass
+class Usage:
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_cached: int = 0
+    cost_usd: Decimal = Decimal(0)
+    attempts: int = 0
+    calls: int = 0          # completed complete_json() calls (ok or failed)
+    latency_ms: int = 0
+    model: str = ""
+
+    def add(self, other: "Usage") -> "Usage":
+        self.tokens_in += other.tokens_in
+        self.tokens_out += other.tokens_out
+        self.tokens_cached += other.tokens_cached
+        self.cost_usd += other.cost_usd
+        self.attempts += other.attempts
+        self.calls += other.calls
+        self.latency_ms += other.latency_ms
+        return self
+
+    def as_dict(self) -> dict:
+        return {
+            "tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "tokens_cached": self.tokens_cached,
+            "cost_usd": float(self.cost_usd), "attempts": self.attempts, "calls": self.calls,
+        }
+
+
+@dataclass
+class CallRecord:
+    """One HTTP attempt, as stored in llm_calls."""
+
+    task: str
+    model: str
+    status: str                     # ok | invalid | error
+    attempt: int
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_cached: int = 0
+    cost_usd: Decimal = Decimal(0)
+    latency_ms: int | None = None
+    error: str | None = None
+    story_id: str | None = None
+    event_id: str | None = None
+    partition_hour: datetime | None = None
+
+
+class CallRecorder(Protocol):
+    def record(self, rec: CallRecord) -> None: ...
+
+
+class MemoryRecorder:
+    """Keeps records in a list (tests, dry runs)."""
+
+    def __init__(self) -> None:
+        self.records: list[CallRecord] = []
+        self._lock = threading.Lock()
+
+    def record(self, rec: CallRecord) -> None:
+        with self._lock:
+            self.records.append(rec)
+
+    def close(self) -> None:
+        pass
+
+
+class PostgresCallRecorder:
+    """Inserts one llm_calls row per attempt on its own autocommit connection, so the accounting
+    survives even when the caller's transaction rolls back (money spent is money spent).
+    Thread-safe: one connection behind a lock (inserts are tiny)."""
+
+    def __init__(self, database_url: str):
+        self.database_url = database_url
+        self._conn = None
+        self._lock = threading.Lock()
+
+    def record(self, rec: CallRecord) -> None:
+        from .. import db
+
+        with self._lock:
+            if self._conn is None or self._conn.closed:
+                self._conn = db.connect(self.database_url, autocommit=True)
+            self._conn.execute(db.load_sql("llm_record_call"), dataclasses.asdict(rec))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+# ------------------------------------------------------------------ policy
+@dataclass(frozen=True)
+class BackoffPolicy:
+    """Delays between attempts. Tests use tiny values; production defaults: 1 s doubling to 30 s."""
+
+    base_s: float = field(default_factory=lambda: _env_float("NEWSDEDUP_LLM_BACKOFF_BASE", 1.0))
+    max_s: float = field(default_factory=lambda: _env_float("NEWSDEDUP_LLM_BACKOFF_MAX", 30.0))
+    # A Retry-After above this ends the call instead of sleeping (the run moves on; the item stays pending).
+    retry_after_max_s: float = field(default_factory=lambda: _env_float("NEWSDEDUP_LLM_RETRY_AFTER_MAX", 120.0))
+
+
+def backoff_delay(attempt: int, policy: BackoffPolicy, rng: random.Random) -> float:
+    """Equal jitter: never zero (unlike full jitter), yet spread so parallel workers don't retry in step."""
+    ceiling = min(policy.max_s, policy.base_s * (2 ** max(0, attempt - 1)))
+    return ceiling / 2 + rng.uniform(0, ceiling / 2)
+
+
+def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
+    """Seconds from ``retry-after-ms`` (OpenAI) or ``Retry-After`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(0.0, float(raw_ms) / 1000)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
+
+
+# ------------------------------------------------------------------ redaction
+_SECRET_SHAPES = re.compile(r"(Bearer\s+)[^\s'\"]+|\bsk-[A-Za-z0-9_\-]{6,}", re.IGNORECASE)
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return _SECRET_SHAPES.sub(lambda m: (m.group(1) or "") + "***", text)
+
+
+class _RedactingFilter(logging.Filter):
+    def __init__(self, secrets: tuple[str, ...]):
+        super().__init__()
+        self.secrets = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string is not our problem to raise here
+            return True
+        cleaned = redact(message, self.secrets)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+_FILTERED_LOGGERS = ("openai", "openai._base_client", "httpx", "httpcore", "httpcore.http11", "httpcore.connection")
+
+
+# ------------------------------------------------------------------ parsing
+_FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+def parse_json_reply(content: str | None) -> dict:
+    """The reply as a JSON object. Tolerates a Markdown code fence (common even in JSON mode)."""
+    if content is None or not content.strip():
+        raise OutputInvalid("empty reply")
+    text = content.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise OutputInvalid(f"reply is not valid JSON ({exc.msg} at char {exc.pos})") from None
+    if not isinstance(data, dict):
+        raise OutputInvalid(f"reply is JSON {type(data).__name__}, expected an object")
+    return data
+
+
+# ------------------------------------------------------------------ client
+Validator = Callable[[dict], Any]
+
+
+class LLMClient:
+    """Thread-safe JSON-completion client with retries, a concurrency limit and call recording."""
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        recorder: CallRecorder | None = None,
+        *,
+        backoff: BackoffPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+        json_mode: bool = True,
+    ):
+        if settings.offline:
+            raise ValueError("LLMClient needs NEWSDEDUP_LLM_BASE_URL; use the offline fallback instead")
+        import httpx
+        import openai
+
+        self.settings = settings
+        self.recorder = recorder or MemoryRecorder()
+        self.backoff = backoff or BackoffPolicy()
+        self.prices = pricing.parse_prices(settings.prices)
+        self.json_mode = json_mode
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._rng_lock = threading.Lock()
+        self._secrets = tuple(s for s in (settings.api_key,) if s)
+        self._slots = threading.BoundedSemaphore(max(1, settings.concurrency))
+        self._totals: dict[str, Usage] = {}
+        self._totals_lock = threading.Lock()
+        self._unpriced_warned: set[str] = set()
+        self._filter = _RedactingFilter(self._secrets)
+        for name in _FILTERED_LOGGERS:
+            logging.getLogger(name).addFilter(self._filter)
+        self._openai = openai.OpenAI(
+            base_url=settings.base_url,
+            # Local servers (vLLM, Ollama) accept any key; the client library insists on one.
+            api_key=settings.api_key or "no-key",
+            timeout=httpx.Timeout(settings.timeout_s, connect=min(10.0, settings.timeout_s)),
+            max_retries=0,  # our own loop: it honours Retry-After, records every attempt and jitters
+        )
+        self._openai_errors = openai
+
+    # -------------------------------------------------------------- public
+    def complete_json(
+        self,
+        task: str,
+        model: str,
+        system: str,
+        user: str,
+        validator: Validator | None = None,
+        *,
+        story_id: str | None = None,
+        event_id: str | None = None,
+        partition_hour: datetime | None = None,
+        max_attempts: int | None = None,
+        temperature: float = 0.2,
+        max_tokens: int | None = 1200,
+    ) -> tuple[Any, Usage]:
+        """One validated JSON answer (see the module docstring for the retry rules)."""
+        attempts_allowed = max(1, max_attempts or self.settings.max_attempts)
+        messages: list[dict] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        usage = Usage(model=model)
+        last_invalid: OutputInvalid | None = None
+        last_error = "no attempt made"
+        last_kind = "error"  # what the final attempt ended with decides the exception type
+        for attempt in range(1, attempts_allowed + 1):
+            usage.attempts = attempt
+            started = time.monotonic()
+            rec = CallRecord(task=task, model=model, status="error", attempt=attempt,
+                             story_id=story_id, event_id=event_id, partition_hour=partition_hour)
+            try:
+                with self._slots:
+                    started = time.monotonic()
+                    completion = self._create(model, messages, temperature, max_tokens)
+            except self._openai_errors.APIStatusError as exc:
+                rec.latency_ms = int((time.monotonic() - started) * 1000)
+                status = exc.status_code
+                rec.error = self._error_text(f"HTTP {status}: {exc.message}")
+                self._record(rec)
+                last_error, last_kind = rec.error, "error"
+                if status in (401, 403, 404):
+                    self._finish(task, usage)
+                    raise LLMConfigError(rec.error, attempts=attempt, usage=usage) from None
+                if status in (400, 413, 422):
+                    self._finish(task, usage)
+                    raise RequestRejected(rec.error, attempts=attempt, usage=usage) from None
+                retry_after = parse_retry_after(getattr(exc.response, "headers", None))
+                if attempt < attempts_allowed:
+                    self._wait(attempt, retry_after, task, usage, rec.error)
+                continue
+            except (self._openai_errors.APITimeoutError, self._openai_errors.APIConnectionError) as exc:
+                rec.latency_ms = int((time.monotonic() - started) * 1000)
+                kind = "timeout" if isinstance(exc, self._openai_errors.APITimeoutError) else "connection error"
+                rec.error = self._error_text(f"{kind}: {exc}")
+                self._record(rec)
+                last_error, last_kind = rec.error, "error"
+                if attempt < attempts_allowed:
+                    self._wait(attempt, None, task, usage, rec.error)
+                continue
+
+            rec.latency_ms = int((time.monotonic() - started) * 1000)
+            self._account(rec, completion, model)
+            usage.tokens_in += rec.tokens_in
+            usage.tokens_out += rec.tokens_out
+            usage.tokens_cached += rec.tokens_cached
+            usage.cost_usd += rec.cost_usd
+            usage.latency_ms += rec.latency_ms
+            content = completion.choices[0].message.content if completion.choices else None
+            try:
+                data = parse_json_reply(content)
+                result = validator(data) if validator is not None else data
+            except OutputInvalid as exc:
+                rec.status = "invalid"
+                rec.error = self._error_text(str(exc))
+                self._record(rec)
+                last_invalid = exc
+                last_error, last_kind = rec.error, "invalid"
+                # Show the model its mistake; the conversation prefix stays identical (caches still hit).
+                messages = messages[:2] + [
+                    {"role": "assistant", "content": (content or "")[:4000]},
+                    {"role": "user", "content": f"That reply was invalid: {exc}. Reply again with only the corrected JSON object."},
+                ]
+                continue
+            rec.status = "ok"
+            self._record(rec)
+            self._finish(task, usage)
+            return result, usage
+
+        self._finish(task, usage)
+        if last_invalid is not None and last_kind == "invalid":
+            raise OutputInvalid(f"invalid output after {usage.attempts} attempts: {last_error}",
+                                attempts=usage.attempts, usage=usage)
+        raise LLMUnavailable(f"failed after {usage.attempts} attempts: {last_error}",
+                             attempts=usage.attempts, usage=usage)
+
+    def totals(self) -> dict[str, Usage]:
+        """Usage per task since this client was created (for asset metadata)."""
+        with self._totals_lock:
+            return {task: dataclasses.replace(u) for task, u in self._totals.items()}
+
+    def unpriced_models(self) -> list[str]:
+        return sorted(self._unpriced_warned)
+
+    def close(self) -> None:
+        for name in _FILTERED_LOGGERS:
+            logging.getLogger(name).removeFilter(self._filter)
+        self._openai.close()
+        close = getattr(self.recorder, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self) -> "LLMClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -------------------------------------------------------------- internals
+    def _create(self, model: str, messages: list[dict], temperature: float, max_tokens: int | None):
+        kwargs: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
+        if max_tokens:
+            kwargs["max_tokens"] = max_tokens
+        if self.json_mode:
+            kwargs["response_format"] = {"type": "json_object"}
+        return self._openai.chat.completions.create(**kwargs)
+
+    def _account(self, rec: CallRecord, completion: Any, model: str) -> None:
+        u = getattr(completion, "usage", None)
+        if u is None:
+            return
+        rec.tokens_in = int(getattr(u, "prompt_tokens", 0) or 0)
+        rec.tokens_out = int(getattr(u, "completion_tokens", 0) or 0)
+        details = getattr(u, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None) if details is not None else None
+        if cached is None:  # DeepSeek reports cache hits in its own field
+            cached = getattr(u, "prompt_cache_hit_tokens", None)
+        rec.tokens_cached = int(cached or 0)
+        rec.cost_usd, known = pricing.cost_usd(self.prices, model, rec.tokens_in, rec.tokens_out, rec.tokens_cached)
+        if not known and model not in self._unpriced_warned:
+            self._unpriced_warned.add(model)
+            log.warning("no price for model %r in NEWSDEDUP_LLM_PRICES; its calls are recorded at cost 0", model)
+
+    def _wait(self, attempt: int, retry_after: float | None, task: str, usage: Usage, error: str) -> None:
+        with self._rng_lock:
+            delay = backoff_delay(attempt, self.backoff, self._rng)
+        if retry_after is not None:
+            if retry_after > self.backoff.retry_after_max_s:
+                self._finish(task, usage)
+                raise LLMUnavailable(
+                    f"server asked to retry after {retry_after:.0f}s (> {self.backoff.retry_after_max_s:.0f}s): {error}",
+                    attempts=attempt, usage=usage)
+            delay = max(delay, retry_after)
+        log.info("llm %s attempt %d failed (%s); retrying in %.2fs", task, attempt, error, delay)
+        self._sleep(delay)
+
+    def _record(self, rec: CallRecord) -> None:
+        try:
+            self.recorder.record(rec)
+        except Exception as exc:  # accounting must not turn a good answer into a failure
+            log.error("could not record an llm call: %s", self._error_text(str(exc)))
+
+    def _finish(self, task: str, usage: Usage) -> None:
+        usage.calls = 1
+        with self._totals_lock:
+            self._totals.setdefault(task, Usage(model=usage.model)).add(usage)
+
+    def _error_text(self, text: str) -> str:
+        return redact(text, self._secrets)[:ERROR_TEXT_MAX]
