@@ -123,9 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--thresholds", default="0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7")
     parser.add_argument("--quiet-hours", default="24,72,168")
+    parser.add_argument("--langs", help="keep only these languages (comma-separated), e.g. the 16 USE languages")
     args = parser.parse_args(argv)
 
     rows = load_rows(args.path, args.limit)
+    if args.langs:
+        keep = set(args.langs.split(","))
+        rows = [r for r in rows if r["lang"] in keep]
     vectors = embed([r["title"] for r in rows])
     gold = {r["id"]: r["cluster"] for r in rows}
     print(f"rows={len(rows)} subjects={len(set(gold.values()))}")

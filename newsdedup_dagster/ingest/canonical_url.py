@@ -19,16 +19,24 @@ drop `?id=123` article ids on most news sites), and courlan's tracker regex
 drops any parameter whose name contains `source`, `session`, `uid` ... and
 its strict mode drops all but a few parameters; neither unwraps redirect
 wrappers or AMP variants. So the news-specific policy below is hand-written
-and url-normalize does only the syntax part.
+and url-normalize does only the syntax part. We call its component
+functions (what its `url_normalize()` runs) rather than `url_normalize()`
+itself so that host normalisation (IDNA, ~0.4 ms per call) is cached per
+host: it was 30 % of parse time on a 2,000-entry feed (cProfile).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
-from url_normalize import url_normalize
+from url_normalize.generic_url_cleanup import generic_url_cleanup
+from url_normalize.normalize_host import normalize_host
+from url_normalize.normalize_path import normalize_path
+from url_normalize.normalize_query import normalize_query
+from url_normalize.tools import cleanup_url_input, deconstruct_url
 
 # Query parameters that only track where a click came from. Matched on the
 # lower-cased parameter name. Sources: the parameters seen on the starter
@@ -157,6 +165,16 @@ def _normalise_query(query: str) -> str:
     return "&".join(sorted(kept))
 
 
+_cached_normalize_host = functools.lru_cache(maxsize=16384)(normalize_host)
+
+
+def _syntax_normalise(url: str) -> tuple[str, str, str, str]:
+    """RFC 3986 normalisation by url-normalize: (host, port, path, query)."""
+    parts = deconstruct_url(generic_url_cleanup(cleanup_url_input(url)))
+    host = _cached_normalize_host(parts.host) if parts.host else ""
+    return host, parts.port, normalize_path(parts.path, "https"), normalize_query(parts.query)
+
+
 def canonical_url(url: str) -> str:
     """Return the canonical identity URL for an article URL.
 
@@ -169,32 +187,38 @@ def canonical_url(url: str) -> str:
             url = "https:" + url
         else:
             return url
+    try:
+        return _canonical_http_url(url)
+    except ValueError:  # unparseable (e.g. "https://[broken/x"): still a stable key
+        return url.split("#", 1)[0]
+
+
+def _canonical_http_url(url: str) -> str:
     for _ in range(_MAX_UNWRAP_DEPTH):
         target = _unwrap_redirect(url)
         if target is None:
             break
         url = target
     try:
-        normalised = url_normalize(url) or url
-    except Exception:  # url-normalize raises on some malformed hosts/ports
-        normalised = url
-    parts = urlsplit(normalised)
-    host = (parts.hostname or "").lower().rstrip(".")
+        host, port_text, raw_path, raw_query = _syntax_normalise(url)
+    except Exception:  # url-normalize raises on some malformed hosts; keep a stable key anyway
+        parts = urlsplit(url)
+        host, port_text, raw_path, raw_query = (parts.hostname or ""), "", parts.path, parts.query
+    host = host.lower().rstrip(".")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
     for prefix in EQUIVALENT_HOST_PREFIXES:
         if host.startswith(prefix) and host.count(".") >= 2:
             host = host[len(prefix):]
             break
-    try:
-        port = parts.port if parts.port not in (None, 80, 443) else None
-    except ValueError:  # non-numeric port: keep the key stable, drop the port
-        port = None
+    port = int(port_text) if port_text.isdigit() and int(port_text) not in (80, 443) else None
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
     netloc = host if port is None else f"{host}:{port}"
-    path = _strip_amp_from_path(parts.path or "/")
+    path = _strip_amp_from_path(raw_path or "/")
     if len(path) > 1:
         path = path.rstrip("/") or "/"
-    query = _normalise_query(parts.query)
+    query = _normalise_query(raw_query)
     # http and https serve the same article: one key for both.
     return urlunsplit(("https", netloc, path, query, ""))
 

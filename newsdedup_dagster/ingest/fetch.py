@@ -126,7 +126,7 @@ class _BoundedDecoder:
         self._obj = zlib.decompressobj(31 if encoding in ("gzip", "x-gzip") else 15)
         self._started = False
 
-    def decode(self, data: bytes, limit: int) -> bytes:
+    def decode(self, data: bytes, limit: int) -> bytearray:
         """Decode `data`, producing at most limit + 1 bytes (one more than
         allowed means: over the cap). Raises zlib.error on corrupt input."""
         out = bytearray()
@@ -147,7 +147,7 @@ class _BoundedDecoder:
                 # Concatenated gzip members (RFC 1952 allows several).
                 data = self._obj.unused_data
                 self._obj = zlib.decompressobj(31)
-        return bytes(out)
+        return out
 
     @property
     def finished(self) -> bool:

@@ -1,0 +1,136 @@
+"""`events` (hourly): group the hour's new or changed stories into multi-day events, close quiet
+events, refresh narratives (LLM or offline extractive) and translate them.
+
+Thin: the rules live in newsdedup_dagster/events/ (grouping.py pure, store.py SQL, narrative.py).
+"""
+
+
+from typing import Optional
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    Backoff,
+    Config,
+    MaterializeResult,
+    MetadataValue,
+    RetryPolicy,
+    asset,
+)
+
+from ..events import narrative as narrative_mod
+from ..events import store
+from ..events.grouping import GroupingSettings
+from ..partitions import HOURLY_PARTITIONS, hour_start
+from ..resources import PostgresResource
+from .llm import LLMResource
+
+CHECK_ONE_EVENT = "story_in_at_most_one_event"
+CHECK_GAPS = "no_gap_longer_than_quiet_period"
+CHECK_ORDER = "timeline_in_time_order"
+
+
+class EventsConfig(Config):
+    """Per-run overrides (launchpad); unset fields come from NEWSDEDUP_EVENT_* env vars."""
+
+    threshold: Optional[float] = None
+    quiet_hours: Optional[float] = None
+    narratives: bool = True
+
+
+def _settings(config: EventsConfig) -> GroupingSettings:
+    base = GroupingSettings()
+    changes = {}
+    if config.threshold is not None:
+        changes["threshold"] = config.threshold
+    if config.quiet_hours is not None:
+        changes["quiet_hours"] = config.quiet_hours
+        changes["join_gap_hours"] = min(base.join_gap_hours, config.quiet_hours)
+    return GroupingSettings(**{**base.__dict__, **changes}) if changes else base
+
+
+def _md_escape(text: str) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")[:100]
+
+
+def events_table_markdown(rows: list[dict]) -> str:
+    if not rows:
+        return "_no events touched in this hour_"
+    lines = ["| event | days | stories | languages | status | narrative |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        narrative = "offline extractive" if r["narrative_offline"] else ("LLM" if r["narrative_offline"] is False else "—")
+        lines.append(f"| {_md_escape(r['title'])} | {r['days']} | {r['story_count']} | {', '.join(r['langs'])} "
+                     f"| {r['status']} | {narrative} |")
+    return "\n".join(lines)
+
+
+@asset(
+    name="events",
+    partitions_def=HOURLY_PARTITIONS,
+    deps=["stories", "story_scores"],
+    group_name="events",
+    kinds={"postgres"},
+    pool="newsdedup_events",
+    # Narratives call the LLM endpoint; grouping itself is idempotent, so a retry is safe.
+    retry_policy=RetryPolicy(max_retries=2, delay=30, backoff=Backoff.EXPONENTIAL),
+    check_specs=[
+        AssetCheckSpec(CHECK_ONE_EVENT, asset="events", blocking=True,
+                       description="Every story belongs to at most one event."),
+        AssetCheckSpec(CHECK_GAPS, asset="events",
+                       description="No event (touched this hour) has a gap between stories longer than its quiet period."),
+        AssetCheckSpec(CHECK_ORDER, asset="events", blocking=True,
+                       description="Each touched event's timeline positions follow its stories' publication times."),
+    ],
+    description="Multi-day events: stories joined by centroid similarity + time gate, closed after a quiet period, "
+                "with a 4-section narrative (LLM, or extractive offline) translated into the narrative languages.",
+)
+def events(context: AssetExecutionContext, config: EventsConfig, postgres: PostgresResource,
+           llm: LLMResource) -> MaterializeResult:
+    hour = hour_start(context.partition_key)
+    settings = _settings(config)
+    llm_settings = llm.settings()
+    with postgres.connection() as conn:
+        result = store.group_hour(conn, hour, settings)
+        narr = narrative_mod.NarrativeResult()
+        mode = "disabled"
+        if config.narratives:
+            with llm.client(postgres.url()) as client:
+                mode = ("offline extractive (no NEWSDEDUP_LLM_BASE_URL configured)" if client is None
+                        else f"llm: {llm_settings.narrative_model}")
+                narr = narrative_mod.generate_narratives(conn, hour, llm_settings, client=client,
+                                                         quiet_hours=settings.quiet_hours)
+                if client is not None:
+                    narrative_mod.translate_narratives(conn, hour, client, llm_settings, result=narr)
+        report = store.check_invariants(conn, result.touched_event_ids, settings.quiet_hours)
+        summaries = store.event_summaries(conn, result.touched_event_ids, limit=25)
+
+    counts = result.counts()
+    context.log.info("events %s: %s; narratives: %s", context.partition_key, counts, narr.as_metadata())
+    checks = [
+        AssetCheckResult(check_name=CHECK_ONE_EVENT, passed=not report.multi_membership,
+                         metadata={"stories_in_several_events": len(report.multi_membership),
+                                   "examples": MetadataValue.json([list(x) for x in report.multi_membership[:5]])}),
+        AssetCheckResult(check_name=CHECK_GAPS, passed=not report.gap_violations, severity=AssetCheckSeverity.WARN,
+                         metadata={"events_checked": report.events_checked,
+                                   "violations": MetadataValue.json([list(x) for x in report.gap_violations[:10]])}),
+        AssetCheckResult(check_name=CHECK_ORDER, passed=not report.order_violations,
+                         metadata={"events_checked": report.events_checked,
+                                   "violations": MetadataValue.json(report.order_violations[:10])}),
+    ]
+    return MaterializeResult(
+        metadata={
+            **{k: MetadataValue.int(v) for k, v in counts.items()},
+            "closed_event_ids": MetadataValue.json(result.plan.closes[:50]),
+            "events": MetadataValue.md(events_table_markdown(summaries)),
+            "threshold": MetadataValue.float(settings.threshold),
+            "quiet_hours": MetadataValue.float(settings.quiet_hours),
+            "narrative_mode": MetadataValue.text(mode),
+            "narratives": MetadataValue.json(narr.as_metadata()),
+        },
+        check_results=checks,
+    )
+
+
+ASSETS = [events]

@@ -1,0 +1,270 @@
+"""LLM stage assets: story_scores[H] and story_translations[H] (hourly), plus the "llm" resource.
+
+    stories -> story_scores -> story_translations
+
+The work is in newsdedup_dagster/llm/stages.py; these assets open a connection, build the client
+from `LLMResource`, and turn the stage reports into metadata (a markdown table of the partition's
+top stories, token and cost totals, and a plain "offline fallback" note when no endpoint is set).
+"""
+
+
+import contextlib
+import dataclasses
+import os
+from collections.abc import Iterator
+from typing import Optional
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    Backoff,
+    ConfigurableResource,
+    Jitter,
+    MarkdownMetadataValue,
+    MaterializeResult,
+    MetadataValue,
+    RetryPolicy,
+    asset,
+)
+
+from .. import db
+from ..config import LLMSettings
+from ..llm import report as llm_report
+from ..llm.client import BackoffPolicy, LLMClient, PostgresCallRecorder, Usage, redact
+from ..llm.stages import MAX_STORIES_PER_RUN, MAX_TRANSLATION_ROWS_PER_RUN, OFFLINE_NOTE, run_scoring, run_translations
+from ..partitions import HOURLY_PARTITIONS, hour_start
+from ..resources import PostgresResource
+
+
+class LLMResource(ConfigurableResource):
+    """OpenAI-compatible endpoint settings. Every field left None falls back to the environment
+    (config.LLMSettings: NEWSDEDUP_LLM_BASE_URL, NEWSDEDUP_SCORING_MODEL, ...). The API key is never
+    a config field (Dagster shows run config in the UI): it is read at use from the environment
+    variable NAMED by ``api_key_env``."""
+
+    base_url: Optional[str] = None
+    api_key_env: str = "NEWSDEDUP_LLM_API_KEY"
+    scoring_model: Optional[str] = None
+    translation_model: Optional[str] = None
+    narrative_model: Optional[str] = None
+    timeout_s: Optional[float] = None
+    max_attempts: Optional[int] = None
+    concurrency: Optional[int] = None
+    pivot_lang: Optional[str] = None
+    translation_langs: Optional[str] = None      # comma-separated, e.g. "zh,ja,ko,fr,de,es,pt,ru,ar,hi"
+    prices: Optional[str] = None                  # "model=in/out[/cached_in],..." USD per 1M tokens
+    backoff_base_s: Optional[float] = None
+    backoff_max_s: Optional[float] = None
+    retry_after_max_s: Optional[float] = None
+    max_stories_per_run: int = MAX_STORIES_PER_RUN
+    max_translation_rows_per_run: int = MAX_TRANSLATION_ROWS_PER_RUN
+    force_offline: bool = False                   # run the offline fallback even if an endpoint is set
+
+    def settings(self) -> LLMSettings:
+        overrides = {
+            "base_url": None if self.force_offline else (self.base_url or LLMSettings().base_url),
+            "api_key": os.environ.get(self.api_key_env) or None,
+            "scoring_model": self.scoring_model, "translation_model": self.translation_model,
+            "narrative_model": self.narrative_model, "timeout_s": self.timeout_s,
+            "max_attempts": self.max_attempts, "concurrency": self.concurrency,
+            "pivot_lang": self.pivot_lang, "prices": self.prices,
+            "translation_langs": (tuple(x.strip() for x in self.translation_langs.split(",") if x.strip())
+                                  if self.translation_langs else None),
+        }
+        base = LLMSettings()
+        return dataclasses.replace(base, **{k: v for k, v in overrides.items()
+                                            if v is not None or k in ("base_url", "api_key")})
+
+    def backoff(self) -> BackoffPolicy:
+        default = BackoffPolicy()
+        return BackoffPolicy(
+            base_s=self.backoff_base_s if self.backoff_base_s is not None else default.base_s,
+            max_s=self.backoff_max_s if self.backoff_max_s is not None else default.max_s,
+            retry_after_max_s=self.retry_after_max_s if self.retry_after_max_s is not None else default.retry_after_max_s,
+        )
+
+    @contextlib.contextmanager
+    def client(self, database_url: str) -> Iterator[Optional[LLMClient]]:
+        """An LLMClient recording into llm_calls, or None when offline."""
+        settings = self.settings()
+        if settings.offline:
+            yield None
+            return
+        client = LLMClient(settings, PostgresCallRecorder(database_url), backoff=self.backoff())
+        try:
+            yield client
+        finally:
+            client.close()
+
+
+# Dagster-level retry for a whole-endpoint outage (run_* raise LLMUnavailable only when nothing got
+# through); per-call retries live in the client. 2 retries, 60 s then 120 s, +-jitter.
+LLM_RETRY_POLICY = RetryPolicy(max_retries=2, delay=60, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
+TOP_STORIES_IN_METADATA = 10
+
+
+def _secrets(settings: LLMSettings) -> tuple[str, ...]:
+    return tuple(s for s in (settings.api_key,) if s)
+
+
+def _scrub(metadata: dict, secrets: tuple) -> dict:
+    """Defence in depth: no metadata value may carry the key, whatever a provider echoed."""
+    clean = {}
+    for key, value in metadata.items():
+        if isinstance(value, str):
+            value = redact(value, secrets)
+        elif isinstance(value, MarkdownMetadataValue):
+            value = MetadataValue.md(redact(value.value, secrets))
+        clean[key] = value
+    return clean
+
+
+def _usage_metadata(usage: Usage) -> dict:
+    return {
+        "llm_calls": usage.calls, "llm_attempts": usage.attempts,
+        "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "tokens_cached": usage.tokens_cached,
+        "cost_usd": MetadataValue.float(float(usage.cost_usd)),
+    }
+
+
+def _partition_totals_md(conn, hour, tasks: list[str]) -> str:
+    rows = conn.execute(db.load_sql("llm_partition_totals"), {"hour": hour, "tasks": tasks}).fetchall()
+    if not rows:
+        return "_no LLM calls recorded for this partition_"
+    lines = ["| task | calls | failed | tokens in | tokens out | cost (USD) |", "|---|---|---|---|---|---|"]
+    for task, calls, failed, tin, tout, cost in rows:
+        lines.append(f"| {task} | {calls} | {failed} | {tin} | {tout} | {float(cost):.6f} |")
+    return "\n".join(lines)
+
+
+def _mode(settings: LLMSettings, model: str) -> str:
+    return "offline fallback (no NEWSDEDUP_LLM_BASE_URL configured)" if settings.offline else f"llm: {model}"
+
+
+@asset(
+    name="story_scores",
+    partitions_def=HOURLY_PARTITIONS,
+    deps=["stories"],
+    retry_policy=LLM_RETRY_POLICY,
+    description="Significance (6 dimensions + overall), rewritten headline and 2-3 sentence summary per "
+                "story new or substantially changed in the hour; offline heuristic without an endpoint.",
+    check_specs=[
+        AssetCheckSpec("scored_stories_have_scores", asset="story_scores", blocking=True,
+                       description="Every story of the partition marked scored (needs_score = 0) has a story_scores row."),
+        AssetCheckSpec("partition_fully_scored", asset="story_scores",
+                       description="No story changed in the partition is still waiting for a score (warn: leftovers "
+                                   "after transient failures are retried next run)."),
+    ],
+)
+def story_scores(context: AssetExecutionContext, postgres: PostgresResource, llm: LLMResource) -> MaterializeResult:
+    hour = hour_start(context.partition_key)
+    settings = llm.settings()
+    url = postgres.url()
+    with postgres.connection() as conn, llm.client(url) as client:
+        rep = run_scoring(conn, hour, settings, client, max_stories=llm.max_stories_per_run)
+        top = llm_report.top_stories(conn, limit=TOP_STORIES_IN_METADATA, hour=hour)
+        totals_md = _partition_totals_md(conn, hour, ["score"])
+        orphans, waiting = conn.execute(
+            "SELECT count(*) FILTER (WHERE s.needs_score = 0 AND sc.story_id IS NULL),"
+            "       count(*) FILTER (WHERE s.needs_score = 1)"
+            "  FROM stories s LEFT JOIN story_scores sc ON sc.story_id = s.id"
+            " WHERE s.updated_partition = %s", (hour,)).fetchone()
+        conn.commit()
+    mode = _mode(settings, settings.scoring_model)
+    if rep.offline:
+        context.log.warning("story_scores[%s]: %s; %d stories scored with the heuristic",
+                            context.partition_key, OFFLINE_NOTE, rep.scored)
+    context.log.info("story_scores[%s]: %d candidates, %d scored, %d failed permanently, %d pending (transient)",
+                     context.partition_key, rep.candidates, rep.scored, rep.failed_permanent, rep.failed_transient)
+    metadata = {
+        "mode": mode,
+        "offline_fallback": rep.offline,
+        "candidates": rep.candidates,
+        "rescore_marked": rep.marked_for_rescore,
+        "scored": rep.scored,
+        "failed_permanent": rep.failed_permanent,
+        "failed_transient": rep.failed_transient,
+        "top_stories": MetadataValue.md(llm_report.top_stories_markdown(top)),
+        **_usage_metadata(rep.usage),
+        "partition_llm_totals": MetadataValue.md(totals_md),
+    }
+    if rep.errors:
+        metadata["errors"] = MetadataValue.md("\n".join(f"- {e}" for e in rep.errors))
+    return MaterializeResult(
+        metadata=_scrub(metadata, _secrets(settings)),
+        check_results=[
+            AssetCheckResult(check_name="scored_stories_have_scores", passed=orphans == 0,
+                             metadata={"stories_without_score_row": orphans}),
+            AssetCheckResult(check_name="partition_fully_scored", passed=waiting == 0,
+                             severity=AssetCheckSeverity.WARN, metadata={"stories_waiting": waiting}),
+        ],
+    )
+
+
+@asset(
+    name="story_translations",
+    partitions_def=HOURLY_PARTITIONS,
+    deps=["story_scores"],
+    retry_policy=LLM_RETRY_POLICY,
+    description="Headline and summary of the hour's scored stories in the configured languages, "
+                "2 languages per call, each batch committed on its own; skipped offline.",
+    check_specs=[
+        AssetCheckSpec("translation_rows_complete", asset="story_translations",
+                       description="Every story scored in the partition has a translation row per configured language."),
+    ],
+)
+def story_translations(context: AssetExecutionContext, postgres: PostgresResource, llm: LLMResource) -> MaterializeResult:
+    hour = hour_start(context.partition_key)
+    settings = llm.settings()
+    url = postgres.url()
+    with postgres.connection() as conn, llm.client(url) as client:
+        rep = run_translations(conn, hour, settings, client, max_rows=llm.max_translation_rows_per_run)
+        status_rows = conn.execute(db.load_sql("llm_translation_status"), {"hour": hour}).fetchall()
+        totals_md = _partition_totals_md(conn, hour, ["translate"])
+        missing = conn.execute(
+            "SELECT count(*) FROM story_scores sc, unnest(%s::text[]) AS l(lang)"
+            " WHERE sc.partition_hour = %s AND l.lang <> sc.pivot_lang"
+            "   AND NOT EXISTS (SELECT 1 FROM story_translations t WHERE t.story_id = sc.story_id AND t.lang = l.lang)",
+            (list(settings.translation_langs), hour)).fetchone()[0]
+        conn.commit()
+    names = {1: "pending", 0: "done", -1: "failed", 2: "skipped (offline)"}
+    by_lang: dict[str, dict[str, int]] = {}
+    for lang, status, n in status_rows:
+        by_lang.setdefault(lang, {})[names.get(status, str(status))] = n
+    table = ["| lang | done | pending | failed | skipped (offline) |", "|---|---|---|---|---|"]
+    for lang in sorted(by_lang, key=lambda x: (settings.translation_langs + (x,)).index(x)):
+        c = by_lang[lang]
+        table.append(f"| {lang} | {c.get('done', 0)} | {c.get('pending', 0)} | {c.get('failed', 0)} | "
+                     f"{c.get('skipped (offline)', 0)} |")
+    if rep.offline:
+        context.log.warning("story_translations[%s]: %s; %d translations reported as skipped",
+                            context.partition_key, OFFLINE_NOTE, rep.skipped_offline)
+    metadata = {
+        "mode": _mode(settings, settings.translation_model),
+        "offline_fallback": rep.offline,
+        "languages": ", ".join(settings.translation_langs),
+        "skipped_offline": rep.skipped_offline,
+        "batches": rep.batches,
+        "batches_ok": rep.batches_ok,
+        "batches_failed_permanent": rep.batches_failed_permanent,
+        "batches_failed_transient": rep.batches_failed_transient,
+        "rows_translated": rep.rows_done,
+        "status_by_language": MetadataValue.md("\n".join(table) if status_rows else "_no stories scored in this partition_"),
+        **_usage_metadata(rep.usage),
+        "partition_llm_totals": MetadataValue.md(totals_md),
+    }
+    if rep.errors:
+        metadata["errors"] = MetadataValue.md("\n".join(f"- {e}" for e in rep.errors))
+    return MaterializeResult(
+        metadata=_scrub(metadata, _secrets(settings)),
+        check_results=[AssetCheckResult(check_name="translation_rows_complete", passed=missing == 0,
+                                        severity=AssetCheckSeverity.WARN,
+                                        metadata={"missing_rows": missing})],
+    )
+
+
+ASSETS = [story_scores, story_translations]
+CHECKS: list = []
+RESOURCES = {"llm": LLMResource()}

@@ -1,0 +1,134 @@
+"""Clustering configuration: the seed's names and defaults, per-model calibration, env and --set.
+
+Every key is read from NEWSDEDUP_<KEY upper> and accepted by `newsdedup eval --set key=value`.
+Thresholds are model-specific: MODEL_DEFAULTS holds the calibrated values per embedding model,
+each with the evidence (dataset, figure, command) beside it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    # cosine(item, story centroid) needed to attach in pass 1 (seed: 0.7)
+    story_threshold: float = 0.7
+    # cosine(item, item) needed for a pass-2 edge (seed: 0.7)
+    item_threshold: float = 0.7
+    # |item.published_at - story.latest_published_at| (pass 1) and |gap| between items (pass 2)
+    max_gap_hours: float = 18.0
+    # a story stops absorbing items this long after its first item (seed: 36)
+    story_max_age_hours: float = 36.0
+    knn_k: int = 10
+    centroid_window: int = 3
+    batch_size: int = 200
+    # HNSW search breadth (SET LOCAL hnsw.ef_search); 100 gives recall@10 0.98 on 50k x 384
+    # structured vectors (design notes); bench/clustering.py measures pass-2 edge recall with it.
+    ef_search: int = 100
+    # asset check warning: a story larger than this is suspicious (chaining)
+    max_story_size: int = 500
+    # wait this long for another clustering run to finish before failing
+    lock_timeout_s: float = 600.0
+    # chaining guard parameters (keys defined by clustering/guard.py), e.g. {"guard": "..."}
+    guard: dict = field(default_factory=dict)
+
+    def with_overrides(self, overrides: dict[str, Any]) -> "ClusterSettings":
+        return _apply(self, overrides)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        guard = out.pop("guard")
+        out.update(guard)
+        return out
+
+
+# Per-model defaults. Evidence for each value is in the comment beside it.
+MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
+    "use:multilingual-v3": {},
+    # e5 puts unrelated text near cosine 0.76 (design notes), so the seed's 0.7 merges everything.
+    "e5:multilingual-e5-small-q4": {"story_threshold": 0.85, "item_threshold": 0.85},
+}
+
+_FIELD_TYPES = {f.name: f.type for f in fields(ClusterSettings) if f.name != "guard"}
+
+
+def guard_defaults() -> dict[str, Any]:
+    """The guard's own keys and defaults, if the guard module declares them."""
+    try:
+        from . import guard as guard_module
+    except ImportError:
+        return {}
+    return dict(getattr(guard_module, "DEFAULTS", {}) or {})
+
+
+def _coerce(key: str, value: Any, like: Any) -> Any:
+    if isinstance(value, str):
+        text = value.strip()
+        if isinstance(like, bool):
+            if text.lower() in ("1", "true", "yes", "on"):
+                return True
+            if text.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(f"{key}={value!r}: expected true/false")
+        if isinstance(like, int) and not isinstance(like, bool):
+            try:
+                return int(float(text)) if float(text).is_integer() else int(text)
+            except ValueError as exc:
+                raise ValueError(f"{key}={value!r} is not an integer") from exc
+        if isinstance(like, float):
+            try:
+                return float(text)
+            except ValueError as exc:
+                raise ValueError(f"{key}={value!r} is not a number") from exc
+        if like is None:
+            for cast in (int, float):
+                try:
+                    return cast(text)
+                except ValueError:
+                    pass
+        return text
+    return value
+
+
+def _apply(base: ClusterSettings, overrides: dict[str, Any]) -> ClusterSettings:
+    plain: dict[str, Any] = {}
+    guard = dict(base.guard)
+    known_guard = guard_defaults()
+    for key, value in overrides.items():
+        if key in _FIELD_TYPES:
+            plain[key] = _coerce(key, value, getattr(base, key))
+        elif key in known_guard or key in guard:
+            guard[key] = _coerce(key, value, guard.get(key, known_guard.get(key)))
+        else:
+            valid = sorted(list(_FIELD_TYPES) + list(known_guard))
+            raise ValueError(f"unknown clustering setting {key!r}; valid keys: {', '.join(valid)}")
+    return dataclasses.replace(base, guard=guard, **plain)
+
+
+def settings_for(model: str | None = None, overrides: dict[str, Any] | None = None, env: bool = True) -> ClusterSettings:
+    """Defaults -> guard defaults -> per-model calibration -> NEWSDEDUP_<KEY> env -> overrides."""
+    base = ClusterSettings(guard=guard_defaults())
+    base = _apply(base, MODEL_DEFAULTS.get(model or "", {}))
+    if env:
+        from_env = {}
+        for key in list(_FIELD_TYPES) + list(base.guard):
+            raw = os.environ.get(f"NEWSDEDUP_{key.upper()}")
+            if raw not in (None, ""):
+                from_env[key] = raw
+        base = _apply(base, from_env)
+    return _apply(base, overrides or {})
+
+
+def parse_assignments(pairs: list[str] | None) -> dict[str, str]:
+    """['story_threshold=0.7', ...] -> {'story_threshold': '0.7'}."""
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise ValueError(f"--set {pair!r}: expected key=value")
+        key, value = pair.split("=", 1)
+        out[key.strip()] = value.strip()
+    return out

@@ -1,0 +1,148 @@
+"""SQL side of clustering: every statement the passes run, batched, vectors never leave Postgres.
+
+All functions take a connection that is inside the clustering transaction (see passes.py).
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime, timedelta
+
+import psycopg
+from psycopg import sql as pgsql
+
+from .. import db
+from ..embeddings.store import ModelInfo
+
+# Advisory-lock key: two clustering runs never overlap (held for the whole transaction).
+CLUSTER_LOCK_KEY = 727_031
+
+
+class ClusteringBusy(RuntimeError):
+    """Another clustering run holds the lock longer than lock_timeout_s."""
+
+
+@functools.cache
+def _formatted(name: str, cast: str) -> pgsql.Composed:
+    expr = lambda alias, column: pgsql.SQL("({}::{})").format(pgsql.Identifier(alias, column), pgsql.SQL(cast))  # noqa: E731
+    return pgsql.SQL(db.load_sql(name)).format(
+        q_emb=expr("q", "embedding"), c_emb=expr("c", "embedding"), centroid=expr("s", "centroid")
+    )
+
+
+def query(name: str, info: ModelInfo) -> pgsql.Composed:
+    """Named SQL with the model's index expression filled in (so the per-model HNSW index is used)."""
+    return _formatted(name, info.cast)
+
+
+def begin_clustering(conn: psycopg.Connection, ef_search: int, lock_timeout_s: float) -> None:
+    """Inside an explicit transaction: take the clustering lock, then the HNSW search settings.
+    SET LOCAL dies with the transaction, so a pooled connection never carries them over."""
+    conn.execute(pgsql.SQL("SET LOCAL lock_timeout = {}").format(pgsql.Literal(f"{int(lock_timeout_s * 1000)}ms")))
+    try:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (CLUSTER_LOCK_KEY,))
+    except psycopg.errors.LockNotAvailable as exc:
+        raise ClusteringBusy(
+            f"another clustering run held the lock for more than {lock_timeout_s:.0f}s; retry when it finishes"
+        ) from exc
+    conn.execute("SET LOCAL lock_timeout = 0")
+    conn.execute(pgsql.SQL("SET LOCAL hnsw.ef_search = {}").format(pgsql.Literal(int(ef_search))))
+    # Time filters with HNSW otherwise silently return fewer than k rows (design notes: 3.3 of 10).
+    conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+
+
+def undo_partition(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> tuple[set[str], set[str]]:
+    """Delete H's memberships and H's now-empty stories. Returns (stories that lost members and
+    still exist, stories deleted)."""
+    touched = {r[0] for r in conn.execute(db.load_sql("cluster_undo_partition"), {"h": h, "model": info.model})}
+    deleted = {r[0] for r in conn.execute(db.load_sql("cluster_undo_stories"), {"h": h, "model": info.model})}
+    return touched - deleted, deleted
+
+
+def new_items(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> list[str]:
+    rows = conn.execute(
+        db.load_sql("cluster_new_items"), {"model": info.model, "h": h, "h_end": h + timedelta(hours=1)}
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _batches(ids: list[str], size: int):
+    for i in range(0, len(ids), max(1, size)):
+        yield ids[i : i + size]
+
+
+def pass1_matches(conn, info: ModelInfo, h: datetime, ids: list[str], settings) -> list[tuple]:
+    """[(item_id, story_id, sim, gap_hours, age_hours)] best gated match per item that has one."""
+    out: list[tuple] = []
+    statement = query("cluster_pass1_knn", info)
+    for chunk in _batches(ids, settings.batch_size):
+        out.extend(
+            conn.execute(
+                statement,
+                {
+                    "model": info.model, "h": h, "ids": chunk, "k": settings.knn_k,
+                    "threshold": settings.story_threshold,
+                    "max_gap_s": settings.max_gap_hours * 3600.0,
+                    "max_age_s": settings.story_max_age_hours * 3600.0,
+                },
+            ).fetchall()
+        )
+    return out
+
+
+def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings) -> list[tuple[str, str, float]]:
+    """[(item_id, neighbour_id, sim)] KNN edges >= item_threshold among the window's unassigned items."""
+    window_start = h - timedelta(hours=float(settings.max_gap_hours))
+    window_start = max(window_start, datetime(1900, 1, 1, tzinfo=h.tzinfo))
+    out: list[tuple] = []
+    statement = query("cluster_pass2_knn", info)
+    for chunk in _batches(ids, settings.batch_size):
+        out.extend(
+            conn.execute(
+                statement,
+                {
+                    "model": info.model, "ids": chunk, "k": settings.knn_k,
+                    "threshold": settings.item_threshold,
+                    "window_start": window_start, "h_end": h + timedelta(hours=1),
+                    "max_gap_s": settings.max_gap_hours * 3600.0,
+                },
+            ).fetchall()
+        )
+    return out
+
+
+def attach(conn, h: datetime, rows: list[tuple]) -> None:
+    """rows: (item_id, story_id, pass, sim, gap_hours, age_hours) -> story_items, one statement."""
+    if not rows:
+        return
+    cols = list(zip(*rows))
+    conn.execute(
+        db.load_sql("cluster_attach"),
+        {
+            "h": h, "item_ids": list(cols[0]), "story_ids": list(cols[1]), "passes": list(cols[2]),
+            "sims": list(cols[3]), "gaps": list(cols[4]), "ages": list(cols[5]),
+        },
+    )
+
+
+def create_stories(conn, info: ModelInfo, h: datetime, stories: list[tuple[str, str]]) -> None:
+    """stories: (story_id, founder_item_id)."""
+    if not stories:
+        return
+    conn.execute(
+        db.load_sql("cluster_create_stories"),
+        {"model": info.model, "h": h, "story_ids": [s for s, _ in stories], "founders": [f for _, f in stories]},
+    )
+
+
+def recompute(conn, info: ModelInfo, story_ids, window: int) -> None:
+    ids = sorted(set(story_ids))
+    if ids:
+        conn.execute(db.load_sql("cluster_recompute"), {"model": info.model, "ids": ids, "window": int(window)})
+
+
+def published_at(conn, info: ModelInfo, ids: list[str]) -> dict[str, datetime]:
+    rows = conn.execute(
+        "SELECT item_id, published_at FROM item_embeddings WHERE model = %s AND item_id = ANY(%s)", (info.model, ids)
+    ).fetchall()
+    return dict(rows)

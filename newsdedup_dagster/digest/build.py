@@ -1,0 +1,160 @@
+"""Assemble a day's digest: SQL loading, the pure selection and rendering, storage in `digests`
+and as files under the outbox directory. No Dagster imports.
+
+    from newsdedup_dagster.digest.build import render_day, digest_html_path, sample_digest_path
+    result = render_day(conn, date(2026, 11, 2))          # every configured + subscribed language
+    result.files["en"].html_path                           # .../outbox/digests/2026-11-02/digest-2026-11-02-en.html
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta, timezone
+from pathlib import Path
+
+import psycopg
+
+from .. import config, db
+from ..config import LLMSettings
+from .render import EventRecord, RenderedDigest, SourceLink, StoryRecord, build_view, render
+from .select import DigestCandidate, Selected, SelectionSettings, select_stories
+
+__all__ = ["DigestFiles", "DayDigest", "digest_langs", "load_candidates", "load_records", "render_day",
+           "digest_html_path", "sample_digest_path", "parse_day"]
+
+
+@dataclass(frozen=True)
+class DigestFiles:
+    digest_id: int
+    lang: str
+    html_path: Path
+    text_path: Path
+    rendered: RenderedDigest
+
+
+@dataclass
+class DayDigest:
+    day: date
+    selected: list[Selected]
+    candidates: int
+    files: dict[str, DigestFiles] = field(default_factory=dict)
+
+    def by_digest_id(self) -> dict[int, tuple[str, str, str]]:
+        return {f.digest_id: (f.rendered.subject, f.rendered.html, f.rendered.text) for f in self.files.values()}
+
+
+def parse_day(value: str | date) -> date:
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not a date (expected YYYY-MM-DD)") from exc
+
+
+def digest_langs(conn: psycopg.Connection, llm_settings: LLMSettings | None = None) -> list[str]:
+    """NEWSDEDUP_DIGEST_LANGS (default: pivot + translation languages) plus every language an
+    active subscriber asked for."""
+    llm_settings = llm_settings or LLMSettings()
+    raw = os.environ.get("NEWSDEDUP_DIGEST_LANGS")
+    configured = ([x.strip() for x in raw.split(",") if x.strip()] if raw
+                  else [llm_settings.pivot_lang, *llm_settings.translation_langs])
+    subscribed = [r[0] for r in conn.execute(db.load_sql("digest_subscriber_langs"))]
+    conn.commit()
+    return list(dict.fromkeys([*configured, *subscribed]))
+
+
+def _day_bounds(day: date) -> tuple[datetime, datetime]:
+    start = datetime.combine(day, time(0), tzinfo=timezone.utc)
+    return start, start + timedelta(days=1)
+
+
+def load_candidates(conn: psycopg.Connection, day: date) -> list[DigestCandidate]:
+    start, end = _day_bounds(day)
+    rows = conn.execute(db.load_sql("digest_candidates"), {"start": start, "end": end}).fetchall()
+    conn.commit()
+    return [DigestCandidate(sid, float(sig), eid, region, int(sources), int(articles))
+            for sid, sig, eid, region, sources, articles in rows]
+
+
+def load_records(conn: psycopg.Connection, selected: list[Selected]) -> list[StoryRecord]:
+    """Everything the renderer needs for the selected stories, in selection order (4 queries)."""
+    ids = [s.story_id for s in selected]
+    if not ids:
+        return []
+    records: dict[str, StoryRecord] = {}
+    events: dict[str, EventRecord] = {}
+    for row in conn.execute(db.load_sql("digest_story_details"), {"story_ids": ids}):
+        (sid, sig, headline, summary, pivot_lang, original_title, original_lang, first,
+         eid, etitle, narrative, narrative_lang, offline, ecount, efirst, elast) = row
+        event = None
+        if eid is not None:
+            event = events.setdefault(eid, EventRecord(eid, etitle, narrative, narrative_lang, offline, ecount,
+                                                       efirst, elast))
+        records[sid] = StoryRecord(sid, float(sig), headline, summary, pivot_lang, original_title, original_lang,
+                                   first, event=event)
+    for sid, lang, headline, summary in conn.execute(db.load_sql("digest_story_translations"), {"story_ids": ids}):
+        records[sid].translations[lang] = (headline, summary or "")
+    if events:
+        for eid, lang, title, narrative in conn.execute(db.load_sql("digest_event_translations"),
+                                                         {"event_ids": list(events)}):
+            events[eid].translations[lang] = (title, narrative)
+    for sid, name, url, lang, total in conn.execute(db.load_sql("digest_story_sources"), {"story_ids": ids}):
+        records[sid].sources.append(SourceLink(name, url, lang))
+        records[sid].source_total = int(total)
+    conn.commit()
+    return [records[s] for s in ids if s in records]
+
+
+def digest_html_path(day: date, lang: str, outbox_dir: Path | None = None) -> Path:
+    folder = (outbox_dir or config.outbox_dir()) / "digests" / day.isoformat()
+    return folder / f"digest-{day.isoformat()}-{lang}.html"
+
+
+def _write(path: Path, content: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(content, encoding="utf-8")
+    tmp.replace(path)  # readers never see half a file
+
+
+def render_day(
+    conn: psycopg.Connection,
+    day: date | str,
+    langs: list[str] | None = None,
+    selection: SelectionSettings | None = None,
+    outbox_dir: Path | None = None,
+) -> DayDigest:
+    """Select, render per language, store in `digests` and write the files. Idempotent."""
+    day = parse_day(day)
+    outbox_dir = outbox_dir or config.outbox_dir()
+    langs = langs or digest_langs(conn)
+    candidates = load_candidates(conn, day)
+    selected = select_stories(candidates, selection or SelectionSettings())
+    records = load_records(conn, selected)
+    result = DayDigest(day, selected, len(candidates))
+    for lang in langs:
+        rendered = render(build_view(day, lang, records))
+        html_path = digest_html_path(day, lang, outbox_dir)
+        text_path = html_path.with_suffix(".txt")
+        _write(html_path, rendered.html)
+        _write(text_path, rendered.text)
+        digest_id = conn.execute(db.load_sql("digest_upsert"), {
+            "day": day, "lang": lang, "subject": rendered.subject, "html": rendered.html, "text": rendered.text,
+            "story_ids": rendered.story_ids, "event_ids": rendered.event_ids,
+            "html_path": str(html_path), "text_path": str(text_path)}).fetchone()[0]
+        result.files[lang] = DigestFiles(digest_id, lang, html_path, text_path, rendered)
+    conn.commit()
+    return result
+
+
+def sample_digest_path(day: date | str, lang: str | None = None, database_url: str | None = None) -> Path:
+    """For the demo: render the day's digest (no sending) and return its HTML file path.
+    `lang` defaults to the pivot language."""
+    day = parse_day(day)
+    lang = lang or LLMSettings().pivot_lang
+    with db.connection(database_url) as conn:
+        langs = list(dict.fromkeys([lang, *digest_langs(conn)]))
+        result = render_day(conn, day, langs)
+    return result.files[lang].html_path

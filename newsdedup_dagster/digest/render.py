@@ -1,0 +1,233 @@
+"""Render a day's digest per language: HTML (Jinja2 with autoescaping) + plain text (pure).
+
+Which text a reader of language L sees, per story:
+- the story's translation into L (story_translations status 0), else
+- the rewritten headline/summary if they are already in L (story_scores.pivot_lang = L), else
+- the original-language headline (the representative article's title), marked with its
+  language (`lang` attribute in HTML, a note in text), and the pivot-language summary.
+Event narratives: the translation into L (event_translations status 0), else the narrative in
+its own language; an offline extractive narrative carries a visible note.
+
+Hostile feed text (`<script>`, `"><img onerror=...>`) is data: the HTML environment
+autoescapes every value, links keep only http(s) URLs, and subjects lose line breaks (no
+header injection).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from .labels import labels_for, text_direction
+
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
+SECTIONS = ("what_happened", "background", "how_it_developed", "what_to_watch")
+# Sources listed per story; the rest are counted ("and 4 more").
+SOURCES_SHOWN = 5
+
+__all__ = ["StoryRecord", "EventRecord", "SourceLink", "DigestStory", "DigestEvent", "DigestView",
+           "RenderedDigest", "build_view", "render", "safe_url", "markdown_preview"]
+
+
+@dataclass(frozen=True)
+class SourceLink:
+    name: str
+    url: str
+    lang: str | None = None
+
+
+@dataclass
+class EventRecord:
+    event_id: str
+    title: str
+    narrative: dict | None
+    narrative_lang: str | None
+    narrative_offline: bool
+    story_count: int
+    first_published_at: datetime
+    last_published_at: datetime
+    translations: dict[str, tuple[str | None, dict | None]] = field(default_factory=dict)
+
+
+@dataclass
+class StoryRecord:
+    story_id: str
+    significance: float
+    headline: str                 # story_scores.headline (pivot language)
+    summary: str
+    pivot_lang: str               # language of headline/summary ('und' = unknown)
+    original_title: str
+    original_lang: str | None
+    first_published_at: datetime
+    sources: list[SourceLink] = field(default_factory=list)
+    source_total: int = 0
+    translations: dict[str, tuple[str, str]] = field(default_factory=dict)
+    event: EventRecord | None = None
+
+
+@dataclass
+class DigestEvent:
+    event_id: str
+    title: str
+    title_lang: str | None
+    sections: list[tuple[str, str]]   # (label, text)
+    narrative_lang: str | None
+    offline: bool
+    story_count: int
+    days: int
+
+
+@dataclass
+class DigestStory:
+    rank: int
+    story_id: str
+    headline: str
+    headline_lang: str | None
+    is_original: bool               # no translation: the original-language headline
+    summary: str
+    summary_lang: str | None
+    sources: list[SourceLink]
+    more_sources: int
+    significance: float
+    event: DigestEvent | None
+
+
+@dataclass
+class DigestView:
+    day: date
+    lang: str
+    dir: str
+    labels: dict[str, str]
+    subject: str
+    stories: list[DigestStory]
+
+
+@dataclass
+class RenderedDigest:
+    day: date
+    lang: str
+    subject: str
+    html: str
+    text: str
+    story_ids: list[str]
+    event_ids: list[str]
+    markdown: str
+
+
+def safe_url(url: str | None) -> str | None:
+    """Only absolute http(s) URLs become links (no javascript:, data:, relative paths)."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    return url.strip() if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean_line(text: str | None) -> str:
+    """One line of plain text: no control characters, no line breaks."""
+    return " ".join(_CONTROL.sub(" ", text or "").split())
+
+
+def _lang_known(lang: str | None) -> str | None:
+    return None if not lang or lang in ("und", "mul") else lang
+
+
+def build_view(day: date, lang: str, stories: list[StoryRecord]) -> DigestView:
+    labels = labels_for(lang)
+    out: list[DigestStory] = []
+    for rank, s in enumerate(stories, start=1):
+        translated = s.translations.get(lang)
+        if translated and translated[0]:
+            headline, headline_lang, summary, summary_lang, original = translated[0], lang, translated[1] or "", lang, False
+        elif s.pivot_lang == lang:
+            headline, headline_lang, summary, summary_lang, original = s.headline, lang, s.summary, lang, False
+        else:
+            headline, headline_lang = s.original_title or s.headline, _lang_known(s.original_lang)
+            summary, summary_lang = s.summary, _lang_known(s.pivot_lang) or _lang_known(s.original_lang)
+            original = headline_lang != lang
+        event = None
+        if s.event is not None:
+            e = s.event
+            t_title, t_narr = e.translations.get(lang, (None, None))
+            narr, narr_lang = (t_narr, lang) if t_narr else (e.narrative, e.narrative_lang)
+            sections = [(labels[k], clean_line((narr or {}).get(k))) for k in SECTIONS if (narr or {}).get(k)]
+            days = (e.last_published_at.date() - e.first_published_at.date()).days + 1
+            event = DigestEvent(e.event_id, clean_line(t_title or e.title), lang if t_title else None, sections,
+                                _lang_known(narr_lang), bool(e.narrative_offline and not t_narr), e.story_count, days)
+        sources = [SourceLink(clean_line(x.name), safe_url(x.url) or "", x.lang) for x in s.sources[:SOURCES_SHOWN]]
+        out.append(DigestStory(rank, s.story_id, clean_line(headline), headline_lang, original, clean_line(summary),
+                               summary_lang, sources, max(0, s.source_total - len(sources)), s.significance, event))
+    subject = clean_line(labels["subject"].format(date=day.isoformat()))
+    return DigestView(day, lang, text_direction(lang), labels, subject, out)
+
+
+def _environments() -> tuple[Environment, Environment]:
+    html_env = Environment(
+        loader=FileSystemLoader(TEMPLATES_DIR),
+        autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=True, default=True),
+        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+    )
+    # Plain text must not be HTML-escaped ("&amp;" in a text mail is a bug, not a defence).
+    text_env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=False, undefined=StrictUndefined,
+                           trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    return html_env, text_env
+
+
+_ENVS: tuple[Environment, Environment] | None = None
+
+
+def _envs() -> tuple[Environment, Environment]:
+    global _ENVS
+    if _ENVS is None:
+        _ENVS = _environments()
+    return _ENVS
+
+
+def _fmt(template: str, **values) -> str:
+    return template.format(**values)
+
+
+def render(view: DigestView) -> RenderedDigest:
+    html_env, text_env = _envs()
+    context = {"v": view, "L": view.labels, "fmt": _fmt}
+    html = html_env.get_template("digest.html.j2").render(**context)
+    text = text_env.get_template("digest.txt.j2").render(**context)
+    return RenderedDigest(
+        day=view.day, lang=view.lang, subject=view.subject, html=html, text=text,
+        story_ids=[s.story_id for s in view.stories],
+        event_ids=sorted({s.event.event_id for s in view.stories if s.event}),
+        markdown=markdown_preview(view),
+    )
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]()#|!])")
+
+
+def _md(text: str) -> str:
+    """Markdown-safe: escape markdown syntax and HTML brackets (the Dagster UI renders both)."""
+    return _MD_SPECIAL.sub(r"\\\1", text).replace("<", "&lt;").replace(">", "&gt;")
+
+
+def markdown_preview(view: DigestView, limit: int = 5) -> str:
+    """The top of the digest as markdown, for asset metadata."""
+    lines = [f"**{_md(view.subject)}** ({view.lang}, {len(view.stories)} stories)", ""]
+    for s in view.stories[:limit]:
+        marker = f" _({s.headline_lang}, original)_" if s.is_original else ""
+        lines.append(f"{s.rank}. **{_md(s.headline)}**{marker} — {_md(s.summary[:200])}")
+        if s.event:
+            lines.append(f"   - event: {_md(s.event.title)} ({s.event.story_count} stories, {s.event.days} days)")
+    if len(view.stories) > limit:
+        lines.append(f"\n… {len(view.stories) - limit} more")
+    if not view.stories:
+        lines.append(_md(view.labels["empty"]))
+    return "\n".join(lines)

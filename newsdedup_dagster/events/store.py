@@ -1,0 +1,154 @@
+"""SQL that drives event grouping for one partition hour (no Dagster imports).
+
+Python moves ids, timestamps and similarity numbers; vectors stay in PostgreSQL
+(event centroid = avg(story centroids), similarity = 1 - (a <=> b)). The decisions are made by
+the pure `grouping.plan_hour`.
+
+Idempotency: a run of hour H first undoes what a previous run of H wrote (its memberships and
+its closings), then decides again from the same inputs, in one transaction under an advisory
+lock. Events keep ids derived from their founding story, so a rerun finds the same rows and
+keeps their narratives. As with stories, reproducing a whole range exactly needs the hours to
+be (re)run in time order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import psycopg
+
+from .. import db
+from .grouping import GroupingPlan, GroupingSettings, OpenEvent, StoryCandidate, plan_hour, timeline_gaps_hours, timeline_in_order
+
+__all__ = ["HourResult", "group_hour", "check_invariants", "event_summaries", "InvariantReport"]
+
+# Arbitrary constant: serialises event grouping across processes (hourly runs must not interleave).
+EVENTS_LOCK_KEY = 727_050
+# How many nearest open events SQL returns per story; the pure rules pick among them.
+NEAREST_EVENTS = 5
+
+
+@dataclass
+class HourResult:
+    hour: datetime
+    candidates: int = 0
+    open_events: int = 0
+    plan: GroupingPlan = field(default_factory=GroupingPlan)
+    touched_event_ids: list[str] = field(default_factory=list)
+    reopened: int = 0
+    orphans_deleted: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {"candidate_stories": self.candidates, "open_events_before": self.open_events,
+                **self.plan.summary(), "touched_events": len(self.touched_event_ids)}
+
+
+def _fetch_candidates(conn: psycopg.Connection, hour: datetime) -> list[StoryCandidate]:
+    rows = conn.execute(db.load_sql("event_candidates"), {"hour": hour}).fetchall()
+    return [StoryCandidate(sid, first, latest, float(sig) if sig is not None else None, eid)
+            for sid, _model, first, latest, sig, eid in rows]
+
+
+def group_hour(
+    conn: psycopg.Connection, hour: datetime, settings: GroupingSettings | None = None
+) -> HourResult:
+    """Group the stories new or changed in [hour, hour + 1h) into events; commit."""
+    settings = settings or GroupingSettings()
+    now = hour + timedelta(hours=1)
+    result = HourResult(hour=hour)
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (EVENTS_LOCK_KEY,))
+        undone = {r[0] for r in conn.execute(db.load_sql("event_undo_memberships"), {"hour": hour})}
+        result.reopened = len(conn.execute(db.load_sql("event_reopen"), {"hour": hour}).fetchall())
+
+        candidates = _fetch_candidates(conn, hour)
+        open_events = [OpenEvent(*row) for row in conn.execute(db.load_sql("event_open"), {"hour": hour})]
+        result.candidates, result.open_events = len(candidates), len(open_events)
+
+        unassigned_ids = [s.story_id for s in candidates if s.event_id is None]
+        story_event: dict[tuple[str, str], float] = {}
+        story_story: dict[tuple[str, str], float] = {}
+        if unassigned_ids and open_events:
+            for sid, eid, sim in conn.execute(
+                db.load_sql("event_story_event_similarity"),
+                {"story_ids": unassigned_ids, "event_ids": [e.event_id for e in open_events],
+                 "gap_hours": settings.join_gap_hours, "k": NEAREST_EVENTS, "threshold": settings.threshold},
+            ):
+                story_event[(sid, eid)] = float(sim)
+        if len(unassigned_ids) > 1:
+            for a, b, sim in conn.execute(
+                db.load_sql("event_story_pairs"), {"story_ids": unassigned_ids, "threshold": settings.threshold}
+            ):
+                story_story[(a, b)] = float(sim)
+
+        plan = plan_hour(candidates, open_events, story_event, story_story, now, settings)
+        result.plan = plan
+
+        if plan.new_events:
+            conn.execute(db.load_sql("event_insert_new"), {
+                "hour": hour, "quiet_hours": settings.quiet_hours,
+                "event_ids": [n.event_id for n in plan.new_events],
+                "story_ids": [n.founding_story_id for n in plan.new_events],
+            })
+        if plan.joins:
+            conn.execute(db.load_sql("event_insert_memberships"), {
+                "hour": hour,
+                "story_ids": [j.story_id for j in plan.joins],
+                "event_ids": [j.event_id for j in plan.joins],
+                "similarities": [j.similarity for j in plan.joins],
+            })
+        kept_events = {s.event_id for s in candidates if s.event_id is not None}
+        touched = sorted(undone | kept_events | {j.event_id for j in plan.joins})
+        if touched:
+            result.orphans_deleted = len(conn.execute(
+                db.load_sql("event_delete_orphans"), {"event_ids": touched}).fetchall())
+            conn.execute(db.load_sql("event_refresh"), {"event_ids": touched, "hour": hour})
+            conn.execute(db.load_sql("event_timeline_positions"), {"event_ids": touched})
+        if plan.closes:
+            conn.execute(db.load_sql("event_close"), {"event_ids": plan.closes, "hour": hour, "now": now})
+        existing = {r[0] for r in conn.execute("SELECT id FROM events WHERE id = ANY(%s)", (touched,))} if touched else set()
+        result.touched_event_ids = [e for e in touched if e in existing]
+    return result
+
+
+@dataclass
+class InvariantReport:
+    multi_membership: list[tuple[str, int]]
+    gap_violations: list[tuple[str, float, float]]      # (event_id, max gap h, quiet h)
+    order_violations: list[str]
+    events_checked: int
+
+
+def check_invariants(conn: psycopg.Connection, event_ids: list[str], default_quiet_hours: float) -> InvariantReport:
+    """The three event invariants. Membership uniqueness over the whole table; gaps and timeline
+    order over the given events (the ones the run touched), using the pure rules."""
+    multi = [(sid, int(n)) for sid, n in conn.execute(db.load_sql("event_multi_membership"))]
+    timelines: dict[str, list[tuple]] = {}
+    quiet: dict[str, float] = {}
+    if event_ids:
+        for eid, sid, pos, first, latest, q in conn.execute(db.load_sql("event_timeline"), {"event_ids": event_ids}):
+            timelines.setdefault(eid, []).append((sid, pos, first, latest))
+            quiet[eid] = float(q) if q is not None else default_quiet_hours
+    gaps, order = [], []
+    for eid, rows in timelines.items():
+        widest = max(timeline_gaps_hours([(first, latest) for _, _, first, latest in rows]), default=0.0)
+        if widest > quiet[eid] + 1e-6:
+            gaps.append((eid, round(widest, 2), quiet[eid]))
+        if any(pos is None for _, pos, _, _ in rows) or not timeline_in_order(
+            [(pos, first, sid) for sid, pos, first, _ in rows]
+        ):
+            order.append(eid)
+    conn.commit()
+    return InvariantReport(multi, gaps, order, len(timelines))
+
+
+def event_summaries(conn: psycopg.Connection, event_ids: list[str], limit: int = 20) -> list[dict]:
+    """Title, days, stories, languages per event (for asset metadata and the CLI)."""
+    if not event_ids:
+        return []
+    cur = conn.execute(db.load_sql("event_summary"), {"event_ids": event_ids, "limit": limit})
+    names = [c.name for c in cur.description]
+    rows = [dict(zip(names, row)) for row in cur]
+    conn.commit()
+    return rows

@@ -1,0 +1,76 @@
+"""Top stories with their scores, for asset metadata and the demo (no Dagster imports).
+
+    from newsdedup_dagster.llm.report import print_top_stories
+    with db.connection() as conn:
+        print_top_stories(conn, limit=10)            # all partitions
+        print_top_stories(conn, limit=10, hour=h)    # stories changed or scored in partition h
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from typing import TextIO
+
+import psycopg
+
+from .. import db
+from .scoring import DIMENSIONS
+
+DIM_ABBREV = {"scale": "sca", "impact": "imp", "novelty": "nov", "breadth": "bre", "credibility": "cre", "urgency": "urg"}
+
+
+def top_stories(conn: psycopg.Connection, limit: int = 10, hour: datetime | None = None) -> list[dict]:
+    cur = conn.execute(db.load_sql("llm_top_stories"), {"hour": hour, "limit": limit})
+    names = [c.name for c in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+def _num(value) -> str:
+    return "–" if value is None else f"{float(value):.1f}"
+
+
+def _cell(text: str, limit: int = 90) -> str:
+    text = " ".join(str(text).split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def top_stories_markdown(rows: list[dict]) -> str:
+    """A markdown table; says plainly which rows come from the offline fallback."""
+    if not rows:
+        return "_no scored stories in this partition_"
+    header = "| # | sig | " + " | ".join(DIM_ABBREV[d] for d in DIMENSIONS) + " | headline | languages | sources | scored by |"
+    sep = "|" + "---|" * (len(DIMENSIONS) + 7)
+    lines = [header, sep]
+    for i, r in enumerate(rows, 1):
+        dims = " | ".join(_num(r[d]) for d in DIMENSIONS)
+        by = "offline fallback (heuristic)" if r["offline"] else r["model"]
+        langs = ", ".join(r.get("languages") or []) or "–"
+        lines.append(f"| {i} | {_num(r['significance'])} | {dims} | {_cell(r['headline'])} | {langs} | "
+                     f"{r.get('source_count', 0)} | {by} |")
+    if any(r["offline"] for r in rows):
+        lines.append("")
+        lines.append("Offline fallback: significance is a heuristic from sources, languages, articles and arrival "
+                     "speed; headline and summary are the representative article's own (not rewritten, not translated).")
+    return "\n".join(lines)
+
+
+def format_top_stories(rows: list[dict]) -> str:
+    """Plain text for the terminal."""
+    if not rows:
+        return "Top stories: none scored yet."
+    offline = any(r["offline"] for r in rows)
+    out = ["Top stories" + (" (OFFLINE FALLBACK: heuristic significance, original headlines)" if offline else "") + ":",
+           f"  {'sig':>4}  " + " ".join(f"{DIM_ABBREV[d]:>3}" for d in DIMENSIONS) + "  src lang  headline"]
+    for r in rows:
+        dims = " ".join(f"{_num(r[d]):>3}" for d in DIMENSIONS)
+        langs = ",".join(r.get("languages") or [])
+        out.append(f"  {_num(r['significance']):>4}  {dims}  {r.get('source_count', 0):>3} {langs:<5} {_cell(r['headline'], 80)}")
+    return "\n".join(out)
+
+
+def print_top_stories(conn: psycopg.Connection, limit: int = 10, hour: datetime | None = None,
+                      file: TextIO | None = None) -> list[dict]:
+    rows = top_stories(conn, limit=limit, hour=hour)
+    print("\n" + format_top_stories(rows), file=file or sys.stdout)
+    return rows

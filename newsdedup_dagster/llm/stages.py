@@ -1,0 +1,317 @@
+"""The two LLM stages as plain functions over a psycopg connection (the Dagster assets are thin
+wrappers in assets/llm.py; tests and scripts can call these directly).
+
+`run_scoring(conn, hour, settings, client, ...)`:
+  1. marks stories changed in H that must be rescored (llm_mark_rescore.sql; the rule is
+     scoring.needs_rescore: grew >= 50 % and >= 2 items; offline-only scores once online),
+  2. scores every story with needs_score = 1 changed in H or earlier (biggest first, capped),
+     online with the LLM (concurrent calls, each story committed on its own as it returns) or with
+     the offline heuristic,
+  3. a success writes story_scores, sets needs_score = 0 and scored_item_count, and resets the
+     story's translation rows (status 1 online, 2 "skipped: offline fallback" offline);
+     an invalid-output / refused failure sets needs_score = -1 (never retried until the story grows
+     substantially); a transient failure keeps needs_score = 1 and counts attempts (-1 after
+     TRANSIENT_RUNS_BEFORE_GIVING_UP runs' worth), but only when the endpoint answered something in
+     the same run: a full outage raises LLMUnavailable (the asset's RetryPolicy) and burns nothing.
+
+`run_translations(conn, hour, settings, client, ...)`: pending (status 1) rows of stories scored in
+H or earlier, grouped per story into batches of 2 languages, each batch committed as it returns
+(translation.run_batches). It never touches stories.needs_score: a translation failure cannot
+re-trigger scoring.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import psycopg
+
+from .. import db
+from ..config import LLMSettings
+from . import scoring, translation
+from .client import LLMClient, LLMConfigError, LLMError, LLMUnavailable, Usage
+
+log = logging.getLogger(__name__)
+
+OFFLINE_NOTE = "offline fallback: no NEWSDEDUP_LLM_BASE_URL configured"
+# Per run caps: a backlog (first run on a big archive, or after an outage) is worked off over
+# several hourly runs instead of one run that outlives its hour. 200 stories x ~2k tokens is
+# ~0.4M input tokens, about $0.11 at deepseek-chat's list price.
+MAX_STORIES_PER_RUN = 200
+MAX_TRANSLATION_ROWS_PER_RUN = 2000
+
+
+@dataclass
+class ScoringReport:
+    hour: datetime
+    offline: bool
+    marked_for_rescore: int = 0
+    candidates: int = 0
+    scored: int = 0
+    failed_permanent: int = 0
+    failed_transient: int = 0
+    usage: Usage = field(default_factory=Usage)
+    errors: list[str] = field(default_factory=list)   # redacted, at most 10
+
+
+@dataclass
+class TranslationReport:
+    hour: datetime
+    offline: bool
+    skipped_offline: int = 0
+    batches: int = 0
+    batches_ok: int = 0
+    batches_failed_permanent: int = 0
+    batches_failed_transient: int = 0
+    rows_done: int = 0
+    usage: Usage = field(default_factory=Usage)
+    errors: list[str] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------ scoring
+def load_story_facts(conn: psycopg.Connection, hour: datetime, limit: int) -> list[tuple[scoring.StoryFacts, dict]]:
+    """Candidates with their prompt material: [(facts, {story_item_count, score_attempts})]."""
+    rows = conn.execute(db.load_sql("llm_score_candidates"), {"hour": hour, "limit": limit}).fetchall()
+    if not rows:
+        return []
+    ids = [r[0] for r in rows]
+    articles: dict[str, list[scoring.Article]] = defaultdict(list)
+    reps: dict[str, scoring.Article] = {}
+    for story_id, _item, title, summary, lang, source, published, is_rep in conn.execute(
+        db.load_sql("llm_story_articles"), {"story_ids": ids}
+    ):
+        art = scoring.Article(title=title or "", summary=summary or "", lang=lang, source=source, published_at=published)
+        if is_rep and story_id not in reps:
+            reps[story_id] = art
+        else:
+            articles[story_id].append(art)
+    out = []
+    for (story_id, item_count, attempts, first, latest, _rep_id, article_count, languages, source_count) in rows:
+        arts = articles.get(story_id, [])
+        rep = reps.get(story_id) or (min(arts, key=lambda a: a.published_at or first) if arts else None)
+        facts = scoring.StoryFacts(
+            story_id=story_id, item_count=int(article_count or item_count or 0),
+            source_count=int(source_count or 0), languages=list(languages or []),
+            first_published_at=first, latest_published_at=latest, representative=rep,
+            articles=[a for a in arts if a is not rep])
+        out.append((facts, {"story_item_count": item_count, "score_attempts": attempts}))
+    return out
+
+
+def _save_score(conn, facts: scoring.StoryFacts, meta: dict, result: scoring.ScoreResult, model: str,
+                hour: datetime, langs: tuple[str, ...]) -> None:
+    params = {
+        "story_id": facts.story_id, **{d: result.dims.get(d) for d in scoring.DIMENSIONS},
+        "significance": result.significance, "headline": result.headline, "summary": result.summary,
+        "pivot_lang": result.pivot_lang, "model": model, "offline": result.offline,
+        "article_count": facts.item_count, "languages": facts.languages, "source_count": facts.source_count,
+        "hour": hour,
+    }
+    conn.execute(db.load_sql("llm_score_save"), params)
+    conn.execute(db.load_sql("llm_score_done"),
+                 {"story_id": facts.story_id, "story_item_count": meta["story_item_count"]})
+    targets = [lang for lang in langs if lang != result.pivot_lang]
+    conn.execute(db.load_sql("llm_translations_reset"), {
+        "story_id": facts.story_id, "langs": targets,
+        "status": 2 if result.offline else 1,
+        "error": OFFLINE_NOTE if result.offline else None,
+    })
+
+
+def _fail_score(conn, facts: scoring.StoryFacts, meta: dict, exc: LLMError, max_attempts: int) -> int:
+    total = meta["score_attempts"] + exc.attempts
+    if exc.permanent or total >= translation.TRANSIENT_RUNS_BEFORE_GIVING_UP * max(1, max_attempts):
+        state = -1
+    else:
+        state = 1
+    conn.execute(db.load_sql("llm_score_fail"), {
+        "story_id": facts.story_id, "state": state, "attempts": exc.attempts,
+        "story_item_count": meta["story_item_count"], "error": str(exc)[:500]})
+    return state
+
+
+def run_scoring(
+    conn: psycopg.Connection,
+    hour: datetime,
+    settings: LLMSettings,
+    client: LLMClient | None,
+    *,
+    max_stories: int = MAX_STORIES_PER_RUN,
+) -> ScoringReport:
+    """Score partition H (see the module docstring). ``client`` None = offline heuristic."""
+    offline = client is None
+    report = ScoringReport(hour=hour, offline=offline)
+    _idle(conn)
+    with conn.transaction():
+        report.marked_for_rescore = len(conn.execute(db.load_sql("llm_mark_rescore"), {
+            "hour": hour, "min_new": scoring.RESCORE_MIN_NEW_ITEMS, "ratio": scoring.RESCORE_GROWTH_RATIO,
+            "online": not offline}).fetchall())
+    candidates = load_story_facts(conn, hour, max_stories)
+    conn.commit()
+    report.candidates = len(candidates)
+    if not candidates:
+        return report
+
+    if offline:
+        with conn.transaction():
+            for facts, meta in candidates:
+                _save_score(conn, facts, meta, scoring.offline_score(facts), scoring.OFFLINE_MODEL,
+                            hour, settings.translation_langs)
+        report.scored = len(candidates)
+        return report
+
+    system = scoring.system_prompt(settings.pivot_lang)
+    model = settings.scoring_model
+
+    def work(facts: scoring.StoryFacts):
+        return client.complete_json(
+            "score", model, system, scoring.user_prompt(facts),
+            lambda data: scoring.validate_score(data, settings.pivot_lang),
+            story_id=facts.story_id, partition_hour=hour)
+
+    transient: list[tuple[scoring.StoryFacts, dict, LLMError]] = []
+    config_error: LLMConfigError | None = None
+    with ThreadPoolExecutor(max_workers=max(1, settings.concurrency), thread_name_prefix="llm-score") as pool:
+        futures = {pool.submit(work, facts): (facts, meta) for facts, meta in candidates}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                facts, meta = futures[fut]
+                try:
+                    result, usage = fut.result()
+                except LLMConfigError as exc:
+                    config_error = config_error or exc
+                    for other in pending:
+                        other.cancel()
+                    continue
+                except LLMError as exc:
+                    report.usage.add(exc.usage)
+                    _note(report.errors, f"{facts.story_id}: {exc}")
+                    if exc.permanent:
+                        with conn.transaction():
+                            _fail_score(conn, facts, meta, exc, settings.max_attempts)
+                        report.failed_permanent += 1
+                    else:
+                        transient.append((facts, meta, exc))
+                    continue
+                report.usage.add(usage)
+                with conn.transaction():  # each story commits on its own, as it returns
+                    _save_score(conn, facts, meta, result, model, hour, settings.translation_langs)
+                report.scored += 1
+            if config_error is not None:
+                pending = {f for f in pending if not f.cancelled()}
+    if config_error is not None:
+        raise config_error
+    report.failed_transient = len(transient)
+    if transient and report.scored == 0 and report.failed_permanent == 0:
+        # Nothing got through: an outage, not these stories' fault. Count nothing; let Dagster retry.
+        raise LLMUnavailable(f"LLM endpoint unavailable for all {len(transient)} stories: {transient[0][2]}",
+                             attempts=transient[0][2].attempts)
+    with conn.transaction():
+        for facts, meta, exc in transient:
+            if _fail_score(conn, facts, meta, exc, settings.max_attempts) == -1:
+                report.failed_permanent += 1
+                report.failed_transient -= 1
+    return report
+
+
+def _idle(conn: psycopg.Connection) -> None:
+    """Per-story / per-batch commits need real transactions, not savepoints inside the caller's
+    open one: commit whatever the caller left open first."""
+    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        conn.commit()
+
+
+def _note(errors: list[str], text: str) -> None:
+    if len(errors) < 10:
+        errors.append(text[:300])
+
+
+# ------------------------------------------------------------------ translation
+def run_translations(
+    conn: psycopg.Connection,
+    hour: datetime,
+    settings: LLMSettings,
+    client: LLMClient | None,
+    *,
+    max_rows: int = MAX_TRANSLATION_ROWS_PER_RUN,
+) -> TranslationReport:
+    offline = client is None
+    report = TranslationReport(hour=hour, offline=offline)
+    _idle(conn)
+    if offline:
+        with conn.transaction():
+            cur = conn.execute(db.load_sql("llm_translations_skip"), {"hour": hour, "reason": OFFLINE_NOTE})
+            report.skipped_offline = cur.rowcount
+        return report
+
+    rows = conn.execute(db.load_sql("llm_translations_pending"), {"hour": hour, "limit": max_rows}).fetchall()
+    conn.commit()
+    order = {lang: i for i, lang in enumerate(settings.translation_langs)}
+    per_story: dict[str, dict] = {}
+    for story_id, lang, attempts, headline, summary, pivot_lang, scored_at in rows:
+        entry = per_story.setdefault(story_id, {
+            "fields": {"headline": headline, "summary": summary}, "source_lang": pivot_lang,
+            "scored_at": scored_at, "langs": [], "attempts": {}})
+        entry["langs"].append(lang)
+        entry["attempts"][lang] = attempts
+    jobs: list[translation.BatchJob] = []
+    for story_id, entry in per_story.items():
+        langs = sorted(entry["langs"], key=lambda lang: (order.get(lang, len(order)), lang))
+        for batch in translation.language_batches(langs):
+            jobs.append(translation.BatchJob(
+                key=story_id, fields=entry["fields"], langs=batch, source_lang=entry["source_lang"],
+                attempts_so_far=max(entry["attempts"][lang] for lang in batch), story_id=story_id,
+                extra={"scored_at": entry["scored_at"]}))
+    report.batches = len(jobs)
+    model = settings.translation_model
+    transient: list[translation.BatchOutcome] = []
+
+    def persist(outcome: translation.BatchOutcome) -> None:
+        report.usage.add(outcome.usage)
+        job = outcome.job
+        if outcome.ok:
+            langs = list(job.langs)
+            with conn.transaction():
+                cur = conn.execute(db.load_sql("llm_translation_save"), {
+                    "story_id": job.story_id, "langs": langs, "attempts": outcome.attempts, "model": model,
+                    "headlines": [outcome.translations[lang]["headline"] for lang in langs],
+                    "summaries": [outcome.translations[lang]["summary"] for lang in langs],
+                    "scored_at": job.extra["scored_at"]})
+            report.batches_ok += 1
+            report.rows_done += cur.rowcount
+            return
+        _note(report.errors, f"{job.story_id} {'/'.join(job.langs)}: {outcome.error}")
+        if outcome.error.permanent:
+            _fail_translation(conn, outcome, -1, model)
+            report.batches_failed_permanent += 1
+        else:
+            transient.append(outcome)
+
+    successes = translation.run_batches(client, model, jobs, persist, task="translate",
+                                        partition_hour=hour, workers=settings.concurrency)
+    report.batches_failed_transient = len(transient)
+    if transient and successes == 0 and report.batches_failed_permanent == 0:
+        raise LLMUnavailable(f"LLM endpoint unavailable for all {len(transient)} translation batches: "
+                             f"{transient[0].error}", attempts=transient[0].attempts)
+    for outcome in transient:
+        status = translation.next_status(outcome, settings.max_attempts)
+        _fail_translation(conn, outcome, status, model)
+        if status == -1:
+            report.batches_failed_permanent += 1
+            report.batches_failed_transient -= 1
+    return report
+
+
+def _fail_translation(conn, outcome: translation.BatchOutcome, status: int, model: str) -> None:
+    job = outcome.job
+    with conn.transaction():
+        conn.execute(db.load_sql("llm_translation_fail"), {
+            "story_id": job.story_id, "langs": list(job.langs), "status": status,
+            "attempts": outcome.attempts, "model": model, "error": str(outcome.error)[:500],
+            "scored_at": job.extra["scored_at"]})

@@ -1,0 +1,233 @@
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions API, for tests.
+
+    with FakeOpenAI() as server:                      # server.base_url -> "http://127.0.0.1:PORT/v1"
+        server.push(Reply.invalid_json())              # next request gets broken JSON
+        server.push(Reply.status(429, retry_after=1))  # ... then a 429 with Retry-After: 1
+        server.push(Reply.json({...}), match=lambda req: "fr" in req.user_text)  # only matching requests
+        ...
+        server.requests  # every request: .headers, .body, .user_text, .system_text, .arrived (monotonic)
+
+Requests are answered by the first pushed rule whose ``match`` accepts them (each rule answers
+``times`` requests, default 1); requests no rule takes get ``server.responder(req)``: by default a
+valid newsdedup answer (a score for scoring prompts, translations for the languages a translation
+prompt asks for, else ``{"ok": true}``). Replace ``server.responder`` for other tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Request:
+    path: str
+    headers: dict[str, str]
+    body: dict
+    arrived: float
+
+    @property
+    def messages(self) -> list[dict]:
+        return self.body.get("messages", [])
+
+    @property
+    def system_text(self) -> str:
+        return next((m["content"] for m in self.messages if m["role"] == "system"), "")
+
+    @property
+    def user_text(self) -> str:
+        return next((m["content"] for m in self.messages if m["role"] == "user"), "")
+
+    @property
+    def model(self) -> str:
+        return self.body.get("model", "")
+
+
+@dataclass
+class Reply:
+    """What the server does with one request."""
+
+    kind: str                      # content | status | slow
+    content: Any = None            # str, dict (dumped as JSON) or callable(Request) -> str|dict
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    prompt_tokens: int = 120
+    completion_tokens: int = 40
+    cached_tokens: int = 0
+
+    @classmethod
+    def json(cls, obj: Any, **kw) -> "Reply":
+        return cls("content", content=obj, **kw)
+
+    @classmethod
+    def text(cls, text: str, **kw) -> "Reply":
+        return cls("content", content=text, **kw)
+
+    @classmethod
+    def invalid_json(cls) -> "Reply":
+        return cls("content", content='{"significance": 7, "headline": "unterminated')
+
+    @classmethod
+    def status_code(cls, status: int, retry_after: float | None = None, message: str = "fake error") -> "Reply":
+        headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
+        return cls("status", status=status, headers=headers, content=message)
+
+    @classmethod
+    def slow(cls, delay_s: float, then: Any = None) -> "Reply":
+        """Answer (with the default responder, or ``then``) only after ``delay_s`` seconds."""
+        return cls("slow", delay_s=delay_s, content=then)
+
+
+@dataclass
+class _Rule:
+    reply: Reply
+    match: Callable[[Request], bool] | None
+    times: int
+
+
+def default_responder(req: Request) -> Any:
+    """Valid answers for newsdedup prompts (see llm/scoring.py and llm/translation.py)."""
+    user = req.user_text
+    try:
+        payload = json.loads(user)
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict) and "target_languages" in payload:
+        fields = payload.get("fields", {})
+        return {"translations": {
+            lang: {name: f"[{lang}] {text}" for name, text in fields.items()}
+            for lang in payload["target_languages"]
+        }}
+    if "significance" in req.system_text:
+        return {
+            "scale": 6, "impact": 7, "novelty": 5, "breadth": 4, "credibility": 8, "urgency": 6,
+            "significance": 6.5,
+            "headline": "Fake headline for a scored story",
+            "summary": "This is the first sentence of a fake summary. This is the second one.",
+        }
+    return {"ok": True}
+
+
+class FakeOpenAI:
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+        self.responder: Callable[[Request], Any] = default_responder
+        self._rules: list[_Rule] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-openai", daemon=True)
+
+    # ------------------------------------------------------------ control
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def push(self, reply: Reply, match: Callable[[Request], bool] | None = None, times: int = 1) -> None:
+        with self._lock:
+            self._rules.append(_Rule(reply, match, times))
+
+    def count(self, pred: Callable[[Request], bool] | None = None) -> int:
+        with self._lock:
+            return sum(1 for r in self.requests if pred is None or pred(r))
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self._rules.clear()
+        self.responder = default_responder
+
+    def start(self) -> "FakeOpenAI":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> "FakeOpenAI":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------ serving
+    def _take(self, req: Request) -> Reply | None:
+        with self._lock:
+            self.requests.append(req)
+            for rule in self._rules:
+                if rule.times > 0 and (rule.match is None or rule.match(req)):
+                    rule.times -= 1
+                    return rule.reply
+        return None
+
+    def _handler_class(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {}
+                req = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    fake._take(req)
+                    return self._send(404, {"error": {"message": "unknown path", "type": "not_found"}})
+                reply = fake._take(req)
+                try:
+                    self._answer(req, reply)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+
+            def _answer(self, req: Request, reply: Reply | None) -> None:
+                if reply is None:
+                    reply = Reply.json(fake.responder(req))
+                if reply.kind == "status":
+                    return self._send(reply.status, {"error": {"message": reply.content, "type": "fake", "code": reply.status}},
+                                      reply.headers)
+                if reply.kind == "slow":
+                    time.sleep(reply.delay_s)
+                    content = reply.content if reply.content is not None else fake.responder(req)
+                    reply = Reply.json(content)
+                content = reply.content(req) if callable(reply.content) else reply.content
+                text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+                usage = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                         "total_tokens": reply.prompt_tokens + reply.completion_tokens}
+                if reply.cached_tokens:
+                    usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+                self._send(200, {
+                    "id": f"chatcmpl-fake-{len(fake.requests)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": req.model,
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": usage,
+                }, reply.headers)
+
+            def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler

@@ -1,0 +1,81 @@
+"""A real SMTP server on 127.0.0.1 for tests (aiosmtpd), recording every message it accepts.
+
+    with SmtpServer(refuse={"bad@example.com": "550 5.1.1 no such user"}) as server:
+        ... NEWSDEDUP_SMTP_HOST=server.host, NEWSDEDUP_SMTP_PORT=server.port, NEWSDEDUP_SMTP_SECURITY=none
+        server.messages        # [ReceivedMail(mail_from, rcpt_tos, raw bytes, message)]
+
+`refuse` maps a recipient to the SMTP reply for RCPT TO (5xx = permanent, 4xx = transient);
+`refuse_times` limits how many times each refusal fires (None = always).
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import socket
+import threading
+from dataclasses import dataclass
+from email.message import EmailMessage
+
+from aiosmtpd.controller import Controller
+
+
+@dataclass
+class ReceivedMail:
+    mail_from: str
+    rcpt_tos: list[str]
+    raw: bytes
+    message: EmailMessage
+
+
+class _Handler:
+    def __init__(self, server: "SmtpServer"):
+        self.server = server
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802
+        with self.server.lock:
+            reply = self.server.refuse.get(address)
+            if reply is not None:
+                left = self.server.refuse_left.get(address)
+                if left is None or left > 0:
+                    if left is not None:
+                        self.server.refuse_left[address] = left - 1
+                    self.server.refused.append(address)
+                    return reply
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802
+        raw = envelope.original_content or envelope.content
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8")
+        message = email.message_from_bytes(raw, policy=email.policy.default)
+        with self.server.lock:
+            self.server.messages.append(ReceivedMail(envelope.mail_from, list(envelope.rcpt_tos), raw, message))
+        return "250 Message accepted for delivery"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class SmtpServer:
+    def __init__(self, refuse: dict[str, str] | None = None, refuse_times: int | None = None):
+        self.host = "127.0.0.1"
+        self.port = _free_port()
+        self.refuse = dict(refuse or {})
+        self.refuse_left = {k: refuse_times for k in self.refuse} if refuse_times is not None else {}
+        self.refused: list[str] = []
+        self.messages: list[ReceivedMail] = []
+        self.lock = threading.Lock()
+        # decode_data=False keeps the raw bytes (UTF-8 bodies, encoded headers) as sent
+        self._controller = Controller(_Handler(self), hostname=self.host, port=self.port, ready_timeout=10)
+
+    def __enter__(self) -> "SmtpServer":
+        self._controller.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._controller.stop()

@@ -1,0 +1,74 @@
+"""`newsdedup dev` serves the Dagster UI on the Postgres-backed instance: query the real
+webserver's GraphQL for the asset graph and the schedules, then stop it with SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+QUERY = """
+{
+  assetNodes { assetKey { path } }
+  schedulesOrError {
+    ... on Schedules { results { name cronSchedule scheduleState { status } } }
+  }
+  instance { runLauncher { name } daemonHealth { allDaemonStatuses { daemonType healthy } } }
+}
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_newsdedup_dev_serves_asset_graph_and_schedule(tmp_path):
+    port = _free_port()
+    env = {**os.environ, "NEWSDEDUP_HOME": str(tmp_path / "home"), "DAGSTER_HOME": str(tmp_path / "dagster")}
+    env.pop("NEWSDEDUP_DATABASE_URL", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "newsdedup_dagster.cli", "dev", "--port", str(port)],
+        env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )
+    try:
+        data = None
+        deadline = time.time() + 180
+        while time.time() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"newsdedup dev exited early:\n{proc.stdout.read()}")
+            try:
+                resp = httpx.post(f"http://127.0.0.1:{port}/graphql", json={"query": QUERY}, timeout=10)
+                payload = resp.json()
+                if payload.get("data", {}).get("assetNodes"):
+                    data = payload["data"]
+                    break
+            except (httpx.HTTPError, ValueError):
+                pass
+            time.sleep(2)
+        assert data is not None, "webserver never answered GraphQL with the asset graph"
+        keys = {"/".join(node["assetKey"]["path"]) for node in data["assetNodes"]}
+        assert {"raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores",
+                "story_translations", "events", "digest"} <= keys
+        schedules = {s["name"]: s["cronSchedule"] for s in data["schedulesOrError"]["results"]}
+        assert schedules.get("hourly_pipeline_schedule") == "5 * * * *"
+        assert (tmp_path / "dagster" / "dagster.yaml").read_text().count("postgres") >= 1
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)

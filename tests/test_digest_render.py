@@ -1,0 +1,117 @@
+"""Digest rendering: hostile feed text is escaped in every language; the original-language
+headline stands in where no translation exists; the text part is plain."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from html.parser import HTMLParser
+
+import pytest
+
+from newsdedup_dagster.config import LLMSettings
+from newsdedup_dagster.digest.labels import LABELS
+from newsdedup_dagster.digest.render import EventRecord, SourceLink, StoryRecord, build_view, render, safe_url
+
+DAY = date(2026, 11, 2)
+T = datetime(2026, 11, 2, 8, tzinfo=timezone.utc)
+HOSTILE = [
+    "<script>alert('x')</script>",
+    '"><img src=x onerror=alert(1)>',
+    "</title><svg onload=alert(2)>",
+    "' onmouseover='alert(3)",
+]
+NARRATIVE_LANGS = LLMSettings().narrative_langs  # the 16 languages
+
+
+class _Collector(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str | None]] = []
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs.extend(attrs)
+        self.hrefs.extend(v for k, v in attrs if k == "href")
+
+
+def hostile_story(n: int, langs) -> StoryRecord:
+    bad = HOSTILE[n % len(HOSTILE)]
+    event = EventRecord(
+        f"ev{n}", f"Event {bad}", {k: f"{k} {bad}" for k in ("what_happened", "background", "how_it_developed", "what_to_watch")},
+        "en", True, 3, T, T, translations={lang: (f"T[{lang}] {bad}", {"what_happened": f"W[{lang}] {bad}"}) for lang in langs})
+    return StoryRecord(
+        f"s{n}", 9.0 - n, f"Headline {bad}", f"Summary {bad}", "en", f"Original {bad}", "ja", T,
+        sources=[SourceLink(f"Source {bad}", "javascript:alert(1)", "en"),
+                 SourceLink("Good", "https://example.com/a?x=1&y=\"2\"", "en")],
+        source_total=7,
+        translations={lang: (f"H[{lang}] {bad}", f"S[{lang}] {bad}") for lang in langs},
+        event=event)
+
+
+@pytest.mark.parametrize("lang", NARRATIVE_LANGS)
+def test_hostile_titles_are_escaped_in_every_language(lang):
+    stories = [hostile_story(i, [lang]) for i in range(len(HOSTILE))]
+    # and a story without a translation into this language (original headline path)
+    stories.append(hostile_story(9, []))
+    out = render(build_view(DAY, lang, stories))
+    parsed = _Collector()
+    parsed.feed(out.html)
+    assert "script" not in parsed.tags and "img" not in parsed.tags and "svg" not in parsed.tags
+    assert not [k for k, _ in parsed.attrs if k.startswith("on")]
+    assert all(h.startswith("https://") for h in parsed.hrefs)
+    assert "javascript:" not in out.html
+    assert "&lt;script&gt;" in out.html and "&#34;&gt;&lt;img" in out.html
+    assert f'<html lang="{lang}" dir="{"rtl" if lang == "ar" else "ltr"}">' in out.html
+    assert LABELS[lang]["sources"] in out.html
+    # plain text is not HTML-escaped
+    assert "<script>alert('x')</script>" in out.text and "&lt;" not in out.text
+    # the markdown preview (asset metadata) carries no raw HTML either
+    assert "<script>" not in out.markdown and "<img" not in out.markdown
+    assert "\n" not in out.subject and DAY.isoformat() in out.subject
+
+
+def test_original_language_headline_where_no_translation():
+    story = StoryRecord("s1", 7.0, "Quake hits Japan", "A strong quake.", "en", "日本で地震", "ja", T,
+                        translations={"fr": ("Séisme au Japon", "Un fort séisme.")})
+    fr = build_view(DAY, "fr", [story]).stories[0]
+    assert (fr.headline, fr.headline_lang, fr.is_original) == ("Séisme au Japon", "fr", False)
+    en = build_view(DAY, "en", [story]).stories[0]
+    assert (en.headline, en.is_original) == ("Quake hits Japan", False)
+    de_view = build_view(DAY, "de", [story])
+    de = de_view.stories[0]
+    assert (de.headline, de.headline_lang, de.is_original, de.summary_lang) == ("日本で地震", "ja", True, "en")
+    html = render(de_view).html
+    assert '<span lang="ja">日本で地震</span>' in html
+    assert "Originalschlagzeile (ja)" in html
+    # a reader of the original language sees it as a normal headline
+    assert build_view(DAY, "ja", [story]).stories[0].is_original is False
+
+
+def test_event_narrative_translation_and_offline_note():
+    event = EventRecord("ev", "Talks", {"what_happened": "Talks opened.", "background": "B."}, "en", True, 2, T,
+                        datetime(2026, 11, 4, tzinfo=timezone.utc))
+    story = StoryRecord("s", 5.0, "H", "S", "en", "H", "en", T, event=event)
+    en = render(build_view(DAY, "en", [story]))
+    assert "What happened:</strong> Talks opened." in en.html
+    assert "Automatic extractive summary" in en.html and "2 stories over 3 days" in en.html
+    event.translations["fr"] = ("Pourparlers", {"what_happened": "Les pourparlers ont commencé."})
+    fr = render(build_view(DAY, "fr", [story]))
+    assert "Ce qui s&#39;est passé:</strong> Les pourparlers ont commencé." in fr.html
+    # only LLM narratives get translated (offline ones are status 2), so a translation carries no offline note
+    assert "Résumé extractif" not in fr.html
+    assert "Pourparlers" in fr.html
+
+
+def test_safe_url():
+    assert safe_url("https://a.example/x") == "https://a.example/x"
+    assert safe_url("javascript:alert(1)") is None
+    assert safe_url("data:text/html,x") is None
+    assert safe_url("/relative") is None
+    assert safe_url(None) is None
+
+
+def test_empty_day_renders():
+    out = render(build_view(DAY, "ko", []))
+    assert "이 날의 뉴스가 없습니다." in out.html and out.story_ids == []

@@ -1,0 +1,324 @@
+"""Fetch + parse against a real HTTP server on 127.0.0.1 (tests/feedserver.py).
+
+Every failure scenario runs inside one fetch_feeds call together with two
+healthy feeds: the healthy ones must succeed with all their items, the
+failing one must carry its error, and a second run must parse identically.
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+import tracemalloc
+import zlib
+from dataclasses import replace
+
+import pytest
+
+from newsdedup_dagster.ingest.fetch import (
+    USER_AGENT,
+    FetchConfig,
+    FetchRequest,
+    fetch_feeds,
+    fetch_feeds_sync,
+    with_validators,
+)
+from feedserver import (
+    FAST,
+    GOOD_A,
+    GOOD_B,
+    FeedServer,
+    Request,
+    Response,
+    add_good_feeds,
+    run_scenario,
+    unused_port,
+)
+
+@pytest.fixture()
+def server():
+    with FeedServer() as feed_server:
+        add_good_feeds(feed_server)
+        yield feed_server
+
+
+# ------------------------------------------------------------------ network failures
+
+
+def test_connection_refused(server):
+    url = f"http://127.0.0.1:{unused_port()}/feed.xml"
+    result, parsed = run_scenario(server, FetchRequest("bad", url))
+    assert result.status == "error"
+    assert result.error.startswith("connection failed")
+    assert result.attempts == 3  # connection errors are retried
+    assert parsed.items == ()
+
+
+def test_timeout_before_headers(server):
+    server.add("/slow.xml", GOOD_A, delay=1.0)
+    result, _ = run_scenario(server, FetchRequest("bad", server.url("/slow.xml")))
+    assert result.status == "error"
+    assert "timeout" in result.error
+    assert result.elapsed_ms < 2500
+
+
+def test_slow_drip_body_hits_total_timeout(server):
+    def drip():
+        yield b'<?xml version="1.0"?><rss version="2.0"><channel>'
+        while True:
+            yield b"<!-- still here -->"
+
+    server.add("/drip.xml", drip, chunk_delay=0.05)  # every read arrives well within read_timeout
+    started = time.monotonic()
+    result, _ = run_scenario(server, FetchRequest("bad", server.url("/drip.xml")))
+    assert result.status == "error"
+    assert result.error.startswith("total timeout")
+    assert time.monotonic() - started < 8
+
+
+def test_404_is_not_retried(server):
+    result, parsed = run_scenario(server, FetchRequest("bad", server.url("/missing.xml")))
+    assert (result.status, result.http_status, result.attempts) == ("error", 404, 1)
+    assert result.error == "HTTP 404 Not Found"
+    assert parsed.items == ()
+
+
+def test_500_then_success_on_retry(server):
+    calls = {"n": 0}
+
+    def flaky(request: Request) -> Response:
+        calls["n"] += 1
+        if calls["n"] % 2 == 1:  # first attempt of each run fails
+            return Response(status=500, body=b"oops")
+        return Response(body=GOOD_A.replace(b"/a/", b"/flaky/"), headers={"Content-Type": "application/rss+xml"})
+
+    server.route("/flaky.xml", flaky)
+    result, parsed = run_scenario(server, FetchRequest("flaky", server.url("/flaky.xml")))
+    assert result.status == "ok"
+    assert result.attempts == 2
+    assert len(parsed.items) == 5
+
+
+def test_500_every_time_records_attempts(server):
+    server.add("/down.xml", b"down", status=503, content_type="text/plain")
+    result, _ = run_scenario(server, FetchRequest("bad", server.url("/down.xml")))
+    assert (result.status, result.http_status, result.attempts) == ("error", 503, 3)
+    assert result.error == "HTTP 503 Service Unavailable (after 3 attempts)"
+
+
+# ------------------------------------------------------------------ conditional GET
+
+
+def test_conditional_get_with_etag(server):
+    server.conditional("/etag.xml", GOOD_A, etag='"v1"', last_modified="Mon, 02 Nov 2026 10:00:00 GMT")
+    request = FetchRequest("etag", server.url("/etag.xml"))
+    first = fetch_feeds_sync([request], FAST)[0]
+    assert (first.status, first.etag, first.last_modified) == ("ok", '"v1"', "Mon, 02 Nov 2026 10:00:00 GMT")
+    second_request = with_validators(request, first)
+    result, parsed = run_scenario(server, second_request)
+    assert (result.status, result.http_status, result.body) == ("not_modified", 304, None)
+    assert result.etag == '"v1"' and result.last_modified == "Mon, 02 Nov 2026 10:00:00 GMT"
+    assert parsed.items == ()
+    sent = server.requests_for("/etag.xml")[-1].headers
+    assert sent["if-none-match"] == '"v1"'
+    assert sent["if-modified-since"] == "Mon, 02 Nov 2026 10:00:00 GMT"
+    assert sent["user-agent"] == USER_AGENT
+
+
+def test_conditional_get_with_last_modified_only(server):
+    server.conditional("/lm.xml", GOOD_A, last_modified="Mon, 02 Nov 2026 10:00:00 GMT")
+    request = FetchRequest("lm", server.url("/lm.xml"))
+    first = fetch_feeds_sync([request], FAST)[0]
+    assert first.status == "ok" and first.etag is None
+    result, _ = run_scenario(server, with_validators(request, first))
+    assert result.status == "not_modified"
+    assert result.etag is None and result.last_modified == "Mon, 02 Nov 2026 10:00:00 GMT"
+    assert "if-none-match" not in server.requests_for("/lm.xml")[-1].headers
+
+
+def test_validators_change_independently(server):
+    server.conditional("/v.xml", GOOD_A, etag='"v1"', last_modified="Mon, 02 Nov 2026 10:00:00 GMT")
+    request = FetchRequest("v", server.url("/v.xml"))
+    first = fetch_feeds_sync([request], FAST)[0]
+    # New version: only the ETag changes.
+    server.conditional("/v.xml", GOOD_B, etag='"v2"', last_modified="Mon, 02 Nov 2026 10:00:00 GMT")
+    second = fetch_feeds_sync([with_validators(request, first)], FAST)[0]
+    assert (second.status, second.etag, second.last_modified) == ("ok", '"v2"', "Mon, 02 Nov 2026 10:00:00 GMT")
+    # Next version drops the ETag entirely and changes Last-Modified: the old ETag must not survive.
+    server.conditional("/v.xml", GOOD_A, last_modified="Mon, 02 Nov 2026 11:00:00 GMT")
+    third = fetch_feeds_sync([with_validators(request, second)], FAST)[0]
+    assert (third.status, third.etag, third.last_modified) == ("ok", None, "Mon, 02 Nov 2026 11:00:00 GMT")
+    fourth = fetch_feeds_sync([with_validators(request, third)], FAST)[0]
+    assert fourth.status == "not_modified"
+
+
+def test_error_keeps_stored_validators(server):
+    request = FetchRequest("bad", server.url("/missing.xml"), etag='"old"', last_modified="x")
+    result = fetch_feeds_sync([request], FAST)[0]
+    assert (result.status, result.etag, result.last_modified) == ("error", '"old"', "x")
+
+
+# ------------------------------------------------------------------ redirects
+
+
+def test_redirect_loop(server):
+    server.redirect("/loop-a", server.url("/loop-b"))
+    server.redirect("/loop-b", "/loop-a")  # relative Location
+    result, _ = run_scenario(server, FetchRequest("bad", server.url("/loop-a")))
+    assert result.status == "error" and result.error.startswith("redirect loop:")
+    assert result.attempts == 1
+
+
+def test_too_many_redirects_and_exactly_five(server):
+    for i in range(7):
+        server.redirect(f"/r{i}", f"/r{i + 1}", status=301 if i % 2 else 307)
+    server.add("/r7", GOOD_A)
+    long_chain, _ = run_scenario(server, FetchRequest("bad", server.url("/r0")))
+    assert long_chain.status == "error" and long_chain.error.startswith("too many redirects (more than 5)")
+    five = fetch_feeds_sync([FetchRequest("ok", server.url("/r2"))], FAST)[0]
+    assert five.status == "ok" and five.final_url == server.url("/r7")
+
+
+def test_redirect_to_non_http_scheme_refused(server, tmp_path):
+    secret = tmp_path / "secret.xml"
+    secret.write_bytes(GOOD_A)
+    server.redirect("/to-file", secret.as_uri())
+    server.redirect("/to-ftp", "ftp://example.com/feed.xml")
+    config = replace(FAST, allowed_file_dir=tmp_path)  # even an allowed folder is not a redirect target
+    result, _ = run_scenario(server, FetchRequest("bad", server.url("/to-file")), config)
+    assert result.status == "error" and "non-http(s)" in result.error
+    ftp = fetch_feeds_sync([FetchRequest("bad", server.url("/to-ftp"))], FAST)[0]
+    assert ftp.status == "error" and "ftp://example.com" in ftp.error
+
+
+def test_file_urls_only_inside_allowed_dir(tmp_path):
+    inside = tmp_path / "replay" / "feed.xml"
+    inside.parent.mkdir()
+    inside.write_bytes(GOOD_A)
+    outside = tmp_path / "other.xml"
+    outside.write_bytes(GOOD_A)
+    allowed = replace(FAST, allowed_file_dir=inside.parent)
+    ok, refused = fetch_feeds_sync([FetchRequest("in", inside.as_uri()), FetchRequest("out", outside.as_uri())],
+                                   allowed)
+    assert ok.status == "ok" and ok.body == GOOD_A and ok.http_status is None
+    assert refused.status == "error" and "outside the allowed replay directory" in refused.error
+    not_configured = fetch_feeds_sync([FetchRequest("in", inside.as_uri())], FAST)[0]
+    assert not_configured.status == "error" and "not allowed" in not_configured.error
+
+
+# ------------------------------------------------------------------ body size and compression
+
+
+def _zeros(total: int, chunk: int = 64 * 1024):
+    sent = 0
+    block = b"0" * chunk
+    while sent < total:
+        yield block
+        sent += chunk
+
+
+def test_50mb_body_cut_off_without_buffering(server):
+    server.add("/huge.xml", lambda: _zeros(50 * 1024 * 1024), content_type="application/xml")
+    config = replace(FAST, total_timeout=10.0, read_timeout=5.0, max_body_bytes=2 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        result, parsed = run_scenario(server, FetchRequest("bad", server.url("/huge.xml")), config)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.status == "error"
+    assert result.error == f"body too large: cut off after {2 * 1024 * 1024} bytes"
+    assert result.body is None and parsed.items == ()
+    assert peak < 16 * 1024 * 1024, f"peak traced memory {peak} bytes: the body was buffered"
+
+
+def test_declared_content_length_over_limit_fails_before_reading(server):
+    server.add("/big.xml", lambda: _zeros(50 * 1024 * 1024), headers={"Content-Length": str(50 * 1024 * 1024)})
+    result, _ = run_scenario(server, FetchRequest("bad", server.url("/big.xml")), replace(FAST, max_body_bytes=1_000_000))
+    assert result.status == "error" and "Content-Length 52428800 exceeds" in result.error
+
+
+def test_endless_body_with_default_limits_stops(server):
+    server.add("/endless.xml", lambda: _zeros(10**12), content_type="application/xml")
+    config = replace(FAST, total_timeout=20.0, read_timeout=5.0)  # default 10 MiB cap
+    result = fetch_feeds_sync([FetchRequest("bad", server.url("/endless.xml"))], config)[0]
+    assert result.status == "error" and result.error.startswith("body too large")
+
+
+def test_gzip_bomb_stopped_by_decoded_cap(server):
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b"\0" * (1024 * 1024)
+    bomb = b"".join(compressor.compress(block) for _ in range(64)) + compressor.flush()  # 64 MiB -> ~64 KiB
+    assert len(bomb) < 200_000
+    server.add("/bomb.xml", bomb, headers={"Content-Encoding": "gzip"}, content_type="application/xml")
+    config = replace(FAST, max_decoded_bytes=4 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        result, _ = run_scenario(server, FetchRequest("bad", server.url("/bomb.xml")), config)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.status == "error" and result.error.startswith("decoded body too large")
+    assert peak < 20 * 1024 * 1024
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate-zlib", "deflate-raw"])
+def test_compressed_feeds_are_decoded(server, encoding):
+    if encoding == "gzip":
+        body = gzip.compress(GOOD_A)
+    elif encoding == "deflate-zlib":
+        body = zlib.compress(GOOD_A)
+    else:
+        raw = zlib.compressobj(6, zlib.DEFLATED, -15)
+        body = raw.compress(GOOD_A) + raw.flush()
+    server.add("/z.xml", body, headers={"Content-Encoding": encoding.split("-")[0]})
+    result, parsed = run_scenario(server, FetchRequest("z", server.url("/z.xml")))
+    assert result.status == "ok" and result.body == GOOD_A
+    assert len(parsed.items) == 5
+
+
+# ------------------------------------------------------------------ concurrency
+
+
+def test_concurrency_bounds_total_and_per_host():
+    state = {"now": 0, "max": 0, "per_host": {}, "max_per_host": {}}
+    lock = threading.Lock()
+
+    def slow(request: Request) -> Response:
+        host = request.server_host
+        with lock:
+            state["now"] += 1
+            state["per_host"][host] = state["per_host"].get(host, 0) + 1
+            state["max"] = max(state["max"], state["now"])
+            state["max_per_host"][host] = max(state["max_per_host"].get(host, 0), state["per_host"][host])
+        time.sleep(0.15)
+        with lock:
+            state["now"] -= 1
+            state["per_host"][host] -= 1
+        return Response(body=GOOD_A, headers={"Content-Type": "application/rss+xml"})
+
+    with FeedServer(hosts=["127.0.0.1", "127.0.0.2", "127.0.0.3"]) as server:
+        server.route("/slow.xml", slow)
+        requests = [FetchRequest(f"s{i}", server.url(f"/slow.xml?i={i}", host_index=i % 3)) for i in range(12)]
+        config = replace(FAST, max_concurrency=5, max_per_host=2, total_timeout=10.0, read_timeout=5.0)
+        started = time.monotonic()
+        results = fetch_feeds_sync(requests, config)
+        elapsed = time.monotonic() - started
+    assert all(r.status == "ok" for r in results)
+    assert state["max"] <= 5
+    assert max(state["max_per_host"].values()) <= 2
+    assert state["max"] >= 4  # it did run concurrently
+    assert elapsed < 12 * 0.15  # faster than sequential
+
+
+def test_async_api_and_sync_wrapper_inside_running_loop(server):
+    import asyncio
+
+    async def main():
+        direct = await fetch_feeds([FetchRequest("a", server.url("/good-a.xml"))], FAST)
+        wrapped = fetch_feeds_sync([FetchRequest("a", server.url("/good-a.xml"))], FAST)  # loop already running
+        return direct, wrapped
+
+    direct, wrapped = asyncio.run(main())
+    assert direct[0].body == wrapped[0].body == GOOD_A
