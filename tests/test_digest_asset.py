@@ -1,0 +1,91 @@
+"""The `digest` asset (daily partition) against the real database and a real SMTP server."""
+
+from __future__ import annotations
+
+from dagster import materialize
+from smtp_server import SmtpServer
+from test_events_fixtures import add_story
+
+from newsdedup_dagster.assets.digest import MailerResource, digest, send_decision
+from newsdedup_dagster.digest.build import digest_html_path, sample_digest_path
+from newsdedup_dagster.resources import PostgresResource
+
+KEY = "2026-11-02"
+
+
+def _run(url, mailer, run_config=None, tags=None):
+    return materialize([digest], partition_key=KEY, run_config=run_config, tags=tags,
+                       resources={"postgres": PostgresResource(database_url=url), "mailer": mailer})
+
+
+def _seed(conn):
+    add_story(conn, "s1", "t1", 8.0, titles={"en": '"><img src=x onerror=alert(1)> Market rally'},
+              headline='"><img src=x onerror=alert(1)> Market rally', significance=7.0)
+    add_story(conn, "s2", "t2", 10.0, titles={"fr": "Grève nationale"}, pivot_lang="fr", significance=5.0)
+    for addr, lang in [("a@example.com", "en"), ("b@example.com", "fr")]:
+        conn.execute("INSERT INTO subscribers (email, lang) VALUES (%s, %s)", (addr, lang))
+    conn.commit()
+
+
+def test_send_decision_rules():
+    assert send_decision(True, False, False) == (True, None)
+    assert send_decision(True, True, False)[0] is False
+    assert send_decision(True, True, True) == (True, None)
+    assert send_decision(False, False, True)[0] is False
+
+
+def test_digest_asset_sends_once_and_reports(clean_db, conn, tmp_path, monkeypatch):
+    monkeypatch.setenv("NEWSDEDUP_DIGEST_LANGS", "en,fr,ja")
+    _seed(conn)
+    with SmtpServer() as server:
+        mailer = MailerResource(host=server.host, port=server.port, security="none", outbox_dir=str(tmp_path),
+                                retry_delay_s=0)
+        r1 = _run(clean_db, mailer)
+        assert r1.success
+        md = r1.asset_materializations_for_node("digest")[-1].metadata
+        assert md["sent"].value == 2 and md["failed"].value == 0 and md["outbox"].value == 0
+        assert md["stories"].value == 2 and md["languages"].value == "en, fr, ja"
+        preview = md["preview"].value
+        assert "Market rally" in preview and "<img" not in preview
+        assert md["delivery"].value.startswith("smtp://127.0.0.1")
+        assert len(server.messages) == 2
+        # re-materialising the partition: rendered again, nothing sent twice
+        r2 = _run(clean_db, mailer)
+        md2 = r2.asset_materializations_for_node("digest")[-1].metadata
+        assert md2["sent"].value == 2 and md2["this_run"].value["attempted"] == 0
+        assert len(server.messages) == 2
+    html = digest_html_path(__import__("datetime").date(2026, 11, 2), "fr", tmp_path).read_text()
+    assert "Grève nationale" in html and "&lt;img" in html
+
+
+def test_backfill_renders_but_does_not_send_unless_allowed(clean_db, conn, tmp_path, monkeypatch):
+    monkeypatch.setenv("NEWSDEDUP_DIGEST_LANGS", "en")
+    _seed(conn)
+    with SmtpServer() as server:
+        mailer = MailerResource(host=server.host, port=server.port, security="none", outbox_dir=str(tmp_path),
+                                retry_delay_s=0)
+        r = _run(clean_db, mailer, tags={"dagster/backfill": "bf1"})
+        md = r.asset_materializations_for_node("digest")[-1].metadata
+        assert md["backfill"].value is True and md["sent"].value == 0
+        assert "backfill run" in md["delivery"].value
+        assert server.messages == []
+        assert conn.execute("SELECT count(*) FROM deliveries").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM digests").fetchone()[0] == 2  # en + fr (subscriber)
+        conn.commit()
+        r = _run(clean_db, mailer, tags={"dagster/backfill": "bf1"},
+                 run_config={"ops": {"digest": {"config": {"allow_backfill_send": True}}}})
+        assert r.asset_materializations_for_node("digest")[-1].metadata["sent"].value == 2
+        assert len(server.messages) == 2
+
+
+def test_no_smtp_means_outbox_delivery_and_demo_path(clean_db, conn, tmp_path, monkeypatch):
+    monkeypatch.setenv("NEWSDEDUP_OUTBOX", str(tmp_path))
+    monkeypatch.setenv("NEWSDEDUP_DIGEST_LANGS", "en")
+    _seed(conn)
+    r = _run(clean_db, MailerResource())
+    md = r.asset_materializations_for_node("digest")[-1].metadata
+    assert md["outbox"].value == 2 and md["sent"].value == 0
+    assert md["delivery"].value.startswith("outbox files (no NEWSDEDUP_SMTP_HOST")
+    assert len(list((tmp_path / "mail" / KEY).glob("*.eml"))) == 2
+    path = sample_digest_path(KEY, database_url=clean_db)
+    assert path == tmp_path / "digests" / KEY / f"digest-{KEY}-en.html" and path.exists()
