@@ -35,3 +35,30 @@ def test_events_asset_groups_checks_and_reports(clean_db, conn):
         "story_in_at_most_one_event": True, "no_gap_longer_than_quiet_period": True, "timeline_in_time_order": True}
     assert conn.execute("SELECT count(*) FROM event_stories").fetchone()[0] == 2
     conn.commit()
+
+
+def test_events_asset_with_llm_narrative_and_16_language_translation(clean_db, conn):
+    import fake_openai
+
+    def responder(req):
+        if "running explainer" in req.system_text:
+            return {"title": "Ceasefire talks", "what_happened": "A ceasefire was announced.",
+                    "background": "Fighting lasted weeks.", "how_it_developed": "Talks began on 2 Nov.",
+                    "what_to_watch": "Whether it holds."}
+        return fake_openai.default_responder(req)
+
+    add_story(conn, "e1", "topic-e", 5.2, titles={"en": "Ceasefire announced"})
+    with fake_openai.FakeOpenAI() as server:
+        server.responder = responder
+        llm = LLMResource(base_url=server.base_url, backoff_base_s=0.001, backoff_max_s=0.002)
+        result = materialize([events], partition_key="2026-11-02-05:00",
+                             resources={"postgres": PostgresResource(database_url=clean_db), "llm": llm})
+    assert result.success
+    md = result.asset_materializations_for_node("events")[-1].metadata
+    assert md["narrative_mode"].value.startswith("llm: ")
+    assert md["narratives"].value["generated"] == 1 and md["narratives"].value["translated_batches"] == 8
+    assert "| Ceasefire talks | 1 | 1 | en | open | LLM |" in md["events"].value
+    rows = dict(conn.execute("SELECT lang, status FROM event_translations").fetchall())
+    assert len(rows) == 15 and set(rows.values()) == {0}  # 16 narrative languages minus the source (en)
+    assert conn.execute("SELECT narrative_title FROM events").fetchone()[0] == "Ceasefire talks"
+    conn.commit()

@@ -64,6 +64,7 @@ def add_story(
     translations: dict[str, tuple[str, str]] | None = None,
     partition_h: float | None = None,
     duplicate_of_first: bool = False,
+    vector=None,
 ) -> None:
     """One story with one item per language in `titles` ({lang: title}); every item is a
     story_items row in the partition hour of `partition_h` (default: the story's last hour)."""
@@ -90,7 +91,7 @@ def add_story(
         "INSERT INTO stories (id, model, created_partition, updated_partition, first_published_at,"
         " latest_published_at, centroid, item_count, representative_item_id)"
         " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-        (story_id, MODEL, part, part, first, latest, Vector(topic_vector(topic, story_id)), len(item_ids), item_ids[0][0]))
+        (story_id, MODEL, part, part, first, latest, Vector(topic_vector(topic, story_id) if vector is None else vector), len(item_ids), item_ids[0][0]))
     conn.execute(
         "INSERT INTO story_items (item_id, story_id, pass, similarity, partition_hour)"
         " SELECT unnest(%s::text[]), %s, 1, 0.9, %s",

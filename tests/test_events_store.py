@@ -137,3 +137,23 @@ def test_summaries_list_days_and_languages(conn):
     assert rows[0]["days"] == 2 and rows[0]["story_count"] == 2
     assert rows[0]["langs"] == ["de", "en", "ja"]
     assert timedelta(0) < rows[0]["last_published_at"] - rows[0]["first_published_at"]
+
+
+def test_stories_rerun_deleting_members_repairs_events(conn):
+    add_story(conn, "r1", "topic-r", 1.0)
+    add_story(conn, "r2", "topic-r", 2.0)
+    run(conn, 1)
+    run(conn, 2)
+    ev = event_id_for("r1")
+    assert conn.execute("SELECT story_count FROM events WHERE id = %s", (ev,)).fetchone()[0] == 2
+    # the stories stage re-ran hour 2 and dropped r2 (cascade removes its membership)
+    conn.execute("DELETE FROM stories WHERE id = 'r2'")
+    conn.commit()
+    run(conn, 5)
+    assert conn.execute("SELECT story_count, last_published_at FROM events WHERE id = %s", (ev,)).fetchone() == (1, at(1.0))
+    # an event left with no stories at all disappears
+    conn.execute("DELETE FROM stories WHERE id = 'r1'")
+    conn.commit()
+    run(conn, 6)
+    assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 0
+    conn.commit()

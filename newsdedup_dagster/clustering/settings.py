@@ -29,6 +29,9 @@ class ClusterSettings:
     # HNSW search breadth (SET LOCAL hnsw.ef_search); 100 gives recall@10 0.98 on 50k x 384
     # structured vectors (design notes); bench/clustering.py measures pass-2 edge recall with it.
     ef_search: int = 100
+    # KNN access path: hnsw (ordered HNSW scan + iterative scan, the default), exact (no index;
+    # the bench's reference), auto (the planner decides)
+    search: str = "hnsw"
     # asset check warning: a story larger than this is suspicious (chaining)
     max_story_size: int = 500
     # wait this long for another clustering run to finish before failing

@@ -118,14 +118,14 @@ def _gold_evaluation(conn, gold_path: Path) -> dict | None:
     """Score the sample day's stories against the bundled gold labels (B-cubed, NMI, ARI)."""
     if not gold_path.exists():
         return None
-    from ..ingest.canonical_url import canonicalize, item_id
+    from ..ingest.canonical_url import canonical_url, item_id
     from ..metrics import summary
 
     gold = {}
     for line in gold_path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             row = json.loads(line)
-            gold[item_id(canonicalize(row["url"]))] = row["story"]
+            gold[item_id(canonical_url(row["url"]))] = row["story"]
     story_of = dict(
         conn.execute(
             "SELECT item_id, story_id FROM story_articles WHERE item_id = ANY(%s)", (list(gold),)
@@ -187,9 +187,12 @@ def cmd_demo(args) -> int:
 
         print_top_stories(conn, limit=10)
         evaluation = _gold_evaluation(conn, config.SAMPLE_DATA_DIR / "gold.jsonl")
-        from ..digest.report import digest_paths
+    from datetime import date
 
-        paths = digest_paths(conn, args.day)
+    from ..digest.build import digest_html_path
+
+    day = date.fromisoformat(args.day)
+    paths = [p for p in [digest_html_path(day, config.LLMSettings().pivot_lang)] if p.exists()]
 
     print(f"\nAsset checks: {check_totals['passed']} passed, {check_totals['failed']} failed")
     for line in failed_checks[:20]:

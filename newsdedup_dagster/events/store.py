@@ -61,6 +61,9 @@ def group_hour(
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (EVENTS_LOCK_KEY,))
         undone = {r[0] for r in conn.execute(db.load_sql("event_undo_memberships"), {"hour": hour})}
         result.reopened = len(conn.execute(db.load_sql("event_reopen"), {"hour": hour}).fetchall())
+        stale = {r[0] for r in conn.execute(db.load_sql("event_stale"))}
+        if stale:  # centroids and windows must reflect current members before we compare
+            conn.execute(db.load_sql("event_refresh"), {"event_ids": sorted(stale), "hour": hour})
 
         candidates = _fetch_candidates(conn, hour)
         open_events = [OpenEvent(*row) for row in conn.execute(db.load_sql("event_open"), {"hour": hour})]
@@ -99,7 +102,7 @@ def group_hour(
                 "similarities": [j.similarity for j in plan.joins],
             })
         kept_events = {s.event_id for s in candidates if s.event_id is not None}
-        touched = sorted(undone | kept_events | {j.event_id for j in plan.joins})
+        touched = sorted(undone | stale | kept_events | {j.event_id for j in plan.joins})
         if touched:
             result.orphans_deleted = len(conn.execute(
                 db.load_sql("event_delete_orphans"), {"event_ids": touched}).fetchall())

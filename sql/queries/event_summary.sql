@@ -1,6 +1,6 @@
 -- One row per given event for the asset's metadata table: title, days covered, stories,
 -- languages of every article (duplicates included, via story_articles).
-SELECT e.id, e.title, e.status, e.story_count, e.significance,
+SELECT e.id, coalesce(e.narrative_title, e.title) AS title, e.status, e.story_count, e.significance,
        e.first_published_at, e.last_published_at,
        (e.last_published_at::date - e.first_published_at::date) + 1 AS days,
        coalesce(l.langs, '{}') AS langs,
