@@ -75,6 +75,7 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=50)
     parser.add_argument("--latency", type=float, default=0.05, help="server latency per request, seconds")
     parser.add_argument("--store", action="store_true", help="also time ingest_partition into PostgreSQL")
+    parser.add_argument("--repeat", type=int, default=2, help="alternating rounds; the best of each is reported")
     args = parser.parse_args()
 
     from newsdedup_dagster.ingest.fetch import FetchConfig, FetchRequest, fetch_feeds_sync, iter_fetch_feeds, run_sync
@@ -87,6 +88,8 @@ def main() -> None:
     server = context.Process(target=serve, args=(args.feeds, args.entries, args.latency, child_end, stop), daemon=True)
     server.start()
     try:
+        if not parent_end.poll(60):
+            raise SystemExit("feed server process did not start within 60 s")
         base_urls = parent_end.recv()
         sources = [Source(id=f"feed-{i}", name=f"Feed {i}", feed_url=f"{base_urls[i % len(HOSTS)]}/feed/{i}.xml",
                           language="en", country="GB") for i in range(args.feeds)]
@@ -109,7 +112,7 @@ def main() -> None:
             errors = [r.error for r in results if r.status != "ok"]
             return fetched - started, done - started, items, errors
 
-        async def pipelined():
+        async def overlapped_in_process():
             items = 0
             async for result in iter_fetch_feeds(requests, config):
                 items += len(parse_fetch_result(result, by_id[result.source_id]).items)
@@ -118,22 +121,32 @@ def main() -> None:
         print(f"# ingest bench: {args.feeds} feeds x {args.entries} entries, served from a separate process on "
               f"{len(HOSTS)} loopback addresses with {args.latency * 1000:.0f} ms latency per request "
               f"(models the network); FetchConfig max_concurrency={config.max_concurrency}, "
-              f"max_per_host={config.max_per_host}; {os.cpu_count()} CPUs")
-        c_fetch, c_total, c_items, c_errors = fetch_then_parse(config)
-        started = time.monotonic()
-        p_items = run_sync(pipelined)
-        p_total = time.monotonic() - started
-        s_fetch, s_total, s_items, s_errors = fetch_then_parse(sequential_config)
-        assert c_items == s_items == p_items == args.feeds * args.entries, (c_items, s_items, p_items)
-        assert not c_errors and not s_errors, (c_errors[:3], s_errors[:3])
-
-        print(f"concurrent fetch          : {c_fetch:6.2f} s")
-        print(f"concurrent fetch + parse  : {c_total:6.2f} s  {c_items / c_total:8.0f} items/s")
-        print(f"pipelined fetch + parse   : {p_total:6.2f} s  {p_items / p_total:8.0f} items/s")
-        print(f"sequential fetch          : {s_fetch:6.2f} s")
-        print(f"sequential fetch + parse  : {s_total:6.2f} s  {s_items / s_total:8.0f} items/s")
-        print(f"speed-up fetch            : {s_fetch / c_fetch:6.1f}x")
-        print(f"speed-up fetch + parse    : {s_total / c_total:6.1f}x (pipelined: {s_total / p_total:.1f}x)")
+              f"max_per_host={config.max_per_host}; {os.cpu_count()} CPUs, load average "
+              f"{os.getloadavg()[0]:.1f} at start; best of {args.repeat} alternating rounds")
+        best: dict[str, float] = {}
+        for _round in range(args.repeat):
+            c_fetch, c_total, c_items, c_errors = fetch_then_parse(config)
+            started = time.monotonic()
+            o_items = run_sync(overlapped_in_process)
+            o_total = time.monotonic() - started
+            s_fetch, s_total, s_items, s_errors = fetch_then_parse(sequential_config)
+            assert c_items == s_items == o_items == args.feeds * args.entries, (c_items, s_items, o_items)
+            assert not c_errors and not s_errors, (c_errors[:3], s_errors[:3])
+            for name, value in (("c_fetch", c_fetch), ("c_total", c_total), ("o_total", o_total),
+                                ("s_fetch", s_fetch), ("s_total", s_total)):
+                best[name] = min(best.get(name, value), value)
+        items = args.feeds * args.entries
+        print(f"concurrent fetch          : {best['c_fetch']:6.2f} s")
+        print(f"concurrent fetch, parse   : {best['c_total']:6.2f} s  {items / best['c_total']:8.0f} items/s")
+        print(f"overlapped fetch + parse  : {best['o_total']:6.2f} s  {items / best['o_total']:8.0f} items/s"
+              "  (iter_fetch_feeds: parse each feed as it arrives)")
+        print(f"sequential fetch          : {best['s_fetch']:6.2f} s")
+        print(f"sequential fetch, parse   : {best['s_total']:6.2f} s  {items / best['s_total']:8.0f} items/s")
+        print(f"parse alone (CPU)         : {best['c_total'] - best['c_fetch']:6.2f} s "
+              f"({(best['c_total'] - best['c_fetch']) / items * 1000:.2f} ms per entry)")
+        print(f"speed-up fetch            : {best['s_fetch'] / best['c_fetch']:6.1f}x")
+        print(f"speed-up fetch + parse    : {best['s_total'] / best['c_total']:6.1f}x "
+              f"(overlapped: {best['s_total'] / best['o_total']:.1f}x)")
 
         if args.store:
             if not os.environ.get("NEWSDEDUP_DATABASE_URL"):
@@ -160,8 +173,10 @@ def main() -> None:
                 print(f"ingest_partition (rerun)  : {total:6.2f} s  from archive, {rerun.new_items} new items")
             db.stop_embedded_server()
         print(f"peak RSS (this process)   : {peak_rss_mb():6.0f} MB")
-        target = "met" if c_total <= 10 and s_total / c_total >= 5 else "NOT met"
-        print(f"target (<= 10 s and >= 5x, fetch + parse): {target}")
+        total = min(best["c_total"], best["o_total"])
+        print(f"target 200 feeds <= 10 s (fetch + parse): {'met' if total <= 10 else 'NOT met'}; "
+              f">= 5x sequential: fetch {'met' if best['s_fetch'] / best['c_fetch'] >= 5 else 'NOT met'}, "
+              f"fetch + parse {'met' if best['s_total'] / total >= 5 else 'NOT met'}")
     finally:
         stop.set()
         server.join(timeout=10)

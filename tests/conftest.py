@@ -16,7 +16,7 @@ os.environ.pop("NEWSDEDUP_LLM_BASE_URL", None)
 os.environ.pop("NEWSDEDUP_SMTP_HOST", None)
 
 APP_TABLES = (
-    "deliveries, subscribers, digests, event_translations, event_stories, events, "
+    "duplicate_groups, deliveries, subscribers, digests, event_translations, event_stories, events, "
     "story_translations, story_scores, story_items, stories, item_embeddings, embedding_cache, "
     "embedding_models, item_duplicates, item_sources, items, feed_fetches, sources, llm_calls"
 )

@@ -177,7 +177,7 @@ class FeedServer:
     # ------------------------------------------------------------ routes
     def route(self, path: str, route: Route) -> str:
         self.routes[path] = route
-        return self.url(path)
+        return self.url(path) if self._servers else path
 
     def add(self, path: str, body: bytes | Iterable[bytes] = b"", *, status: int = 200,
             headers: dict[str, str] | None = None, content_type: str | None = "application/rss+xml; charset=utf-8",

@@ -96,3 +96,29 @@ def test_tracking_list_is_lower_case():
 def test_malformed_urls_do_not_raise():
     for url in ["https://ex.com:notaport/x", "https://[broken/x", "https://", "http://a b.com/x", ""]:
         assert isinstance(canonical_url(url), str)
+
+
+def test_fast_path_matches_url_normalize_on_random_urls():
+    # _syntax_normalise skips url-normalize for plain paths/queries; it must give the same result.
+    import random
+    import string
+
+    from url_normalize.normalize_path import normalize_path
+    from url_normalize.normalize_query import normalize_query
+    from url_normalize.tools import deconstruct_url
+
+    from newsdedup_dagster.ingest.canonical_url import _syntax_normalise
+
+    rng = random.Random(7)
+    alphabet = string.ascii_letters + string.digits + "-._~/!$&'()*+,;=:@[]%é "
+    for _ in range(3000):
+        path = "/" + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 15)))
+        query = "".join(rng.choice(alphabet + "?") for _ in range(rng.randint(0, 15)))
+        url = "https://ex.com" + path + ("?" + query if query else "")
+        try:
+            _, _, fast_path, fast_query = _syntax_normalise(url)
+        except ValueError:
+            continue
+        parts = deconstruct_url(url)
+        assert fast_path == normalize_path(parts.path, "https"), url
+        assert fast_query == normalize_query(parts.query), url

@@ -1,6 +1,5 @@
 """item_embeddings[H]: one vector per canonical item of the hour (cache first)."""
 
-from __future__ import annotations
 
 from typing import Optional
 

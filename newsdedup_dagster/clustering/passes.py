@@ -166,7 +166,7 @@ def cluster_partition(
         raw = store.pass2_edges(conn, info, h, remaining, settings) if remaining else []
         # One hop: the window's old items that H's items reach get their own neighbourhoods too,
         # so the guard judges a component on all its known edges, not only those touching H.
-        hop = sorted({n for _, n, _ in raw} - set(remaining))
+        hop = sorted({n for _, n, _ in raw} - set(remaining)) if settings.pass2_expand else []
         if hop:
             raw += store.pass2_edges(conn, info, h, hop, settings)
         edges = undirected(raw)
@@ -211,3 +211,65 @@ def story_summaries(conn: psycopg.Connection, story_ids: list[str]) -> list[tupl
     rows = conn.execute(db.load_sql("cluster_story_summary"), {"ids": list(story_ids)}).fetchall()
     conn.commit()
     return rows
+
+
+# ------------------------------------------------------------------ invariants (asset checks)
+@dataclass
+class Invariants:
+    multi_story_items: int
+    pass1_gate_violations: int
+    age_violations: int
+    centroid_max_error: float
+    largest_touched: int
+    disconnected_stories: list[str]
+    embedded: int
+    considered: int
+
+    @property
+    def all_considered(self) -> bool:
+        return self.embedded == self.considered
+
+
+def check_invariants(conn: psycopg.Connection, info: ModelInfo, h: datetime, settings: ClusterSettings,
+                     result: ClusterResult) -> Invariants:
+    """The cluster invariants for partition H, computed in SQL (ids and figures only)."""
+    from datetime import timedelta
+
+    from .. import db
+
+    row = conn.execute(db.load_sql("cluster_check_invariants"), {
+        "h": h, "story_threshold": settings.story_threshold, "max_gap_hours": settings.max_gap_hours,
+        "story_max_age_hours": settings.story_max_age_hours, "window": settings.centroid_window,
+    }).fetchone()
+    pairs = conn.execute(db.load_sql("cluster_check_pass2_edges"), {
+        "h": h, "model": info.model, "threshold": settings.item_threshold,
+    }).fetchall()
+    members = conn.execute(
+        "SELECT story_id, item_id FROM story_items WHERE partition_hour = %s AND pass = 2", (h,)
+    ).fetchall()
+    embedded, elsewhere = conn.execute(db.load_sql("cluster_check_considered"), {
+        "h": h, "h_end": h + timedelta(hours=1), "model": info.model,
+    }).fetchone()
+    conn.commit()
+    return Invariants(
+        multi_story_items=int(row[0]), pass1_gate_violations=int(row[1]), age_violations=int(row[2]),
+        centroid_max_error=float(row[3] or 0.0), largest_touched=int(row[4]),
+        disconnected_stories=disconnected(members, pairs),
+        embedded=int(embedded), considered=int(result.new_items) + int(elsewhere),
+    )
+
+
+def disconnected(members: list[tuple[str, str]], pairs: list[tuple[str, str, str]]) -> list[str]:
+    """Stories whose members (story_id, item_id) are not one component of the threshold edges."""
+    by_story: dict[str, list[str]] = {}
+    for story, item in members:
+        by_story.setdefault(story, []).append(item)
+    bad = []
+    for story, items in sorted(by_story.items()):
+        uf: UnionFind[str] = UnionFind(items)
+        for s, a, b in pairs:
+            if s == story:
+                uf.union(a, b)
+        if len(uf.components()) != 1:
+            bad.append(story)
+    return bad

@@ -32,6 +32,10 @@ class ClusterSettings:
     # KNN access path: hnsw (ordered HNSW scan + iterative scan, the default), exact (no index;
     # the bench's reference), auto (the planner decides)
     search: str = "hnsw"
+    # pass 2: also fetch the neighbourhoods of the window's old items that H's items reach, so a
+    # guard sees every known edge of a component (doubles the KNN queries; off unless the guard
+    # needs it: bench/clustering.py, 10k window, pass 2 took 2.2 s with it)
+    pass2_expand: bool = False
     # asset check warning: a story larger than this is suspicious (chaining)
     max_story_size: int = 500
     # wait this long for another clustering run to finish before failing

@@ -112,7 +112,9 @@ def _unwrap_redirect(url: str) -> str | None:
         if parts.query:
             target += "?" + parts.query
         return target
-    if not parts.query:
+    # A wrapped target is an absolute URL, so its scheme ("http", maybe
+    # percent-encoded as "http%3A") is in the query: skip parsing otherwise.
+    if not parts.query or "http" not in parts.query.lower():
         return None
     params = parse_qsl(parts.query, keep_blank_values=True)
     names = REDIRECT_PARAMS + (("q",) if _GOOGLE_HOST_RE.match(host) and parts.path == "/url" else ())
@@ -168,11 +170,25 @@ def _normalise_query(query: str) -> str:
 _cached_normalize_host = functools.lru_cache(maxsize=16384)(normalize_host)
 
 
+# Paths / queries made only of these characters (no '%', no spaces, ASCII)
+# come out of url-normalize unchanged, so they skip it (fast path, ~40 % of
+# canonical_url time on typical news URLs).
+_PLAIN_PATH_RE = re.compile(r"[A-Za-z0-9\-._~/!$&'()*+,;=:@]*")
+_PLAIN_QUERY_RE = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$'()*+,;=&]*")
+
+
 def _syntax_normalise(url: str) -> tuple[str, str, str, str]:
     """RFC 3986 normalisation by url-normalize: (host, port, path, query)."""
     parts = deconstruct_url(generic_url_cleanup(cleanup_url_input(url)))
     host = _cached_normalize_host(parts.host) if parts.host else ""
-    return host, parts.port, normalize_path(parts.path, "https"), normalize_query(parts.query)
+    path = parts.path
+    if not (_PLAIN_PATH_RE.fullmatch(path) and "/." not in path and "//" not in path and path.startswith("/")):
+        path = normalize_path(path, "https")
+    query = parts.query
+    if (not _PLAIN_QUERY_RE.fullmatch(query) or "&&" in query or query.startswith("&") or query.endswith("&")
+            or any(piece.count("=") > 1 for piece in query.split("&"))):
+        query = normalize_query(query)
+    return host, parts.port, path, query
 
 
 def canonical_url(url: str) -> str:

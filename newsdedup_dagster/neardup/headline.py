@@ -24,6 +24,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
@@ -49,7 +50,7 @@ class NearDupConfig:
 
     # Ungated threshold for languages not listed in threshold_by_lang.
     # Calibrated on MSRP (sweep 0.30..0.60): see CALIBRATION below.
-    threshold: float = 0.40
+    threshold: float = 0.38
     # Per-language thresholds. "ko" keeps the seed's 0.30: the lead-token gate
     # carries precision there (seed: 100 Korean items; our ITN-ko check below).
     threshold_by_lang: Mapping[str, float] = field(
@@ -82,14 +83,22 @@ class NearDupConfig:
     # tiny corpus (3 headlines) the weights then tend to uniform (plain
     # Jaccard) instead of punishing exactly the grams two duplicates share.
     idf_prior_docs: int = 200
-    # Candidate generation keeps pairs whose 3-gram weighted Jaccard may reach
-    # this value (prefix filter); the full score is computed only for them.
-    candidate_min_jaccard: float = 0.25
+    # Pairs whose 3-gram weighted Jaccard is below this score 0, whatever the
+    # word overlap. It bounds the work of the clustering engine (exact prefix
+    # filter at this value) and costs nothing measurable: MSRP at the default
+    # threshold loses no true pair to it (see CALIBRATION in pairs_eval).
+    min_gram_jaccard: float = 0.25
     # Representative choice: when an existing canonical ties with a new item
     # on (original, direct link), the brief's rule "then newest" switches to
     # the new item. True keeps the existing canonical on such ties instead
     # (fewer canonical switches between hours).
     keep_existing_canonical_on_tie: bool = False
+
+    def __post_init__(self) -> None:
+        if self.ngram not in (1, 2, 3):
+            raise ValueError("ngram must be 1, 2 or 3 (the engine packs a gram into one int64)")
+        if not 0.0 < self.min_gram_jaccard <= 1.0:
+            raise ValueError("min_gram_jaccard must be in (0, 1]")
 
     def threshold_for(self, lang: str | None) -> float:
         return float(self.threshold_by_lang.get(lang or "", self.threshold))
@@ -154,8 +163,13 @@ def strip_outlet_suffix(title: str) -> str:
     return text
 
 
+_TAG_CHARS = frozenset(_BRACKET_OPEN + "(（")
+
+
 def strip_tags(title: str) -> str:
     """Remove editorial tags ([속보], (pictured), （图）…) that copies add or drop."""
+    if not any(ch in _TAG_CHARS for ch in title):
+        return title.strip()
     text = _PAREN_TAG.sub(" ", title)
     for _ in range(3):
         new = _LEADING_TAG.sub("", text)
@@ -172,24 +186,39 @@ def clean_title(title: str) -> str:
     return strip_tags(strip_outlet_suffix(strip_tags(text)))
 
 
-def _strip_punctuation(text: str) -> str:
-    out = []
-    for ch in text:
+class _PunctuationTable(dict):
+    """str.translate table built lazily, one entry per distinct character seen:
+    punctuation, symbols and odd spaces become " "; letters, digits, combining
+    marks (Devanagari, Thai vowels … belong to their letter), "%" and the decimal
+    placeholder stay."""
+
+    def __missing__(self, code: int) -> int | None:
+        ch = chr(code)
         if ch.isalnum() or ch == _DECIMAL_PLACEHOLDER or ch in _KEEP_SYMBOLS:
-            out.append(ch)
-        elif ch.isspace():
-            out.append(" ")
+            value = code
+        elif unicodedata.category(ch)[0] == "M":
+            value = code
         else:
-            cat = unicodedata.category(ch)
-            # Combining marks (Devanagari, Thai vowels …) belong to their letter.
-            out.append(ch if cat[0] == "M" else " ")
-    return "".join(out)
+            value = 32
+        self[code] = value
+        return value
+
+
+_PUNCTUATION_TABLE = _PunctuationTable()
+
+
+def _strip_punctuation(text: str) -> str:
+    return text.translate(_PUNCTUATION_TABLE)
 
 
 def normalize_headline(title: str) -> str:
     """Comparison form: NFKC, outlet suffix and tags removed, casefolded,
     punctuation to spaces ("1,000" -> "1000", "2.5" kept), spaces collapsed."""
-    text = clean_title(title).casefold()
+    return _normalize_clean(clean_title(title))
+
+
+def _normalize_clean(cleaned: str) -> str:
+    text = cleaned.casefold()
     text = _POSSESSIVE.sub("", text)
     text = _DIGIT_GROUPING.sub("", text)
     text = _DECIMAL_POINT.sub(_DECIMAL_PLACEHOLDER, text)
@@ -210,7 +239,11 @@ _LEAD_SPLIT = re.compile(r"[\s,，、·・•:：;；|/／]+")
 def lead_token(title: str) -> str:
     """First token of the headline (outlet suffix and tags removed), letters and
     digits only, casefolded. May be "" (headline starting with an emoji, "…")."""
-    text = clean_title(title).casefold()
+    return _lead_of_clean(clean_title(title))
+
+
+def _lead_of_clean(cleaned: str) -> str:
+    text = cleaned.casefold()
     pieces = _LEAD_SPLIT.split(text.strip(" \t\n,，、·・•:：;；|/／"))
     first = pieces[0] if pieces else ""
     return "".join(ch for ch in first if ch.isalnum())
@@ -228,6 +261,7 @@ def char_ngrams(normalized: str, n: int = 3) -> frozenset[str]:
 _EN_SUFFIXES = ("ings", "ing", "ies", "ied", "ed", "es", "s")
 
 
+@lru_cache(maxsize=200_000)
 def light_stem(word: str) -> str:
     """Crude suffix stripping for ASCII words (rises/rise, killed/kill, talks/talk).
     Applied to every ASCII-letter word whatever the language: it only has to
@@ -241,43 +275,65 @@ def light_stem(word: str) -> str:
 
 
 def word_tokens(normalized: str) -> frozenset[str]:
-    return frozenset(light_stem(w) for w in normalized.split())
+    return frozenset(map(light_stem, normalized.split()))
+
+
+_HAS_DIGIT = re.compile(r"\d")
 
 
 def numbers_in(normalized: str) -> frozenset[str]:
+    if not _HAS_DIGIT.search(normalized):
+        return frozenset()
     return frozenset(_NUMBER.findall(normalized))
 
 
 @dataclass(frozen=True)
 class HeadlineFeatures:
-    """Everything the scorer needs about one headline, computed once."""
+    """Everything the scorer needs about one headline. Gram, word and number sets
+    are computed on first use (the clustering engine reads only the strings)."""
 
     title: str
     normalized: str
     exact_key: str
     lead: str
-    grams: frozenset[str]
-    words: frozenset[str]
-    numbers: frozenset[str]
-    length: int  # characters of the space-free normalised text
+    ngram: int = 3
+
+    @cached_property
+    def grams(self) -> frozenset[str]:
+        return char_ngrams(self.normalized, self.ngram)
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        return word_tokens(self.normalized)
+
+    @cached_property
+    def numbers(self) -> frozenset[str]:
+        return numbers_in(self.normalized)
+
+    @property
+    def length(self) -> int:
+        """Characters of the space-free normalised text."""
+        return len(self.exact_key)
 
 
 def headline_features(title: str, n: int = 3) -> HeadlineFeatures:
-    normalized = normalize_headline(title)
-    key = exact_key(normalized)
+    cleaned = clean_title(title)
+    normalized = _normalize_clean(cleaned)
     return HeadlineFeatures(
-        title=title,
-        normalized=normalized,
-        exact_key=key,
-        lead=lead_token(title),
-        grams=char_ngrams(normalized, n),
-        words=word_tokens(normalized),
-        numbers=numbers_in(normalized),
-        length=len(key),
+        title=title, normalized=normalized, exact_key=exact_key(normalized), lead=_lead_of_clean(cleaned), ngram=n
     )
 
 
 # --------------------------------------------------------------------------- IDF
+
+
+def idf_weight(df, n_docs: int, prior_docs: int):
+    """log(1 + (N + prior) / (1 + df)); works on ints and numpy arrays alike."""
+    if isinstance(df, (int, float)):
+        return math.log(1.0 + (n_docs + prior_docs) / (1.0 + df))
+    import numpy as np
+
+    return np.log1p((n_docs + prior_docs) / (1.0 + np.asarray(df, dtype=np.float64)))
 
 
 @dataclass(frozen=True)
@@ -297,10 +353,10 @@ class IdfTable:
     prior_docs: int = 200
 
     def gram_weight(self, gram: str) -> float:
-        return math.log(1.0 + (self.n_docs + self.prior_docs) / (1.0 + self.gram_df.get(gram, 0)))
+        return idf_weight(self.gram_df.get(gram, 0), self.n_docs, self.prior_docs)
 
     def word_weight(self, word: str) -> float:
-        return math.log(1.0 + (self.n_docs + self.prior_docs) / (1.0 + self.word_df.get(word, 0)))
+        return idf_weight(self.word_df.get(word, 0), self.n_docs, self.prior_docs)
 
 
 def build_idf(
@@ -344,7 +400,18 @@ def score_features(
     """Similarity in [0, 1]; 1.0 for equal exact keys. Ignores the gate (see is_duplicate)."""
     if a.exact_key and a.exact_key == b.exact_key:
         return 1.0
-    score = weighted_jaccard(a.grams, b.grams, idf.gram_weight)
+    return finish_score(weighted_jaccard(a.grams, b.grams, idf.gram_weight), a, b, idf, lang, config)
+
+
+def finish_score(
+    gram_jaccard: float, a: HeadlineFeatures, b: HeadlineFeatures, idf: IdfTable, lang: str | None,
+    config: NearDupConfig,
+) -> float:
+    """The score from an already computed 3-gram weighted Jaccard (the clustering
+    engine computes that one vectorised)."""
+    if gram_jaccard < config.min_gram_jaccard:
+        return 0.0
+    score = gram_jaccard
     word_weight = config.word_weight_for(lang)
     if word_weight > 0.0:
         score = (1.0 - word_weight) * score + word_weight * weighted_jaccard(a.words, b.words, idf.word_weight)

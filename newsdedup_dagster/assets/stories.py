@@ -1,0 +1,131 @@
+"""stories[H]: two-pass clustering of the hour's canonical items (see clustering/passes.py)."""
+
+
+from typing import Optional
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    Config,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
+
+from ..clustering.passes import check_invariants, cluster_partition, story_summaries
+from ..clustering.settings import settings_for
+from ..embeddings.store import active_model
+from ..partitions import HOURLY_PARTITIONS, hour_start
+from ..resources import PostgresResource
+
+# Centroids are stored as float4 and averaged in SQL; a recomputed average differs by rounding only.
+CENTROID_TOLERANCE = 1e-4
+
+CHECKS = (
+    ("one_story_per_item", True, "Every article (canonical or duplicate) is in at most one story."),
+    ("pass1_gates_met", True, "Every pass-1 attachment of the hour met the similarity and time-gap gates (stored with it)."),
+    ("pass2_stories_connected", True, "Every story founded this hour is connected by edges >= item_threshold."),
+    ("centroids_current", True, "Each touched story's centroid equals the average of its 3 most recent items."),
+    ("no_attachment_after_max_age", True, "No story absorbed an item after its maximum age."),
+    ("all_items_considered", True, "Every embedded canonical item of the hour went through the passes."),
+    ("largest_story_size", False, "The largest story touched this hour stays under max_story_size (chaining warning)."),
+)
+
+
+class StoriesConfig(Config):
+    """Run-config overrides of the clustering settings (else NEWSDEDUP_<KEY> / calibrated defaults)."""
+
+    story_threshold: Optional[float] = None
+    item_threshold: Optional[float] = None
+    max_gap_hours: Optional[float] = None
+    story_max_age_hours: Optional[float] = None
+    knn_k: Optional[int] = None
+    centroid_window: Optional[int] = None
+    batch_size: Optional[int] = None
+    ef_search: Optional[int] = None
+    max_story_size: Optional[int] = None
+
+
+def _table(rows: list[tuple], new: set[str]) -> str:
+    if not rows:
+        return "_no new or updated stories_"
+    lines = ["| story | status | items | articles | languages | sources | representative headline |",
+             "|---|---|---|---|---|---|---|"]
+    for sid, items, articles, langs, sources, headline, _created in rows[:50]:
+        head = (headline or "").replace("|", "\\|").replace("\n", " ")[:120]
+        src = (sources or "")
+        src = src if len(src) <= 60 else src[:57] + "..."
+        lines.append(f"| `{sid[:11]}` | {'new' if sid in new else 'updated'} | {items} | {articles} | {langs or ''} | {src} | {head} |")
+    if len(rows) > 50:
+        lines.append(f"\n_{len(rows) - 50} more not shown_")
+    return "\n".join(lines)
+
+
+@asset(
+    partitions_def=HOURLY_PARTITIONS,
+    deps=["item_embeddings"],
+    group_name="clustering",
+    # Two clustering runs must never overlap (a backfill launches many partitions): the Dagster
+    # pool queues them and the advisory lock in clustering/store.py enforces it in the database.
+    pool="clustering",
+    check_specs=[AssetCheckSpec(name, asset="stories", blocking=blocking, description=desc)
+                 for name, blocking, desc in CHECKS],
+    description="Pass 1: new items -> story centroids (KNN, cosine, time gates); pass 2: the rest -> "
+                "item KNN + UnionFind + chaining guard -> new stories. Idempotent per hour; backfill in time order.",
+)
+def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: PostgresResource) -> MaterializeResult:
+    h = hour_start(context.partition_key)
+    overrides = {k: v for k, v in config.model_dump().items() if v is not None}
+    with postgres.connection() as conn:
+        info = active_model(conn)
+        conn.commit()
+        if info is None:
+            raise RuntimeError("no embedding model registered yet: materialise item_embeddings first")
+        settings = settings_for(info.model, overrides)
+        result = cluster_partition(conn, info, h, settings)
+        inv = check_invariants(conn, info, h, settings, result)
+        changed = result.new_stories + result.updated_stories
+        rows = story_summaries(conn, changed)
+    largest = max(rows, key=lambda r: (r[1], r[0]), default=None)
+    metadata = {
+        "model": info.model,
+        "new_items": result.new_items,
+        "attached_pass1": result.attached,
+        "new_stories": len(result.new_stories),
+        "updated_stories": len(result.updated_stories),
+        "items_in_new_stories": result.clustered_in_pass2,
+        "left_single": result.left_single,
+        "largest_story": largest[1] if largest else 0,
+        "largest_story_headline": (largest[5] or "") if largest else "",
+        "pass2_edges": result.edges,
+        "undone_stories": result.undone_stories,
+        "seconds": MetadataValue.float(round(result.seconds, 3)),
+        "settings": MetadataValue.json(settings.as_dict()),
+        "stories": MetadataValue.md(_table(rows, set(result.new_stories))),
+    }
+    ERROR, WARN = AssetCheckSeverity.ERROR, AssetCheckSeverity.WARN
+    checks = [
+        AssetCheckResult(check_name="one_story_per_item", passed=inv.multi_story_items == 0, severity=ERROR,
+                         metadata={"items_in_several_stories": inv.multi_story_items}),
+        AssetCheckResult(check_name="pass1_gates_met", passed=inv.pass1_gate_violations == 0, severity=ERROR,
+                         metadata={"violations": inv.pass1_gate_violations,
+                                   "story_threshold": settings.story_threshold, "max_gap_hours": settings.max_gap_hours}),
+        AssetCheckResult(check_name="pass2_stories_connected", passed=not inv.disconnected_stories, severity=ERROR,
+                         metadata={"disconnected": MetadataValue.json(inv.disconnected_stories[:20]),
+                                   "item_threshold": settings.item_threshold}),
+        AssetCheckResult(check_name="centroids_current", passed=inv.centroid_max_error <= CENTROID_TOLERANCE,
+                         severity=ERROR, metadata={"max_error": MetadataValue.float(inv.centroid_max_error),
+                                                   "tolerance": CENTROID_TOLERANCE}),
+        AssetCheckResult(check_name="no_attachment_after_max_age", passed=inv.age_violations == 0, severity=ERROR,
+                         metadata={"violations": inv.age_violations, "story_max_age_hours": settings.story_max_age_hours}),
+        AssetCheckResult(check_name="all_items_considered", passed=inv.all_considered, severity=ERROR,
+                         metadata={"embedded_canonical": inv.embedded, "considered": inv.considered}),
+        AssetCheckResult(check_name="largest_story_size", passed=inv.largest_touched <= settings.max_story_size,
+                         severity=WARN, metadata={"largest": inv.largest_touched, "limit": settings.max_story_size}),
+    ]
+    return MaterializeResult(metadata=metadata, check_results=checks)
+
+
+ASSETS = [stories]

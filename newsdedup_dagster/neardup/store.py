@@ -1,0 +1,176 @@
+"""The database side of the near-duplicate stage: `dedup_partition(conn, hour)`.
+
+Model: a duplicate points at its group's ANCHOR (`item_duplicates.canonical_item_id`),
+the item that is embedded and clustered. The anchor never changes once it is in a
+story, so no earlier hour's rows are rewritten and story membership stays put; what
+switches when a better member arrives is the group's REPRESENTATIVE (shown in stories
+and digests), kept in `duplicate_groups` and recomputed from the members.
+
+Rules, in order: 'url' (same article behind scheme / www. / m. / trailing-slash variants
+that canonical URLs keep apart), 'exact' (normalised headline), 'near' (3-gram IDF
+Jaccard with the lead-token gate where it helps, see headline.NearDupConfig).
+Idempotent: the hour's own rows are deleted and recomputed in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+import psycopg
+
+from ..db import load_sql
+from .cluster import cluster_headlines
+from .headline import NearDupConfig
+from .representative import HeadlineItem, choose_representative
+
+# Lookback for candidates and IDF (the issue's default). Same-story wire copies
+# arrive within hours; 36 h also matches the story age limit.
+DEFAULT_LOOKBACK_HOURS = 36
+# Arbitrary constant namespace for the per-hour advisory lock.
+NEARDUP_LOCK_NAMESPACE = 727_020
+_LOOSE_HOST_PREFIXES = ("www.", "m.", "mobile.", "amp.")
+
+
+def loose_url_key(canonical_url: str) -> str:
+    """Scheme-less, www./m./amp.-less host + path (no trailing slash) + query."""
+    parts = urlsplit(canonical_url)
+    host = (parts.hostname or "").lower()
+    for prefix in _LOOSE_HOST_PREFIXES:
+        if host.startswith(prefix):
+            host = host[len(prefix):]
+            break
+    path = parts.path.rstrip("/") or "/"
+    return f"{host}{path}" + (f"?{parts.query}" if parts.query else "")
+
+
+@dataclass
+class DedupReport:
+    items: int = 0
+    window_canonicals: int = 0
+    by_rule: dict[str, int] = field(default_factory=lambda: {"url": 0, "exact": 0, "near": 0})
+    groups: list[dict] = field(default_factory=list)  # for the metadata table
+
+    @property
+    def duplicates(self) -> int:
+        return sum(self.by_rule.values())
+
+
+def _headline_item(row, existing: bool) -> HeadlineItem:
+    return HeadlineItem(item_id=row[0], title=row[1] or "", lang=row[2], url=row[3] or "",
+                        source_is_syndicator=bool(row[5]), published_at=row[6], is_existing_canonical=existing)
+
+
+def dedup_partition(conn: psycopg.Connection, hour: datetime, *, lookback_hours: int = DEFAULT_LOOKBACK_HOURS,
+                    config: NearDupConfig | None = None) -> DedupReport:
+    """Decide the duplicates of hour H. `conn` must not be inside a transaction; commits."""
+    config = config or NearDupConfig()
+    report = DedupReport()
+    lock = int(hour.timestamp() // 3600)
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (NEARDUP_LOCK_NAMESPACE, lock))
+        conn.execute(load_sql("neardup_undo_partition"), {"hour": hour})
+        new_rows = conn.execute(load_sql("neardup_partition_items"), {"hour": hour}).fetchall()
+        report.items = len(new_rows)
+        if not new_rows:
+            return report
+        langs = sorted({r[2] or "" for r in new_rows})
+        window_rows = conn.execute(
+            load_sql("neardup_window_items"),
+            {"hour": hour, "window_start": hour - timedelta(hours=lookback_hours), "langs": langs},
+        ).fetchall()
+        canon_rows = [r for r in window_rows if r[7]]
+        report.window_canonicals = len(canon_rows)
+        matches: dict[str, tuple[str, str, float]] = {}  # item -> (anchor, rule, similarity)
+
+        # 1. URL variants: a new item whose loose URL key equals an earlier canonical's
+        #    (or an earlier new item's) joins it.
+        first_by_key: dict[str, str] = {}
+        for row in sorted(canon_rows, key=lambda r: r[0]):
+            first_by_key.setdefault(loose_url_key(row[4]), row[0])
+        for row in new_rows:
+            key = loose_url_key(row[4])
+            anchor = first_by_key.setdefault(key, row[0])
+            if anchor != row[0]:
+                matches[row[0]] = (anchor, "url", 1.0)
+
+        # 2./3. exact and near headline duplicates (pure), over what is left.
+        existing = {r[0] for r in canon_rows}
+        candidates = [_headline_item(r, True) for r in canon_rows] + [
+            _headline_item(r, False) for r in new_rows if r[0] not in matches
+        ]
+        background = [r[1] for r in window_rows if r[1]]
+        links = cluster_headlines(candidates, background_titles=background, config=config)
+        # Group by the pure function's chosen leader; anchor = an existing canonical if the
+        # group has one (it is already embedded and in a story), else the leader.
+        members: dict[str, list] = defaultdict(list)
+        for link in links:
+            members[link.canonical_item_id].append(link)
+        for leader, group in sorted(members.items()):
+            ids = [leader] + [l.item_id for l in group]
+            anchors = sorted(i for i in ids if i in existing)
+            anchor = anchors[0] if anchors else leader
+            if len(anchors) > 1:
+                # Two earlier canonicals already live in stories: keep both, attach new items to the first.
+                pass
+            sim_of = {l.item_id: (l.rule, l.similarity) for l in group}
+            for item in ids:
+                if item == anchor or item in existing:
+                    continue
+                rule, sim = sim_of.get(item, ("near", None))
+                if item == leader:  # the new leader demoted an existing canonical: use that link's score
+                    demoted = sim_of.get(anchor)
+                    rule, sim = demoted if demoted else (rule, sim)
+                matches[item] = (anchor, rule, 1.0 if sim is None else sim)
+
+        if matches:
+            item_ids = sorted(matches)
+            conn.execute(
+                load_sql("neardup_insert"),
+                {
+                    "item_ids": item_ids,
+                    "canonical_ids": [matches[i][0] for i in item_ids],
+                    "rules": [matches[i][1] for i in item_ids],
+                    "similarities": [float(matches[i][2]) for i in item_ids],
+                    "hours": [hour] * len(item_ids),
+                },
+            )
+            for _, rule, _ in matches.values():
+                report.by_rule[rule] += 1
+        anchors = sorted({a for a, _, _ in matches.values()})
+        _refresh_groups(conn, anchors, hour, report)
+        # Groups that lost their members in this rerun.
+        conn.execute(load_sql("neardup_groups_prune"), {"anchors": anchors + [r[0] for r in canon_rows]})
+    return report
+
+
+def _refresh_groups(conn, anchors: list[str], hour: datetime, report: DedupReport) -> None:
+    if not anchors:
+        return
+    rows = conn.execute(load_sql("neardup_group_members"), {"anchors": anchors}).fetchall()
+    grouped: dict[str, list] = defaultdict(list)
+    for anchor, *member in rows:
+        grouped[anchor].append(member)
+    reps, counts = [], []
+    for anchor in anchors:
+        items = [HeadlineItem(item_id=m[0], title=m[1] or "", lang=m[2], url=m[3] or "",
+                              source_is_syndicator=bool(m[4]), published_at=m[5]) for m in grouped[anchor]]
+        rep = choose_representative(items)
+        reps.append(rep.item_id)
+        counts.append(len(items))
+        report.groups.append({"anchor": anchor, "representative": rep.item_id, "members": len(items),
+                              "titles": [i.title for i in sorted(items, key=lambda i: i.item_id)][:4],
+                              "representative_title": rep.title})
+    conn.execute(load_sql("neardup_groups_upsert"),
+                 {"anchors": anchors, "representatives": reps, "counts": counts, "hours": [hour] * len(anchors)})
+
+
+def groups_markdown(report: DedupReport, limit: int = 30) -> str:
+    lines = ["| members | representative | other headlines |", "|---|---|---|"]
+    for g in sorted(report.groups, key=lambda g: (-g["members"], g["anchor"]))[:limit]:
+        esc = lambda t: (t or "").replace("|", "\\|")[:90]  # noqa: E731
+        others = " / ".join(esc(t) for t in g["titles"] if t != g["representative_title"])
+        lines.append(f"| {g['members']} | {esc(g['representative_title'])} | {others} |")
+    return "\n".join(lines)

@@ -1,0 +1,138 @@
+"""stories / item_embeddings assets on a real database, with small fixtures."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from dagster import materialize
+
+from clustering_fixtures import EU_AI, H0, QUAKE_DAY1, QUAKE_DAY2, UNRELATED, insert_items, key, memberships, snapshot
+from newsdedup_dagster import db
+from newsdedup_dagster.assets.embeddings import ASSETS as EMBED_ASSETS, EmbedderResource
+from newsdedup_dagster.assets.stories import ASSETS as STORY_ASSETS
+from newsdedup_dagster.resources import PostgresResource
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def run(url, hour, assets=None):
+    result = materialize(
+        assets or [*EMBED_ASSETS, *STORY_ASSETS],
+        partition_key=key(hour),
+        resources={"postgres": PostgresResource(database_url=url), "embedder": EmbedderResource(provider="use")},
+        raise_on_error=True,
+    )
+    assert result.success
+    return result
+
+
+def story_metadata(result):
+    mats = [m for m in result.get_asset_materialization_events() if m.asset_key.path == ["stories"]]
+    return mats[-1].materialization.metadata
+
+
+def check_results(result):
+    return {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data.passed
+            for e in result.get_asset_check_evaluations()} if hasattr(result, "get_asset_check_evaluations") else {
+        ev.event_specific_data.check_name: ev.event_specific_data.passed
+        for ev in result.all_events if ev.event_type_value == "ASSET_CHECK_EVALUATION"}
+
+
+def test_eu_ai_regulation_in_four_languages_is_one_story(conn, clean_db):
+    insert_items(conn, EU_AI + UNRELATED, H0)
+    result = run(clean_db, H0)
+    members = memberships(conn)
+    eu = {members.get(i) for i, *_ in EU_AI}
+    assert len(eu) == 1 and None not in eu, members
+    assert "u-1" not in members and "u-2" not in members
+    checks = check_results(result)
+    assert checks and all(checks.values()), checks
+    md = story_metadata(result)
+    assert md["new_stories"].value == 1
+    assert "en" in md["stories"].value and "ja" in md["stories"].value
+
+
+def test_two_earthquakes_a_day_apart_stay_two_stories(conn, clean_db):
+    day2 = H0 + timedelta(hours=24)
+    insert_items(conn, QUAKE_DAY1, H0)
+    insert_items(conn, QUAKE_DAY2, day2)
+    run(clean_db, H0)
+    run(clean_db, day2)
+    members = memberships(conn)
+    first = {members[i] for i, *_ in QUAKE_DAY1}
+    second = {members[i] for i, *_ in QUAKE_DAY2}
+    assert len(first) == 1 and len(second) == 1 and first != second
+
+
+def test_pass1_attaches_later_items_and_rematerialising_is_idempotent(conn, clean_db):
+    h1 = H0 + timedelta(hours=1)
+    insert_items(conn, QUAKE_DAY1[:2], H0)
+    insert_items(conn, QUAKE_DAY1[2:], h1)
+    run(clean_db, H0)
+    result = run(clean_db, h1)
+    assert story_metadata(result)["attached_pass1"].value == 1
+    before = snapshot(conn)
+    run(clean_db, h1)           # same partition again
+    assert snapshot(conn) == before
+    run(clean_db, H0)           # an earlier partition again: its story keeps the later attachment
+    assert snapshot(conn) == before
+
+
+def test_backfill_in_time_order_reproduces_the_hourly_runs(conn, clean_db):
+    hours = [H0 + timedelta(hours=n) for n in range(4)]
+    batches = [QUAKE_DAY1[:2] + EU_AI[:2], QUAKE_DAY1[2:] + EU_AI[2:], UNRELATED, []]
+    # live: each hour's items arrive, then that hour runs
+    for hour, rows in zip(hours, batches):
+        insert_items(conn, rows, hour)
+        run(clean_db, hour)
+    live = snapshot(conn)
+    with db.connection(clean_db) as c:
+        c.execute("TRUNCATE story_items, stories CASCADE")
+        c.commit()
+    # backfill: everything already ingested, hours processed in time order
+    for hour in hours:
+        run(clean_db, hour, STORY_ASSETS)
+    assert snapshot(conn) == live
+
+
+def test_two_clustering_runs_never_overlap(conn, clean_db):
+    """The advisory lock: a run waits while another holds it, and fails after lock_timeout_s."""
+    from newsdedup_dagster.clustering.passes import cluster_partition
+    from newsdedup_dagster.clustering.settings import settings_for
+    from newsdedup_dagster.clustering.store import CLUSTER_LOCK_KEY, ClusteringBusy
+    from newsdedup_dagster.embeddings.store import active_model
+
+    insert_items(conn, QUAKE_DAY1, H0)
+    run(clean_db, H0)
+    info = active_model(conn)
+    conn.commit()
+    holder = db.connect(clean_db, autocommit=True)
+    holder.execute("SELECT pg_advisory_lock(%s)", (CLUSTER_LOCK_KEY,))
+    try:
+        with pytest.raises(ClusteringBusy):
+            cluster_partition(conn, info, H0, settings_for(info.model, {"lock_timeout_s": "0.3"}))
+        conn.rollback()
+        done = threading.Event()
+
+        def second():
+            with db.connect(clean_db) as other:
+                cluster_partition(other, info, H0, settings_for(info.model, {"lock_timeout_s": "30"}))
+            done.set()
+
+        thread = threading.Thread(target=second)
+        thread.start()
+        time.sleep(0.5)
+        assert not done.is_set()  # waiting for the lock
+    finally:
+        holder.execute("SELECT pg_advisory_unlock(%s)", (CLUSTER_LOCK_KEY,))
+        holder.close()
+    thread.join(30)
+    assert done.is_set()
+
+
+def test_stories_asset_is_in_the_clustering_pool():
+    (asset_def,) = STORY_ASSETS
+    assert "clustering" in {spec.pool for spec in asset_def.specs} | set(getattr(asset_def, "pools", set()) or ())
