@@ -21,7 +21,6 @@ process's peak RSS. Target: 200 feeds <= 10 s and >= 5x faster than sequential.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import multiprocessing
 import os
 import resource

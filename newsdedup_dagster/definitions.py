@@ -20,7 +20,8 @@ from dagster import (
 from .partitions import DAILY_PARTITIONS, HOURLY_PARTITIONS
 from .resources import PostgresResource
 
-# One module per pipeline stage, in graph order. Each exports ASSETS (and optionally CHECKS, RESOURCES).
+# One module per pipeline stage, in graph order. Each exports ASSETS (and optionally ASSET_CHECKS,
+# separately defined checks, and RESOURCES defaults). Checks declared on an asset come with it.
 STAGE_MODULES = (
     "ingest",      # raw_items
     "neardup",     # item_duplicates
@@ -40,7 +41,7 @@ def _load_stages():
     for name in STAGE_MODULES:
         module = importlib.import_module(f"newsdedup_dagster.assets.{name}")
         assets.extend(getattr(module, "ASSETS", []))
-        checks.extend(getattr(module, "CHECKS", []))
+        checks.extend(getattr(module, "ASSET_CHECKS", []))
         for key, resource in getattr(module, "RESOURCES", {}).items():
             resources.setdefault(key, resource)
     return assets, checks, resources

@@ -13,14 +13,16 @@ EU_AI = [
     ("eu-fr", "L'Union européenne adopte une loi historique sur l'intelligence artificielle", "fr", "lemonde"),
     ("eu-zh", "欧盟批准具有里程碑意义的人工智能法案", "zh", "xinhua"),
 ]
+# Two quakes in one region a day apart: cross-day headline similarity is 0.71-0.85 with USE, so
+# only the time gates (max_gap_hours, story_max_age_hours) keep them apart -- which is the point.
 QUAKE_DAY1 = [
     ("q1-a", "Magnitude 6.1 earthquake strikes eastern Turkey", "en", "reuters"),
-    ("q1-b", "Strong earthquake hits eastern Turkey, buildings damaged", "en", "ap"),
+    ("q1-b", "Strong magnitude 6.1 earthquake hits eastern Turkey", "en", "ap"),
     ("q1-c", "Earthquake of magnitude 6.1 shakes eastern Turkey", "en", "bbc"),
 ]
 QUAKE_DAY2 = [
     ("q2-a", "Magnitude 5.4 earthquake strikes eastern Turkey", "en", "reuters"),
-    ("q2-b", "New earthquake hits eastern Turkey", "en", "ap"),
+    ("q2-b", "Magnitude 5.4 earthquake hits eastern Turkey, no casualties reported", "en", "ap"),
     ("q2-c", "Earthquake of magnitude 5.4 shakes eastern Turkey", "en", "bbc"),
 ]
 UNRELATED = [

@@ -18,7 +18,6 @@ import pytest
 
 from newsdedup_dagster.ingest.fetch import (
     USER_AGENT,
-    FetchConfig,
     FetchRequest,
     fetch_feeds,
     fetch_feeds_sync,
@@ -322,3 +321,32 @@ def test_async_api_and_sync_wrapper_inside_running_loop(server):
 
     direct, wrapped = asyncio.run(main())
     assert direct[0].body == wrapped[0].body == GOOD_A
+
+
+def test_429_with_retry_after_is_retried(server):
+    calls = {"n": 0}
+
+    def limited(request: Request) -> Response:
+        calls["n"] += 1
+        if calls["n"] % 2 == 1:
+            return Response(status=429, headers={"Retry-After": "0"})
+        return Response(body=GOOD_B, headers={"Content-Type": "application/rss+xml"})
+
+    server.route("/limited.xml", limited)
+    result, parsed = run_scenario(server, FetchRequest("limited", server.url("/limited.xml")))
+    assert (result.status, result.attempts, len(parsed.items)) == ("ok", 2, 7)
+
+
+def test_iter_fetch_feeds_yields_every_result(server):
+    import asyncio
+
+    from newsdedup_dagster.ingest.fetch import iter_fetch_feeds
+
+    requests = [FetchRequest("a", server.url("/good-a.xml")), FetchRequest("b", server.url("/good-b.xml")),
+                FetchRequest("missing", server.url("/nope.xml"))]
+
+    async def collect():
+        return [result async for result in iter_fetch_feeds(requests, FAST)]
+
+    results = asyncio.run(collect())
+    assert sorted((r.source_id, r.status) for r in results) == [("a", "ok"), ("b", "ok"), ("missing", "error")]

@@ -266,5 +266,5 @@ def story_translations(context: AssetExecutionContext, postgres: PostgresResourc
 
 
 ASSETS = [story_scores, story_translations]
-CHECKS: list = []
+ASSET_CHECKS: list = []
 RESOURCES = {"llm": LLMResource()}

@@ -147,6 +147,9 @@ def cluster_partition(
         mark = time.perf_counter()
         touched_old, deleted = store.undo_partition(conn, info, h)
         result.undone_stories = len(deleted)
+        # Stories that lost H's members get their pre-H centroid / latest time back *before* pass 1
+        # compares anything with them (else a rerun would match against its own previous result).
+        store.recompute(conn, info, touched_old, settings.centroid_window)
         ids = store.new_items(conn, info, h)
         result.new_items = len(ids)
         timings["undo"] = time.perf_counter() - mark

@@ -141,7 +141,7 @@ def cmd_demo(args) -> int:
     os.environ.setdefault("NEWSDEDUP_FETCH_MODE", "replay")
     os.environ.setdefault("NEWSDEDUP_ALLOW_SEND", "0")
 
-    from ..instance import get_instance
+    from ..instance import QUIET_RUN_CONFIG, get_instance
     from ..partitions import hour_window
 
     url = db.ensure_ready()
@@ -158,7 +158,9 @@ def cmd_demo(args) -> int:
     failures = 0
     for hour in range(args.hours):
         key = f"{args.day}-{hour:02d}:00"
-        result = hourly.execute_in_process(partition_key=key, instance=instance, raise_on_error=False)
+        result = hourly.execute_in_process(
+            partition_key=key, instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
+        )
         evaluations = result.get_asset_check_evaluations()
         passed = sum(1 for e in evaluations if e.passed)
         check_totals["passed"] += passed
@@ -177,7 +179,9 @@ def cmd_demo(args) -> int:
         )
 
     daily = defs.resolve_job_def(DAILY_JOB_NAME)
-    digest_result = daily.execute_in_process(partition_key=args.day, instance=instance, raise_on_error=False)
+    digest_result = daily.execute_in_process(
+        partition_key=args.day, instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
+    )
     if not digest_result.success:
         failures += 1
 

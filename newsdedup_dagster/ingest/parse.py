@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import feedparser
 
@@ -447,9 +447,9 @@ def parse_feed(
     # looks like a path or URL as something to open. Its HTML sanitiser and
     # relative-URI rewriting inside HTML are off: we reduce all HTML to plain
     # text ourselves (dropping <script>/<style> content), and both passes cost
-    # ~25 % of parse time on a 2,000-entry feed (cProfile, /tmp-style run of
-    # parse_feed on tests/feedserver.rss_entries). Entry links are still
-    # resolved by feedparser (xml:base) and again below (feed URL).
+    # ~25 % of parse time (cProfile of parse_feed on a 2,000-entry
+    # tests/feedserver.rss_entries feed: 1.75 s -> 1.31 s). Entry links are
+    # still resolved by feedparser (xml:base) and again below (feed URL).
     parsed = feedparser.parse(io.BytesIO(_as_utf8_document(text)), response_headers=parser_headers,
                               resolve_relative_uris=False, sanitize_html=False)
 

@@ -118,7 +118,7 @@ def load_jsonl_partition(path: str | Path, partition_start: datetime, *, partiti
     skipped: Counter = Counter()
     rows = 0
     with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, 1):
+        for line in handle:
             if not line.strip():
                 continue
             rows += 1

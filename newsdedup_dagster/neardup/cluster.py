@@ -111,7 +111,8 @@ def gram_document_frequencies(keys: Iterable[str], n: int = 3) -> tuple[np.ndarr
 
 
 def prefix_filter_pairs(
-    rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, n_rows: int, min_jaccard: float
+    rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, n_rows: int, min_jaccard: float,
+    prefix_jaccard: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All row pairs (i < j) sharing a column whose weighted Jaccard >= min_jaccard.
 
@@ -119,8 +120,12 @@ def prefix_filter_pairs(
     common column of a pair reaching `min_jaccard` lies in both rows' prefixes
     (each row's prefix = its leading entries while the mass from there on is
     still >= min_jaccard * row mass). Only prefix-sharing pairs are verified.
-    Returns (i, j, jaccard).
+    With `prefix_jaccard` > min_jaccard the prefixes are cut for that higher
+    value: still exact for pairs reaching `prefix_jaccard`, a blocking heuristic
+    below it (pairs between the two values are found when they share one of
+    their rarest grams). Returns (i, j, jaccard) for pairs >= min_jaccard.
     """
+    cut = max(min_jaccard, prefix_jaccard or 0.0)
     empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
     if len(rows) == 0:
         return empty
@@ -132,7 +137,7 @@ def prefix_filter_pairs(
     first[1:] = r[1:] != r[:-1]
     row_base = np.maximum.accumulate(np.where(first, cum - w, 0.0))
     before = cum - w - row_base
-    in_prefix = (mass[r] - before) >= min_jaccard * mass[r] - 1e-9
+    in_prefix = (mass[r] - before) >= cut * mass[r] - 1e-9
     n_cols = int(cols.max()) + 1
     prefix = sparse.csr_matrix(
         (np.ones(int(in_prefix.sum()), dtype=np.float32), (r[in_prefix], c[in_prefix])), shape=(n_rows, n_cols)
@@ -211,7 +216,8 @@ class HeadlineIndex:
         _, dense_gram = np.unique(grams, return_inverse=True)
         n_dense = int(dense_gram.max()) + 1
         _, cols = np.unique(bucket_ids[rows] * n_dense + dense_gram, return_inverse=True)
-        ia, ib, jac = prefix_filter_pairs(rows, cols.astype(np.int64), weights, len(members), cfg.min_gram_jaccard)
+        ia, ib, jac = prefix_filter_pairs(rows, cols.astype(np.int64), weights, len(members), cfg.min_gram_jaccard,
+                                          cfg.prefix_jaccard)
         out = []
         for a, b, j in zip(ia.tolist(), ib.tolist(), jac.tolist()):
             i, k = members[a], members[b]

@@ -87,7 +87,10 @@ class NearDupConfig:
     # word overlap. It bounds the work of the clustering engine (exact prefix
     # filter at this value) and costs nothing measurable: MSRP at the default
     # threshold loses no true pair to it (see CALIBRATION in pairs_eval).
-    min_gram_jaccard: float = 0.25
+    min_gram_jaccard: float = 0.30
+    # Candidate search cuts each headline's prefix (its rarest 3-grams) for this
+    # 3-gram Jaccard: exact for pairs at or above it, blocking below it.
+    prefix_jaccard: float = 0.5
     # Representative choice: when an existing canonical ties with a new item
     # on (original, direct link), the brief's rule "then newest" switches to
     # the new item. True keeps the existing canonical on such ties instead
