@@ -35,10 +35,7 @@ def story_metadata(result):
 
 
 def check_results(result):
-    return {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data.passed
-            for e in result.get_asset_check_evaluations()} if hasattr(result, "get_asset_check_evaluations") else {
-        ev.event_specific_data.check_name: ev.event_specific_data.passed
-        for ev in result.all_events if ev.event_type_value == "ASSET_CHECK_EVALUATION"}
+    return {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
 
 
 def test_eu_ai_regulation_in_four_languages_is_one_story(conn, clean_db):
@@ -138,3 +135,27 @@ def test_two_clustering_runs_never_overlap(conn, clean_db):
 def test_stories_asset_is_in_the_clustering_pool():
     (asset_def,) = STORY_ASSETS
     assert asset_def.op.pool == "clustering"
+
+
+def test_checks_flag_corruption(conn, clean_db):
+    """The invariant checks fail when the data is wrong (not only pass when it is right)."""
+    from newsdedup_dagster.clustering.passes import check_invariants, cluster_partition
+    from newsdedup_dagster.clustering.settings import settings_for
+    from newsdedup_dagster.embeddings.store import active_model
+
+    insert_items(conn, QUAKE_DAY1 + UNRELATED, H0)
+    run(clean_db, H0)
+    info = active_model(conn)
+    conn.commit()
+    settings = settings_for(info.model)
+    result = cluster_partition(conn, info, H0, settings)
+    good = check_invariants(conn, info, H0, settings, result)
+    assert good.centroid_max_error < 1e-4 and not good.disconnected_stories and good.all_considered
+    # corrupt: a wrong centroid, an unrelated item glued into the story, a duplicate in two stories
+    story = conn.execute("SELECT story_id FROM story_items LIMIT 1").fetchone()[0]
+    conn.execute("UPDATE stories SET centroid = (SELECT embedding FROM item_embeddings WHERE item_id = 'u-1')")
+    conn.execute("INSERT INTO story_items (item_id, story_id, pass, similarity, partition_hour) VALUES ('u-2', %s, 2, 0.9, %s)", (story, H0))
+    conn.commit()
+    bad = check_invariants(conn, info, H0, settings, result)
+    assert bad.centroid_max_error > 1e-3
+    assert bad.disconnected_stories == [story]

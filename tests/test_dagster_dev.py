@@ -19,12 +19,14 @@ REPO = Path(__file__).resolve().parent.parent
 QUERY = """
 {
   assetNodes { assetKey { path } }
-  schedulesOrError {
-    ... on Schedules { results { name cronSchedule scheduleState { status } } }
+  repositoriesOrError {
+    ... on RepositoryConnection { nodes { name schedules { name cronSchedule } } }
   }
-  instance { runLauncher { name } daemonHealth { allDaemonStatuses { daemonType healthy } } }
 }
 """
+
+
+DAEMON_QUERY = "{ instance { daemonHealth { allDaemonStatuses { daemonType healthy } } } }"
 
 
 def _free_port() -> int:
@@ -52,7 +54,8 @@ def test_newsdedup_dev_serves_asset_graph_and_schedule(tmp_path):
             try:
                 resp = httpx.post(f"http://127.0.0.1:{port}/graphql", json={"query": QUERY}, timeout=10)
                 payload = resp.json()
-                if payload.get("data", {}).get("assetNodes"):
+                assert not payload.get("errors"), payload["errors"]
+                if (payload.get("data") or {}).get("assetNodes"):
                     data = payload["data"]
                     break
             except (httpx.HTTPError, ValueError):
@@ -62,9 +65,23 @@ def test_newsdedup_dev_serves_asset_graph_and_schedule(tmp_path):
         keys = {"/".join(node["assetKey"]["path"]) for node in data["assetNodes"]}
         assert {"raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores",
                 "story_translations", "events", "digest"} <= keys
-        schedules = {s["name"]: s["cronSchedule"] for s in data["schedulesOrError"]["results"]}
+        schedules = {
+            s["name"]: s["cronSchedule"]
+            for repo in data["repositoriesOrError"]["nodes"]
+            for s in repo["schedules"]
+        }
         assert schedules.get("hourly_pipeline_schedule") == "5 * * * *"
         assert (tmp_path / "dagster" / "dagster.yaml").read_text().count("postgres") >= 1
+        # The daemon is running against the same Postgres instance: its scheduler reports healthy
+        # (that is the process that ticks the hourly schedule).
+        healthy = False
+        while time.time() < deadline and not healthy:
+            resp = httpx.post(f"http://127.0.0.1:{port}/graphql", json={"query": DAEMON_QUERY}, timeout=10)
+            statuses = resp.json()["data"]["instance"]["daemonHealth"]["allDaemonStatuses"]
+            healthy = any(s["daemonType"] == "SCHEDULER" and s["healthy"] for s in statuses)
+            if not healthy:
+                time.sleep(3)
+        assert healthy, "the scheduler daemon never reported healthy"
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

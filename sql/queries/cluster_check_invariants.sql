@@ -1,5 +1,5 @@
 -- Invariant figures for partition H's stories (asset checks). One row.
---  multi_story_items: articles (canonical or duplicate) that appear in more than one story
+--  multi_story_items: H's articles (canonical or duplicate) that appear in more than one story
 --  pass1_gate_violations: H's pass-1 attachments whose stored similarity / gap / age broke the gates
 --  age_violations: H's memberships (any pass) made after the story's maximum age
 --  centroid_max_error: max L2 distance between a touched story's centroid and the avg of its
@@ -8,7 +8,14 @@ WITH touched AS (
     SELECT DISTINCT si.story_id FROM story_items si WHERE si.partition_hour = %(h)s
 )
 SELECT
-  (SELECT count(*) FROM (SELECT item_id FROM story_articles GROUP BY item_id HAVING count(DISTINCT story_id) > 1) x)
+  (SELECT count(*) FROM (
+       SELECT a.item_id FROM story_articles a
+        WHERE a.item_id IN (SELECT si.item_id FROM story_items si WHERE si.partition_hour = %(h)s
+                            UNION
+                            SELECT d.item_id FROM item_duplicates d
+                              JOIN story_items si ON si.item_id = d.canonical_item_id
+                             WHERE si.partition_hour = %(h)s)
+        GROUP BY a.item_id HAVING count(DISTINCT a.story_id) > 1) x)
       AS multi_story_items,
   (SELECT count(*) FROM story_items si
     WHERE si.partition_hour = %(h)s AND si.pass = 1
