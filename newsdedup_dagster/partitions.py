@@ -8,7 +8,10 @@ from dagster import DailyPartitionsDefinition, HourlyPartitionsDefinition
 
 from . import config
 
-HOURLY_PARTITIONS = HourlyPartitionsDefinition(start_date=config.partitions_start(), timezone="UTC")
+# end_offset=1: the current hour is a partition. A live run archives what the feeds show
+# when it runs under the hour it runs in; the hourly schedule runs a few minutes past the
+# hour, for that hour, so every fetch belongs to the hour it happened in.
+HOURLY_PARTITIONS = HourlyPartitionsDefinition(start_date=config.partitions_start(), timezone="UTC", end_offset=1)
 DAILY_PARTITIONS = DailyPartitionsDefinition(start_date=config.partitions_start()[:10], timezone="UTC")
 
 HOUR_KEY_FORMAT = "%Y-%m-%d-%H:%M"

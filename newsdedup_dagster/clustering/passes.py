@@ -196,6 +196,7 @@ def cluster_partition(
         store.attach(conn, h, rows)
         result.new_stories = [s.story_id for s in stories]
         result.clustered_in_pass2 = len(rows)
+        timings["write_members"] = time.perf_counter() - mark
         in_new = {r[0] for r in rows}
         result.left_single = sum(1 for i in remaining if i not in in_new)
         store.recompute(conn, info, touched_old | attached_to | set(result.new_stories), settings.centroid_window)
