@@ -139,7 +139,6 @@ def cmd_demo(args) -> int:
     started = time.monotonic()
     os.environ.setdefault("NEWSDEDUP_SOURCES", str(config.SAMPLE_DATA_DIR / "sources.yaml"))
     os.environ.setdefault("NEWSDEDUP_FETCH_MODE", "replay")
-    os.environ.setdefault("NEWSDEDUP_ALLOW_SEND", "0")
 
     from ..instance import QUIET_RUN_CONFIG, get_instance
     from ..partitions import hour_window
@@ -180,7 +179,9 @@ def cmd_demo(args) -> int:
 
     daily = defs.resolve_job_def(DAILY_JOB_NAME)
     digest_result = daily.execute_in_process(
-        partition_key=args.day, instance=instance, raise_on_error=False, run_config=QUIET_RUN_CONFIG
+        partition_key=args.day, instance=instance, raise_on_error=False,
+        # The demo renders the digest to the outbox and never mails anyone.
+        run_config={**QUIET_RUN_CONFIG, "ops": {"digest": {"config": {"send": False}}}},
     )
     if not digest_result.success:
         failures += 1

@@ -6,12 +6,15 @@ Per language (never across languages):
 
 1. Exact pass: items whose normalised, space-free headline is equal form a
    group; its representative (representative.choose_representative) is canonical.
-2. Near pass over what is left (exact-group representatives and singletons):
-   candidate pairs come from an exact weighted prefix filter over 3-grams
-   (only pairs whose 3-gram weighted Jaccard can reach config.min_gram_jaccard
-   are ever scored), inside buckets: with the lead-token gate on, a bucket is
-   (language, lead token), the empty token being one bucket of its own; with
-   it off, the whole language is one bucket.
+2. Near pass over what is left (exact-group representatives and singletons),
+   inside buckets: with the lead-token gate on, a bucket is (language, lead
+   token), the empty token being one bucket of its own; with it off, the whole
+   language is one bucket. A bucket of at most config.exhaustive_bucket_size
+   headlines compares every pair; a larger one takes as candidates the pairs
+   sharing two of their config.blocking_grams rarest 3-grams (an inverted
+   index over rare gram pairs, so 100k headlines stay far from 5e9 pairs).
+   Candidates are verified with the exact 3-gram weighted Jaccard
+   (sparse, vectorised) and then fully scored.
 3. Greedy clustering against each group's representative, no chaining: items
    are visited in representative-preference order, so the first item of a
    group is its best representative and stays its leader; every later item
@@ -67,6 +70,24 @@ class DuplicateMatch:
 # --------------------------------------------------------------------------- vectorised grams
 
 
+def unique_sorted(values: np.ndarray) -> np.ndarray:
+    """np.unique without its overhead (measured 20x slower than a plain sort on
+    3.5M int64 here)."""
+    ordered = np.sort(values)
+    if len(ordered) == 0:
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
+def dense_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, index of each value among them)."""
+    distinct = unique_sorted(values)
+    return distinct, np.searchsorted(distinct, values)
+
+
 def encode_grams(keys: Sequence[str], n: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """Character n-grams of space-free texts as (row, code) arrays, unique per row.
 
@@ -89,11 +110,11 @@ def encode_grams(keys: Sequence[str], n: int = 3) -> tuple[np.ndarray, np.ndarra
         valid = (within + k) < row_len
         char = np.where(valid, codes[np.minimum(pos + k, last)], 0)
         gram = (gram << _BITS) | char
-    order = np.lexsort((gram, rows))
-    rows, gram = rows[order], gram[order]
-    keep = np.ones(len(rows), dtype=bool)
-    keep[1:] = (rows[1:] != rows[:-1]) | (gram[1:] != gram[:-1])
-    return rows[keep], gram[keep]
+    # Unique (row, gram): rows are already ascending, so dedupe on a dense key
+    # (two int64 sorts are much cheaper than a lexsort on 63-bit codes).
+    codes_u, dense = dense_ids(gram)
+    key = unique_sorted(rows * np.int64(len(codes_u)) + dense)
+    return key // len(codes_u), codes_u[key % len(codes_u)]
 
 
 def decode_gram(code: int, n: int = 3) -> str:
@@ -106,61 +127,155 @@ def gram_document_frequencies(keys: Iterable[str], n: int = 3) -> tuple[np.ndarr
     """(sorted gram codes, df, number of distinct texts) over distinct non-empty keys."""
     distinct = sorted({k for k in keys if k})
     _, grams = encode_grams(distinct, n)
-    codes, df = np.unique(grams, return_counts=True)
+    codes = unique_sorted(grams)
+    df = np.bincount(np.searchsorted(codes, grams), minlength=len(codes))
     return codes, df, len(distinct)
 
 
-def prefix_filter_pairs(
-    rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, n_rows: int, min_jaccard: float,
-    prefix_jaccard: float | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All row pairs (i < j) sharing a column whose weighted Jaccard >= min_jaccard.
-
-    Exact: with columns ordered globally by (weight desc, column), the first
-    common column of a pair reaching `min_jaccard` lies in both rows' prefixes
-    (each row's prefix = its leading entries while the mass from there on is
-    still >= min_jaccard * row mass). Only prefix-sharing pairs are verified.
-    With `prefix_jaccard` > min_jaccard the prefixes are cut for that higher
-    value: still exact for pairs reaching `prefix_jaccard`, a blocking heuristic
-    below it (pairs between the two values are found when they share one of
-    their rarest grams). Returns (i, j, jaccard) for pairs >= min_jaccard.
-    """
-    cut = max(min_jaccard, prefix_jaccard or 0.0)
-    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
-    if len(rows) == 0:
-        return empty
-    mass = np.bincount(rows, weights=weights, minlength=n_rows)
-    order = np.lexsort((cols, -weights, rows))
-    r, c, w = rows[order], cols[order], weights[order]
-    cum = np.cumsum(w)
+def rank_within_rows(rows: np.ndarray, cols: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Entries sorted by (row, weight desc, column) and each entry's rank in its row.
+    Weight depends on the column only, so columns get one global "rarest first"
+    order, and a single sort of row * n + column_order does the rest."""
+    n_cols = int(cols.max()) + 1
+    col_weight = np.zeros(n_cols)
+    col_weight[cols] = weights
+    col_order = np.empty(n_cols, dtype=np.int64)
+    col_order[np.lexsort((np.arange(n_cols), -col_weight))] = np.arange(n_cols)
+    key = np.sort(rows * np.int64(n_cols) + col_order[cols])
+    r = key // n_cols
+    by_order = np.empty(n_cols, dtype=np.int64)
+    by_order[col_order] = np.arange(n_cols)
+    c = by_order[key % n_cols]
+    idx = np.arange(len(r))
     first = np.ones(len(r), dtype=bool)
     first[1:] = r[1:] != r[:-1]
-    row_base = np.maximum.accumulate(np.where(first, cum - w, 0.0))
-    before = cum - w - row_base
-    in_prefix = (mass[r] - before) >= cut * mass[r] - 1e-9
-    n_cols = int(cols.max()) + 1
-    prefix = sparse.csr_matrix(
-        (np.ones(int(in_prefix.sum()), dtype=np.float32), (r[in_prefix], c[in_prefix])), shape=(n_rows, n_cols)
-    )
-    shared = sparse.triu(prefix @ prefix.T, k=1).tocoo()
-    ia, ib = shared.row.astype(np.int64), shared.col.astype(np.int64)
-    if len(ia) == 0:
+    rank = idx - np.maximum.accumulate(np.where(first, idx, 0))
+    return r, c, rank
+
+
+def _pairs_within_runs(sorted_keys: np.ndarray, rows_in_key_order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of rows that carry an equal key (keys sorted), as unique (i < j)."""
+    n = len(sorted_keys)
+    if n < 2:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    eq = sorted_keys[1:] == sorted_keys[:-1]
+    shared = np.zeros(n, dtype=bool)
+    shared[1:] |= eq
+    shared[:-1] |= eq
+    keys, rows = sorted_keys[shared], rows_in_key_order[shared]
+    if len(keys) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    new_run = np.ones(len(keys), dtype=bool)
+    new_run[1:] = keys[1:] != keys[:-1]
+    run_start = np.flatnonzero(new_run)
+    run_end = np.append(run_start[1:], len(keys))
+    run_of = np.cumsum(new_run) - 1
+    later = run_end[run_of] - np.arange(len(keys)) - 1  # partners after each position
+    left = np.repeat(np.arange(len(keys)), later)
+    offset = np.arange(len(left)) - np.repeat(np.cumsum(later) - later, later)
+    right = left + 1 + offset
+    a, b = rows[left], rows[right]
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    n_rows = int(rows.max()) + 1
+    pair = unique_sorted(lo[lo != hi] * np.int64(n_rows) + hi[lo != hi])
+    return pair // n_rows, pair % n_rows
+
+
+def blocking_pairs(
+    rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, n_rows: int, k: int, band: int = 3
+) -> tuple[np.ndarray, np.ndarray]:
+    """Row pairs (i < j) sharing `band` of their k rarest columns (a row with fewer
+    columns keys on all it has). Like LSH bands over an IDF-ordered sketch instead
+    of random permutations: a near duplicate keeps most of its rare grams, two
+    unrelated headlines rarely share three of them. Deterministic."""
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    if len(rows) == 0:
         return empty
-    # Length filter: J <= min(mass) / max(mass).
-    lo, hi = np.minimum(mass[ia], mass[ib]), np.maximum(mass[ia], mass[ib])
-    ok = lo >= min_jaccard * hi - 1e-9
-    ia, ib = ia[ok], ib[ok]
-    full = sparse.csr_matrix((w, (r, c)), shape=(n_rows, n_cols))
-    indicator = full.copy()
+    r, c, rank = rank_within_rows(rows, cols, weights)
+    sel = rank < k
+    # Dense ids over the selected columns only (fits 21 bits for n_rows * k < 2M).
+    distinct, dense = dense_ids(c[sel])
+    top = np.full((n_rows, k), -1, dtype=np.int64)
+    top[r[sel], rank[sel]] = dense
+    top.sort(axis=1)  # -1 (missing) first, then ascending ids: combinations come out canonical
+    valid = (top >= 0).sum(axis=1)
+    fits = len(distinct) < (1 << 21) - 1
+    keys, key_rows = [], []
+
+    def pack(parts: list[np.ndarray]) -> np.ndarray:
+        if fits:
+            out = np.zeros(len(parts[0]), dtype=np.int64)
+            for part in parts:
+                out = (out << 21) | (part + 1)
+            return out
+        out = np.zeros(len(parts[0]), dtype=np.uint64)  # wrapping hash: a collision only adds a candidate
+        for part in parts:
+            out = out * np.uint64(0x9E3779B97F4A7C15) + (part + 1).astype(np.uint64)
+        return out.view(np.int64)
+
+    from itertools import combinations
+
+    for comb in combinations(range(k), band):
+        cols_at = [top[:, k - 1 - j] for j in comb]  # rarest-k sit at the right end after the sort
+        ok = np.ones(n_rows, dtype=bool)
+        for part in cols_at:
+            ok &= part >= 0
+        if ok.any():
+            keys.append(pack([part[ok] for part in cols_at]))
+            key_rows.append(np.flatnonzero(ok))
+    for m in range(1, band):  # rows with fewer than `band` columns: one key of all they have
+        few = valid == m
+        if few.any():
+            keys.append(pack([top[few, k - 1 - j] for j in range(m)] + [np.full(int(few.sum()), -1)] * (band - m)))
+            key_rows.append(np.flatnonzero(few))
+    if not keys:
+        return empty
+    all_keys, all_rows = np.concatenate(keys), np.concatenate(key_rows)
+    row_bits = max(1, int(n_rows - 1).bit_length())
+    if row_bits <= 24:
+        # Hash each key to 63 - row_bits bits and put the row below it: one plain
+        # sort instead of an argsort. A hash collision only adds a candidate.
+        key_bits = 63 - row_bits
+        hashed = (all_keys.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - key_bits)
+        packed = np.sort((hashed << np.uint64(row_bits) | all_rows.astype(np.uint64)).view(np.int64))
+        return _pairs_within_runs(packed >> row_bits, packed & ((1 << row_bits) - 1))
+    order = np.argsort(all_keys, kind="stable")
+    return _pairs_within_runs(all_keys[order], all_rows[order])
+
+
+def all_pairs_within(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair (i < j) of rows with the same group id."""
+    order = np.argsort(groups, kind="stable")
+    out_a, out_b = [], []
+    bounds = np.flatnonzero(np.diff(groups[order])) + 1
+    for part in np.split(order, bounds):
+        if len(part) > 1:
+            a, b = np.triu_indices(len(part), k=1)
+            out_a.append(part[a])
+            out_b.append(part[b])
+    if not out_a:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    ia, ib = np.concatenate(out_a).astype(np.int64), np.concatenate(out_b).astype(np.int64)
+    return np.minimum(ia, ib), np.maximum(ia, ib)
+
+
+def weighted_intersections(
+    matrix: sparse.csr_matrix, ia: np.ndarray, ib: np.ndarray
+) -> np.ndarray:
+    """sum of row ia's weights over the columns row ib also has, for each pair."""
+    indicator = matrix.copy()
     indicator.data[:] = 1.0
-    inter = np.empty(len(ia))
-    for lo_i in range(0, len(ia), _CHUNK_PAIRS):
-        sl = slice(lo_i, lo_i + _CHUNK_PAIRS)
-        inter[sl] = np.asarray(full[ia[sl]].multiply(indicator[ib[sl]]).sum(axis=1)).ravel()
+    out = np.empty(len(ia))
+    for lo in range(0, len(ia), _CHUNK_PAIRS):
+        sl = slice(lo, lo + _CHUNK_PAIRS)
+        out[sl] = np.asarray(matrix[ia[sl]].multiply(indicator[ib[sl]]).sum(axis=1)).ravel()
+    return out
+
+
+def weighted_jaccards(matrix: sparse.csr_matrix, mass: np.ndarray, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    inter = weighted_intersections(matrix, ia, ib)
     union = mass[ia] + mass[ib] - inter
-    jac = np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
-    keep = jac >= min_jaccard - 1e-12
-    return ia[keep], ib[keep], jac[keep]
+    return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
 
 
 # --------------------------------------------------------------------------- scoring engine
@@ -180,64 +295,152 @@ class HeadlineIndex:
         n = self.config.ngram
         self.langs = [lang or "" for lang in langs]
         self.features: list[HeadlineFeatures] = [headline_features(t, n) for t in titles]
-        background = [headline_features(t, n) for t in background_titles]
-        corpus = {f.exact_key: f for f in background}
+        corpus = {f.exact_key: f for f in (headline_features(t, n) for t in background_titles)}
         corpus.update({f.exact_key: f for f in self.features})
         corpus.pop("", None)
-        self.gram_codes, self.gram_df, self.n_docs = gram_document_frequencies(corpus.keys(), n)
-        word_df: Counter[str] = Counter()
-        if any(self.config.word_weight_for(lang) > 0 for lang in set(self.langs)):
-            for feats in corpus.values():
+        self._corpus = corpus
+        # Grams of every distinct text, encoded once: (doc row, gram code), rows ascending.
+        self._doc_keys = sorted(corpus)
+        self._doc_of_key = {key: d for d, key in enumerate(self._doc_keys)}
+        self._doc_rows, self._doc_grams = encode_grams(self._doc_keys, n)
+        self._doc_ptr = np.searchsorted(self._doc_rows, np.arange(len(self._doc_keys) + 1))
+        self.gram_codes = unique_sorted(self._doc_grams)
+        self.gram_df = np.bincount(np.searchsorted(self.gram_codes, self._doc_grams), minlength=len(self.gram_codes))
+        self.n_docs = len(self._doc_keys)
+        self._word_df: dict[str, int] | None = None
+
+    def member_grams(self, members: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(position in members, gram code) for the members' headlines (from the cache)."""
+        docs = np.array([self._doc_of_key.get(self.features[m].exact_key, -1) for m in members], dtype=np.int64)
+        ok = docs >= 0
+        starts = np.where(ok, self._doc_ptr[np.maximum(docs, 0)], 0)
+        counts = np.where(ok, self._doc_ptr[np.maximum(docs, 0) + 1] - starts, 0)
+        positions = np.repeat(np.arange(len(members), dtype=np.int64), counts)
+        offsets = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        return positions, self._doc_grams[np.repeat(starts, counts) + offsets]
+
+    @property
+    def idf(self) -> IdfTable:
+        """Word document frequencies (computed on first need); grams are weighed from arrays."""
+        if self._word_df is None:
+            word_df: Counter[str] = Counter()
+            for feats in self._corpus.values():
                 word_df.update(feats.words)
-        # Words only: the engine weighs grams from the arrays above.
-        self.idf = IdfTable(gram_df={}, word_df=dict(word_df), n_docs=self.n_docs,
-                            prior_docs=self.config.idf_prior_docs)
+            self._word_df = dict(word_df)
+        return IdfTable(gram_df={}, word_df=self._word_df, n_docs=self.n_docs, prior_docs=self.config.idf_prior_docs)
+
+    def gram_weights(self, grams: np.ndarray) -> np.ndarray:
+        if len(self.gram_codes) == 0:
+            df = np.zeros(len(grams))
+        else:
+            pos = np.minimum(np.searchsorted(self.gram_codes, grams), len(self.gram_codes) - 1)
+            df = np.where(self.gram_codes[pos] == grams, self.gram_df[pos], 0)
+        return idf_weight(df, self.n_docs, self.config.idf_prior_docs)
 
     def bucket_of(self, idx: int) -> tuple[str, str]:
         lang = self.langs[idx]
         return (lang, self.features[idx].lead) if self.config.gate_for(lang) else (lang, "\x00all")
 
-    def scored_pairs(self, members: Sequence[int]) -> list[tuple[int, int, float]]:
-        """(i, j, score) for member pairs in one bucket with score >= their language threshold."""
-        members = list(members)
-        if len(members) < 2:
-            return []
+    def candidate_pairs(self, members: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(a, b, 3-gram weighted Jaccard) over positions in `members`, same bucket,
+        Jaccard >= config.min_gram_jaccard."""
         cfg = self.config
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+        n_rows = len(members)
+        if n_rows < 2:
+            return empty
         buckets: dict[tuple[str, str], int] = {}
         bucket_ids = np.array([buckets.setdefault(self.bucket_of(m), len(buckets)) for m in members], dtype=np.int64)
-        rows, grams = encode_grams([self.features[m].exact_key for m in members], cfg.ngram)
+        rows, grams = self.member_grams(members)
         if len(rows) == 0:
-            return []
-        pos = np.searchsorted(self.gram_codes, grams)
-        pos = np.minimum(pos, len(self.gram_codes) - 1) if len(self.gram_codes) else pos
-        known = len(self.gram_codes) > 0
-        df = np.where(known & (self.gram_codes[pos] == grams), self.gram_df[pos], 0) if known else np.zeros(len(grams))
-        weights = idf_weight(df, self.n_docs, cfg.idf_prior_docs)
-        _, dense_gram = np.unique(grams, return_inverse=True)
+            return empty
+        weights = self.gram_weights(grams)
+        _, dense_gram = dense_ids(grams)
         n_dense = int(dense_gram.max()) + 1
-        _, cols = np.unique(bucket_ids[rows] * n_dense + dense_gram, return_inverse=True)
-        ia, ib, jac = prefix_filter_pairs(rows, cols.astype(np.int64), weights, len(members), cfg.min_gram_jaccard,
-                                          cfg.prefix_jaccard)
-        out = []
-        for a, b, j in zip(ia.tolist(), ib.tolist(), jac.tolist()):
-            i, k = members[a], members[b]
-            lang = self.langs[i]
-            score = finish_score(j, self.features[i], self.features[k], self.idf, lang, cfg)
-            if score >= cfg.threshold_for(lang):
-                out.append((i, k, score))
-        return out
+        _, cols = dense_ids(bucket_ids[rows] * n_dense + dense_gram)
+        matrix = sparse.csr_matrix((weights, (rows, cols)), shape=(n_rows, int(cols.max()) + 1))
+        mass = np.asarray(matrix.sum(axis=1)).ravel()
+        # Small buckets: every pair. Large ones: blocking on rare grams.
+        sizes = np.bincount(bucket_ids)
+        small = sizes[bucket_ids] <= cfg.exhaustive_bucket_size
+        ia_s, ib_s = all_pairs_within(np.where(small, bucket_ids, -1 - np.arange(n_rows)))
+        large_rows = np.flatnonzero(~small)
+        if len(large_rows):
+            keep = ~small[rows]
+            la, lb = blocking_pairs(rows[keep], cols[keep], weights[keep], n_rows, cfg.blocking_grams)
+            ia, ib = np.concatenate([ia_s, la]), np.concatenate([ib_s, lb])
+        else:
+            ia, ib = ia_s, ib_s
+        if len(ia) == 0:
+            return empty
+        # Length filter: weighted Jaccard <= min(mass) / max(mass).
+        ok = np.minimum(mass[ia], mass[ib]) >= cfg.min_gram_jaccard * np.maximum(mass[ia], mass[ib]) - 1e-9
+        ia, ib = ia[ok], ib[ok]
+        jac = weighted_jaccards(matrix, mass, ia, ib)
+        keep_pairs = jac >= cfg.min_gram_jaccard - 1e-12
+        return ia[keep_pairs], ib[keep_pairs], jac[keep_pairs]
+
+    def scored_pairs(self, members: Sequence[int], lang: str) -> list[tuple[int, int, float]]:
+        """(i, j, score) for pairs of `members` (all of language `lang`) whose score
+        reaches the language's threshold; the gate is applied through the buckets."""
+        members = list(members)
+        cfg = self.config
+        ia, ib, jac = self.candidate_pairs(members)
+        if len(ia) == 0:
+            return []
+        # Re-index to the rows that take part in some candidate pair.
+        involved, inverse = dense_ids(np.concatenate([ia, ib]))
+        ia, ib = inverse[: len(ia)], inverse[len(ia):]
+        members = [members[m] for m in involved.tolist()]
+        feats = [self.features[m] for m in members]
+        score = jac.copy()
+        word_weight = cfg.word_weight_for(lang)
+        if word_weight > 0.0:
+            score = (1.0 - word_weight) * score + word_weight * self._word_jaccards(feats, ia, ib)
+        lengths = np.array([f.length for f in feats], dtype=np.float64)
+        longer = np.maximum(lengths[ia], lengths[ib])
+        if cfg.length_ratio_exponent:
+            ratio = np.where(longer > 0, np.minimum(lengths[ia], lengths[ib]) / np.where(longer > 0, longer, 1.0), 1.0)
+            score = score * ratio ** cfg.length_ratio_exponent
+        number_ids: dict[frozenset[str], int] = {}
+        number_keys = np.array([number_ids.setdefault(f.numbers, len(number_ids) + 1) if f.numbers else 0
+                                for f in feats], dtype=np.int64)
+        mismatch = (number_keys[ia] != 0) & (number_keys[ib] != 0) & (number_keys[ia] != number_keys[ib])
+        score = np.where(mismatch, score * cfg.number_mismatch_factor, score)
+        score = np.where(self._exact_equal(feats, ia, ib), 1.0, score)
+        hit = np.flatnonzero(score >= cfg.threshold_for(lang) - 1e-12)
+        return [(members[ia[h]], members[ib[h]], float(score[h])) for h in hit.tolist()]
+
+    @staticmethod
+    def _exact_equal(feats, ia, ib) -> np.ndarray:
+        ids = {}
+        codes = np.array([ids.setdefault(f.exact_key, len(ids)) for f in feats], dtype=np.int64)
+        return codes[ia] == codes[ib]
+
+    def _word_jaccards(self, feats: Sequence[HeadlineFeatures], ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        idf = self.idf
+        vocab: dict[str, int] = {}
+        rows, cols, vals = [], [], []
+        for r in range(len(feats)):
+            for w in feats[r].words:
+                rows.append(r)
+                cols.append(vocab.setdefault(w, len(vocab)))
+                vals.append(idf.word_weight(w))
+        if not vocab:
+            return np.zeros(len(ia))
+        matrix = sparse.csr_matrix((vals, (rows, cols)), shape=(len(feats), len(vocab)))
+        mass = np.asarray(matrix.sum(axis=1)).ravel()
+        return weighted_jaccards(matrix, mass, ia, ib)
 
     def score(self, i: int, k: int) -> float:
-        """Full score of one pair (used for reporting, not for candidate search)."""
+        """Full score of one pair (for reporting), identical to headline.score_features."""
         from .headline import weighted_jaccard
 
         a, b = self.features[i], self.features[k]
         if a.exact_key and a.exact_key == b.exact_key:
             return 1.0
         rows, grams = encode_grams([a.exact_key, b.exact_key], self.config.ngram)
-        pos = np.minimum(np.searchsorted(self.gram_codes, grams), max(0, len(self.gram_codes) - 1))
-        df = np.where(self.gram_codes[pos] == grams, self.gram_df[pos], 0) if len(self.gram_codes) else 0 * grams
-        weight = dict(zip(grams.tolist(), idf_weight(df, self.n_docs, self.config.idf_prior_docs).tolist()))
+        weight = dict(zip(grams.tolist(), self.gram_weights(grams).tolist()))
         set_a = frozenset(grams[rows == 0].tolist())
         set_b = frozenset(grams[rows == 1].tolist())
         jac = weighted_jaccard(set_a, set_b, weight.__getitem__)
@@ -293,7 +496,7 @@ def cluster_headlines(
     for lang in sorted(by_lang):
         members = sorted(by_lang[lang], key=pref.__getitem__)
         edges: dict[int, list[tuple[int, float]]] = defaultdict(list)
-        for i, k, score in index.scored_pairs(members):
+        for i, k, score in index.scored_pairs(members, lang):
             edges[i].append((k, score))
             edges[k].append((i, score))
         rank = {m: r for r, m in enumerate(members)}

@@ -88,9 +88,13 @@ class NearDupConfig:
     # filter at this value) and costs nothing measurable: MSRP at the default
     # threshold loses no true pair to it (see CALIBRATION in pairs_eval).
     min_gram_jaccard: float = 0.30
-    # Candidate search cuts each headline's prefix (its rarest 3-grams) for this
-    # 3-gram Jaccard: exact for pairs at or above it, blocking below it.
-    prefix_jaccard: float = 0.5
+    # Candidate search (cluster.py): a bucket of at most this many headlines is
+    # compared exhaustively; a larger one is blocked: two headlines become a
+    # candidate pair when they share three of their `blocking_grams` rarest
+    # 3-grams. Measured with bench/neardup.py (100k set): 8 keeps 98.9% of the
+    # injected pairs as candidates (7: 97.7%, 9: 99.6% at 1.6x the candidates).
+    exhaustive_bucket_size: int = 400
+    blocking_grams: int = 8
     # Representative choice: when an existing canonical ties with a new item
     # on (original, direct link), the brief's rule "then newest" switches to
     # the new item. True keeps the existing canonical on such ties instead
@@ -102,6 +106,8 @@ class NearDupConfig:
             raise ValueError("ngram must be 1, 2 or 3 (the engine packs a gram into one int64)")
         if not 0.0 < self.min_gram_jaccard <= 1.0:
             raise ValueError("min_gram_jaccard must be in (0, 1]")
+        if self.blocking_grams < 3:
+            raise ValueError("blocking_grams must be >= 3")
 
     def threshold_for(self, lang: str | None) -> float:
         return float(self.threshold_by_lang.get(lang or "", self.threshold))
@@ -171,7 +177,7 @@ _TAG_CHARS = frozenset(_BRACKET_OPEN + "(（")
 
 def strip_tags(title: str) -> str:
     """Remove editorial tags ([속보], (pictured), （图）…) that copies add or drop."""
-    if not any(ch in _TAG_CHARS for ch in title):
+    if _TAG_CHARS.isdisjoint(title):
         return title.strip()
     text = _PAREN_TAG.sub(" ", title)
     for _ in range(3):

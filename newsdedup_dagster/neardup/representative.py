@@ -49,21 +49,20 @@ SYNDICATOR_HOSTS: tuple[str, ...] = (
 )
 
 # Links that hide the article's real address behind an opaque token.
-OPAQUE_REDIRECT_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"^https?://news\.google\.com/(?:rss/)?articles/",
-        r"^https?://news\.google\.com/__i/rss/rd/articles/",
-        r"^https?://news\.url\.google\.com/url",
-        r"^https?://(?:www\.)?google\.[a-z.]+/url\?",
-        r"^https?://feedproxy\.google\.com/~r/",
-        r"^https?://feeds\.feedburner\.com/~r/",
-        r"^https?://(?:www\.)?bing\.com/news/apiclick\.aspx",
-        r"^https?://[a-z0-9.]*\.rd\.yahoo\.com/",
-        r"^https?://l\.facebook\.com/l\.php",
-        r"^https?://(?:t\.co|bit\.ly|ow\.ly|buff\.ly|dlvr\.it|trib\.al|lnkd\.in|tinyurl\.com|goo\.gl)/",
-    )
+OPAQUE_REDIRECT_PATTERNS: tuple[str, ...] = (
+    r"^https?://news\.google\.com/(?:rss/)?articles/",
+    r"^https?://news\.google\.com/__i/rss/rd/articles/",
+    r"^https?://news\.url\.google\.com/url",
+    r"^https?://(?:www\.)?google\.[a-z.]+/url\?",
+    r"^https?://feedproxy\.google\.com/~r/",
+    r"^https?://feeds\.feedburner\.com/~r/",
+    r"^https?://(?:www\.)?bing\.com/news/apiclick\.aspx",
+    r"^https?://[a-z0-9.]*\.rd\.yahoo\.com/",
+    r"^https?://l\.facebook\.com/l\.php",
+    r"^https?://(?:t\.co|bit\.ly|ow\.ly|buff\.ly|dlvr\.it|trib\.al|lnkd\.in|tinyurl\.com|goo\.gl)/",
 )
+_OPAQUE_REDIRECT = re.compile("|".join(f"(?:{p})" for p in OPAQUE_REDIRECT_PATTERNS), re.IGNORECASE)
+_SYNDICATOR_HOST_SET = frozenset(SYNDICATOR_HOSTS)
 
 
 @dataclass(frozen=True)
@@ -89,10 +88,11 @@ def url_host(url: str) -> str:
 
 
 def is_syndicator_host(url: str) -> bool:
-    host = url_host(url)
-    if host.startswith("www."):
-        host = host[4:]
-    return any(host == h or host.endswith("." + h) for h in SYNDICATOR_HOSTS)
+    """The URL's host is a listed aggregator or a subdomain of one."""
+    if not url:
+        return False
+    labels = url_host(url).split(".")
+    return any(".".join(labels[i:]) in _SYNDICATOR_HOST_SET for i in range(len(labels) - 1))
 
 
 def is_syndicated(item: HeadlineItem) -> bool:
@@ -100,7 +100,7 @@ def is_syndicated(item: HeadlineItem) -> bool:
 
 
 def is_opaque_redirect(url: str) -> bool:
-    return any(p.search(url or "") for p in OPAQUE_REDIRECT_PATTERNS)
+    return bool(url) and _OPAQUE_REDIRECT.search(url) is not None
 
 
 def _timestamp(value: datetime | None) -> float | None:
