@@ -6,6 +6,7 @@ COMMAND_MODULES = (
     "ingest",       # ingest
     "neardup",      # neardup-eval
     "evaluate",     # eval
+    "reembed",      # reembed (after changing the embedding model)
     "subscribers",  # subscribers add/remove/list
     "digest",       # digest
 )

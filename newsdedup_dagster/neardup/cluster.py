@@ -246,17 +246,7 @@ def blocking_pairs(
 def all_pairs_within(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every pair (i < j) of rows with the same group id."""
     order = np.argsort(groups, kind="stable")
-    out_a, out_b = [], []
-    bounds = np.flatnonzero(np.diff(groups[order])) + 1
-    for part in np.split(order, bounds):
-        if len(part) > 1:
-            a, b = np.triu_indices(len(part), k=1)
-            out_a.append(part[a])
-            out_b.append(part[b])
-    if not out_a:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    ia, ib = np.concatenate(out_a).astype(np.int64), np.concatenate(out_b).astype(np.int64)
-    return np.minimum(ia, ib), np.maximum(ia, ib)
+    return _pairs_within_runs(groups[order], order.astype(np.int64))
 
 
 def weighted_intersections(
