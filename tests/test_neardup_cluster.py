@@ -263,3 +263,30 @@ def test_empty_and_degenerate_inputs():
     assert cluster_headlines([item("x", "같은 제목"), item("x", "같은 제목")]) == []  # duplicate ids collapse
     same = [item("a", "!!!", minutes=1), item("b", "???")]
     assert cluster_headlines(same) == []  # nothing left after normalisation: never a match
+
+
+def test_same_result_in_processes_with_different_hash_seeds():
+    """Set iteration order (and so float summation order) changes with the hash
+    seed; the result must not."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import json\n"
+        "from newsdedup_dagster.neardup import HeadlineItem, cluster_headlines\n"
+        "titles = ['Liz Truss resigns as UK prime minister - BBC', 'UK Prime Minister Liz Truss resigns | Reuters',\n"
+        "          'Truss quits as UK prime minister after 45 days', 'Quake kills 12 in northern Chile',\n"
+        "          'Quake kills 12 in north Chile', 'Kipchoge breaks marathon world record in Berlin',\n"
+        "          'Kipchoge breaks the marathon world record in Berlin again']\n"
+        "items = [HeadlineItem(f'i{k}', t, 'en') for k, t in enumerate(titles)]\n"
+        "print(json.dumps([m.__dict__ for m in cluster_headlines(items)]))\n"
+    )
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        outputs.append(json.loads(done.stdout))
+    assert outputs[0] == outputs[1] and outputs[0]

@@ -11,9 +11,9 @@ Per language (never across languages):
    token), the empty token being one bucket of its own; with it off, the whole
    language is one bucket. A bucket of at most config.exhaustive_bucket_size
    headlines compares every pair; a larger one takes as candidates the pairs
-   sharing two of their config.blocking_grams rarest 3-grams (an inverted
-   index over rare gram pairs, so 100k headlines stay far from 5e9 pairs).
-   Candidates are verified with the exact 3-gram weighted Jaccard
+   sharing three of their config.blocking_grams rarest 3-grams (an inverted
+   index over triples of rare grams, so 100k headlines stay far from 5e9
+   pairs). Candidates are verified with the exact 3-gram weighted Jaccard
    (sparse, vectorised) and then fully scored.
 3. Greedy clustering against each group's representative, no chaining: items
    are visited in representative-preference order, so the first item of a
@@ -55,6 +55,7 @@ from .representative import HeadlineItem, choose_representative, representative_
 
 _BITS = 21  # a Unicode code point fits in 21 bits; 3 of them in one int64
 _CHUNK_PAIRS = 500_000
+_SCORE_DECIMALS = 9
 
 
 @dataclass(frozen=True)
@@ -398,6 +399,9 @@ class HeadlineIndex:
         mismatch = (number_keys[ia] != 0) & (number_keys[ib] != 0) & (number_keys[ia] != number_keys[ib])
         score = np.where(mismatch, score * cfg.number_mismatch_factor, score)
         score = np.where(self._exact_equal(feats, ia, ib), 1.0, score)
+        # Sums over sets run in hash order, which differs between processes: round
+        # so that ties and threshold decisions are the same in every run.
+        score = np.round(score, _SCORE_DECIMALS)
         hit = np.flatnonzero(score >= cfg.threshold_for(lang) - 1e-12)
         return [(members[ia[h]], members[ib[h]], float(score[h])) for h in hit.tolist()]
 
@@ -463,10 +467,7 @@ def cluster_headlines(
         if feats.exact_key:
             exact_groups[(index.langs[i], feats.exact_key)].append(i)
     exact_rep: dict[int, int] = {}  # member -> its exact group's representative
-    participants: list[int] = []
-    for i, feats in enumerate(index.features):
-        if not feats.exact_key:
-            participants.append(i)  # empty headline: nothing to match
+    participants: list[int] = []  # headlines empty after normalisation never match
     for members in exact_groups.values():
         if len(members) > 1 and any(not ordered[m].is_existing_canonical for m in members):
             rep_item = choose_representative([ordered[m] for m in members], keep_existing)

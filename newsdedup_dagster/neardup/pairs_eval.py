@@ -172,7 +172,7 @@ def derive_pairs_from_articles(
     by_lang: dict[str, list[int]] = defaultdict(list)
     for idx, t in enumerate(texts):
         by_lang[t["lang"]].append(idx)
-    for lang, members in sorted(by_lang.items()):
+    for _lang, members in sorted(by_lang.items()):
         feats = [texts[i]["feats"] for i in members]
         clusters = [texts[i]["clusters"] for i in members]
         if positives == "all":
@@ -250,8 +250,15 @@ def load_jsonl(path: str) -> list[dict]:
 
 
 def format_report(result: Mapping) -> str:
+    threshold = result["threshold"]
+    if isinstance(threshold, Mapping):
+        by_value: dict[float, list[str]] = defaultdict(list)
+        for lang, value in sorted(threshold.items()):
+            by_value[value].append(lang)
+        threshold = "; ".join(f"{v} ({', '.join(langs) if len(langs) <= 6 else f'{len(langs)} languages'})"
+                              for v, langs in sorted(by_value.items(), key=lambda kv: -len(kv[1])))
     lines = [
-        f"pairs {result['pairs']} (positives {result['positives']}), threshold {result['threshold']}: "
+        f"pairs {result['pairs']} (positives {result['positives']}), threshold {threshold}: "
         f"precision {result['precision']:.3f}  recall {result['recall']:.3f}  f1 {result['f1']:.3f}"
     ]
     if len(result.get("by_lang", {})) > 1:
@@ -265,6 +272,22 @@ def format_report(result: Mapping) -> str:
     return "\n".join(lines)
 
 
+def apply_overrides(config: NearDupConfig, assignments: Sequence[str]) -> NearDupConfig:
+    """["word_weight=0"] -> replace(config, word_weight=0.0, word_weight_by_lang={}):
+    a global override of a per-language knob also clears its per-language table."""
+    changes: dict = {}
+    for assignment in assignments:
+        name, _, value = assignment.partition("=")
+        name = name.strip()
+        current = getattr(config, name, None)
+        if isinstance(current, bool) or not isinstance(current, (int, float)):
+            raise SystemExit(f"--set: {name!r} is not a numeric NearDupConfig field")
+        changes[name] = type(current)(float(value))
+        if f"{name}_by_lang" in NearDupConfig.__dataclass_fields__:
+            changes[f"{name}_by_lang"] = {}
+    return replace(config, **changes)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m newsdedup_dagster.neardup.pairs_eval")
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -276,6 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--gate", choices=("config", "on", "off"), default="config",
                     help="override the lead-token gate for every language")
     ev.add_argument("--threshold", type=float, default=None, help="override the threshold for every language")
+    ev.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
+                    help="override a NearDupConfig number, e.g. --set word_weight=0 --set length_ratio_exponent=1.5")
     dv = sub.add_parser("derive", help="labelled pairs from clustered articles")
     dv.add_argument("--articles", required=True)
     dv.add_argument("--out", required=True)
@@ -291,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 fh.write(json.dumps(p, ensure_ascii=False) + "\n")
         print(f"{len(pairs)} pairs ({sum(p['label'] for p in pairs)} positive) -> {args.out}")
         return 0
-    config = NearDupConfig()
+    config = apply_overrides(NearDupConfig(), args.set)
     if args.gate != "config":
         config = replace(config, gate_by_lang={}, gate_default=(args.gate == "on"))
     if args.threshold is not None:

@@ -1,0 +1,46 @@
+"""`newsdedup neardup-eval`: headline near-duplicate precision / recall on labelled pairs,
+scored with the same functions the item_duplicates asset uses."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("neardup-eval", help="near-duplicate precision/recall on labelled pairs")
+    p.add_argument("--pairs", required=True, help='JSON-lines of {"id","a","b","label"} (label 1 = same content)')
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--sweep", default=None, metavar="START:STOP:STEP", help="threshold sweep, e.g. 0.2:0.6:0.05")
+    p.add_argument("--lang", default="en", help="language of pairs without a 'lang' field (default en)")
+    p.add_argument("--gate", choices=("config", "on", "off"), default="config", help="override the lead-token gate")
+    p.add_argument("--threshold", type=float, default=None, help="override the threshold for every language")
+    p.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="override a NearDupConfig number")
+    p.set_defaults(func=cmd_neardup_eval)
+
+
+def cmd_neardup_eval(args) -> int:
+    from ..neardup.headline import NearDupConfig
+    from ..neardup.pairs_eval import apply_overrides, evaluate_pairs, format_report, load_jsonl
+
+    try:
+        pairs = load_jsonl(args.pairs)
+    except (OSError, ValueError) as exc:
+        print(f"newsdedup: error: cannot read pairs file {args.pairs}: {exc}")
+        return 2
+    missing = [i for i, p in enumerate(pairs) if not {"a", "b", "label"} <= set(p)]
+    if missing:
+        print(f"newsdedup: error: {args.pairs}: line {missing[0] + 1} lacks one of a, b, label")
+        return 2
+    config = apply_overrides(NearDupConfig(), args.set)
+    if args.gate != "config":
+        config = replace(config, gate_by_lang={}, gate_default=(args.gate == "on"))
+    if args.threshold is not None:
+        config = replace(config, threshold=args.threshold, threshold_by_lang={})
+    result = evaluate_pairs(pairs, config, args.sweep, default_lang=args.lang)
+    if args.json:
+        keys = ("threshold", "precision", "recall", "f1", "pairs") + (("sweep",) if args.sweep else ())
+        print(json.dumps({k: result[k] for k in keys}, ensure_ascii=False))
+    else:
+        print(format_report(result))
+    return 0
