@@ -151,7 +151,7 @@ def simulate(rows, vectors, cfg: GuardConfig, method: str, pass3: bool = True) -
                     uf.union(a, b)
                 comps = uf.components(min_size=2)
             else:
-                comps = guarded_components(edges, cfg)
+                comps = guarded_components(pool, edges, {"guard_resolution": cfg.resolution})
         new_stories = []
         for comp in comps:
             new_stories.append(len(stories))

@@ -6,7 +6,7 @@ import pytest
 
 from newsdedup_dagster.clustering.guard import (
     CALIBRATION,
-    GuardConfig,
+    DEFAULTS,
     attach_leftovers,
     guarded_components,
     louvain_communities,
@@ -14,7 +14,7 @@ from newsdedup_dagster.clustering.guard import (
 )
 from newsdedup_dagster.clustering.unionfind import UnionFind
 
-CFG = GuardConfig(story_threshold=0.7, item_threshold=0.7, knn_k=10, resolution=1.0)
+P = {"guard": "louvain", "guard_resolution": 1.0}
 
 
 def clique(ids, sim):
@@ -33,7 +33,7 @@ def test_chain_of_bridges_is_split_but_clique_stays():
         uf.union(a, b)
     assert chain in uf.components()
 
-    stories = guarded_components(edges, CFG)
+    stories = guarded_components([], edges, P)
     assert dense in stories  # the clique is untouched
     chain_parts = [s for s in stories if s[0] in chain]
     assert len(chain_parts) >= 3
@@ -45,33 +45,57 @@ def test_two_stories_joined_by_one_bridge_come_apart():
     left = [f"l{i}" for i in range(6)]
     right = [f"r{i}" for i in range(6)]
     edges = clique(left, 0.9) + clique(right, 0.85) + [("l0", "r0", 0.75)]
-    assert guarded_components(edges, CFG) == [left, right]
+    assert guarded_components([], edges, P) == [left, right]
 
 
 def test_threshold_direction_duplicates_and_self_edges():
     edges = [("a", "b", 0.71), ("b", "a", 0.72), ("a", "a", 1.0), ("b", "c", 0.69)]
+    # mutual pair: both directions summed; one direction seen twice: max
     assert undirected_edges(edges, 0.7) == {("a", "b"): pytest.approx(0.71 + 0.72)}
     assert undirected_edges([("a", "b", 0.8), ("a", "b", 0.9)], 0.7) == {("a", "b"): 0.9}
-    assert guarded_components(edges, CFG) == [["a", "b"]]
+    assert guarded_components(["a", "b", "c"], [e for e in edges if e[2] >= 0.7], P) == [["a", "b"]]
 
 
-def test_small_components_and_min_story_size():
+def test_small_components_and_singletons():
     edges = [("x", "y", 0.9), ("p", "q", 0.8), ("q", "r", 0.8)]
-    assert guarded_components(edges, CFG) == [["p", "q", "r"], ["x", "y"]]
-    cfg3 = GuardConfig(story_threshold=0.7, item_threshold=0.7, min_story_size=3)
-    assert guarded_components(edges, cfg3) == [["p", "q", "r"]]
+    assert guarded_components(["lonely"], edges, P) == [["p", "q", "r"], ["x", "y"]]
+
+
+def test_accepts_the_pipelines_pair_dict_and_guard_none():
+    left = [f"l{i}" for i in range(6)]
+    right = [f"r{i}" for i in range(6)]
+    edges = clique(left, 0.9) + clique(right, 0.85) + [("l0", "r0", 0.75)]
+    pair_dict = {(a, b) if a < b else (b, a): s for a, b, s in edges}  # as passes.undirected builds it
+    nodes = sorted(left + right)
+    assert guarded_components(nodes, pair_dict, {"guard_resolution": 1.0}) == [left, right]
+    assert guarded_components(nodes, pair_dict, {"guard": "none"}) == [sorted(left + right)]
+    with pytest.raises(ValueError):
+        guarded_components(nodes, pair_dict, {"guard": "bogus"})
+
+
+def test_stories_are_connected_by_their_edges():
+    rng = random.Random(11)
+    ids = [f"n{i:03d}" for i in range(120)]
+    edges = [(a, b, round(rng.uniform(0.7, 1.0), 3)) for a in ids for b in rng.sample(ids, 4) if a != b]
+    pairs = undirected_edges(edges)
+    for story in guarded_components(ids, edges, P):
+        uf = UnionFind(story)
+        for a, b in pairs:
+            if a in uf and b in uf:
+                uf.union(a, b)
+        assert len(uf.components()) == 1
 
 
 def test_output_is_independent_of_edge_order():
     rng = random.Random(3)
     ids = [f"n{i:02d}" for i in range(40)]
     edges = [(a, b, round(rng.uniform(0.6, 1.0), 3)) for a in ids for b in rng.sample(ids, 5) if a != b]
-    first = guarded_components(edges, CFG)
+    first = guarded_components([], edges, P)
     for _ in range(5):
         rng.shuffle(edges)
-        assert guarded_components(edges, CFG) == first
+        assert guarded_components([], edges, P) == first
     # Reversing every edge keeps which pairs are mutual, so the same stories.
-    assert guarded_components([(b, a, s) for a, b, s in edges], CFG) == first
+    assert guarded_components([], [(b, a, s) for a, b, s in edges], P) == first
 
 
 def test_louvain_isolated_nodes_are_singletons_and_clique_is_one():
@@ -91,6 +115,11 @@ def test_attach_leftovers_uses_callback_and_threshold():
     assert got == {"x": 1}
     assert calls == [(["w", "x", "y"], stories)]  # sorted, one batch
     assert attach_leftovers([], stories, nearest, 0.7) == {}
+
+
+def test_defaults_are_the_calibrated_guard():
+    assert DEFAULTS == {"guard": "louvain", "guard_resolution": 1.0}
+    assert CALIBRATION["e5-centred"].resolution == DEFAULTS["guard_resolution"]
 
 
 def test_calibration_has_both_offline_models():

@@ -94,7 +94,7 @@ def test_spacing_variants_merge_in_the_exact_pass():
 def test_no_chaining_through_a_bridge():
     a = "Apple unveils new iPhone with faster chip and better camera"
     b = "Apple unveils new iPhone with faster chip"
-    c = "New iPhone with faster chip draws long lines"
+    c = "New Apple iPhone has faster chip"
     idf = build_idf([a, b, c])
     t = NearDupConfig().threshold_for("en")
     # Preconditions: A~B and B~C, but not A~C.

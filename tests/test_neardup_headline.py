@@ -181,7 +181,8 @@ def test_config_lookups_and_validation():
     assert cfg.gate_for("ko") and not cfg.gate_for("en") and not cfg.gate_for("zh") and not cfg.gate_for("ja")
     assert cfg.gate_for("xx") == cfg.gate_default
     assert cfg.threshold_for("ko") == 0.30 and cfg.threshold_for("en") == cfg.threshold
-    assert cfg.word_weight_for("ko") == 0.0 and cfg.word_weight_for("en") == cfg.word_weight
+    assert not cfg.word_features_for("ko") and cfg.word_features_for("en") == cfg.word_features
+    assert cfg.threshold_for("th") == cfg.gram_only_threshold  # no word features, not in threshold_by_lang
     with pytest.raises(ValueError):
         NearDupConfig(ngram=4)
     with pytest.raises(ValueError):
@@ -196,3 +197,32 @@ def test_features_are_computed_once_and_lazily():
     assert feats.numbers == frozenset({"12"})
     assert "kill" in feats.words  # light stemming: kills -> kill
     assert feats.length == len(feats.exact_key)
+
+
+def test_combine_scores_is_one_function_for_scalars_and_arrays():
+    """The clustering engine feeds arrays of overlaps to the same combine_scores
+    that score_pair uses one pair at a time."""
+    import numpy as np
+
+    from newsdedup_dagster.neardup.headline import PairOverlaps, combine_scores, pair_overlaps
+
+    cfg = NearDupConfig()
+    titles = [("Quake kills 12 in northern Chile", "Quake kills 15 in north Chile"), KO_REWRITE,
+              ("Liz Truss resigns as UK prime minister", "UK Prime Minister Liz Truss resigns")]
+    idf = build_idf([t for pair in titles for t in pair])
+    for use_words in (True, False):
+        singles = [pair_overlaps(headline_features(a), headline_features(b), idf, use_words) for a, b in titles]
+        stacked = PairOverlaps(**{name: np.array([getattr(o, name) for o in singles])
+                                  for name in PairOverlaps.__dataclass_fields__})
+        expected = [float(combine_scores(o, use_words, cfg)) for o in singles]
+        assert combine_scores(stacked, use_words, cfg).tolist() == pytest.approx(expected, abs=1e-9)
+
+
+def test_lexical_model_score_is_a_probability_and_korean_keeps_the_gram_score():
+    a, b = "Liz Truss resigns as UK prime minister", "UK Prime Minister Liz Truss resigns"
+    assert 0.0 < score_pair(a, b, EMPTY_IDF, lang="en") < 1.0
+    # ko has no word features: word order and particles do not enter its score.
+    cfg = NearDupConfig()
+    assert not cfg.word_features_for("ko")
+    ko = score_pair(*KO_REWRITE, EMPTY_IDF, lang="ko")
+    assert ko == score_pair(*KO_REWRITE, EMPTY_IDF, lang="ko", config=replace(cfg, model=None))

@@ -31,7 +31,7 @@ def test_evaluate_pairs_shape_and_figures():
     result = evaluate_pairs(PAIRS, NearDupConfig(), sweep="0.3:0.5:0.1")
     assert set(result) >= {"threshold", "precision", "recall", "f1", "pairs", "sweep", "by_lang"}
     assert result["pairs"] == 6 and result["positives"] == 3
-    assert result["threshold"] == {"en": 0.38, "ko": 0.30}  # mixed languages: per language
+    assert result["threshold"] == {"en": NearDupConfig().threshold, "ko": 0.30}  # mixed languages: per language
     assert result["by_lang"]["ko"]["precision"] == 1.0 and result["by_lang"]["ko"]["recall"] == 1.0
     assert [row["threshold"] for row in result["sweep"]] == [0.3, 0.4, 0.5]
     for row in result["sweep"]:
@@ -42,7 +42,7 @@ def test_evaluate_pairs_shape_and_figures():
 
 def test_evaluate_pairs_single_language_threshold_is_a_number():
     result = evaluate_pairs(PAIRS[:4])
-    assert result["threshold"] == 0.38
+    assert result["threshold"] == NearDupConfig().threshold
     assert result["precision"] == 1.0 and result["recall"] == 1.0 and result["f1"] == 1.0
     assert result["sweep"] == []
 

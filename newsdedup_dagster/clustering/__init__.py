@@ -2,22 +2,26 @@
 
 from .guard import (
     CALIBRATION,
+    DEFAULTS,
     GuardConfig,
     NearestCentroidFn,
     attach_leftovers,
     guarded_components,
     louvain_communities,
+    split_chains,
     undirected_edges,
 )
 from .unionfind import UnionFind
 
 __all__ = [
     "CALIBRATION",
+    "DEFAULTS",
     "GuardConfig",
     "NearestCentroidFn",
     "UnionFind",
     "attach_leftovers",
     "guarded_components",
     "louvain_communities",
+    "split_chains",
     "undirected_edges",
 ]

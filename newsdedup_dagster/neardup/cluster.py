@@ -47,9 +47,11 @@ from .headline import (
     HeadlineFeatures,
     IdfTable,
     NearDupConfig,
-    finish_score,
+    PairOverlaps,
+    combine_scores,
     headline_features,
     idf_weight,
+    pair_overlaps,
 )
 from .representative import HeadlineItem, choose_representative, representative_key
 
@@ -335,8 +337,18 @@ class HeadlineIndex:
     def candidate_pairs(self, members: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(a, b, 3-gram weighted Jaccard) over positions in `members`, same bucket,
         Jaccard >= config.min_gram_jaccard."""
+        ia, ib, inter, mass_a, mass_b = self.candidate_overlaps(members)
+        union = mass_a + mass_b - inter
+        return ia, ib, np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+
+    def candidate_overlaps(
+        self, members: Sequence[int]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(a, b, shared 3-gram weight, a's gram weight, b's gram weight) over
+        positions in `members`, same bucket, 3-gram weighted Jaccard >=
+        config.min_gram_jaccard."""
         cfg = self.config
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
         n_rows = len(members)
         if n_rows < 2:
             return empty
@@ -367,16 +379,19 @@ class HeadlineIndex:
         # Length filter: weighted Jaccard <= min(mass) / max(mass).
         ok = np.minimum(mass[ia], mass[ib]) >= cfg.min_gram_jaccard * np.maximum(mass[ia], mass[ib]) - 1e-9
         ia, ib = ia[ok], ib[ok]
-        jac = weighted_jaccards(matrix, mass, ia, ib)
-        keep_pairs = jac >= cfg.min_gram_jaccard - 1e-12
-        return ia[keep_pairs], ib[keep_pairs], jac[keep_pairs]
+        inter = weighted_intersections(matrix, ia, ib)
+        union = mass[ia] + mass[ib] - inter
+        jac = np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+        keep = jac >= cfg.min_gram_jaccard - 1e-12
+        ia, ib = ia[keep], ib[keep]
+        return ia, ib, inter[keep], mass[ia], mass[ib]
 
     def scored_pairs(self, members: Sequence[int], lang: str) -> list[tuple[int, int, float]]:
         """(i, j, score) for pairs of `members` (all of language `lang`) whose score
         reaches the language's threshold; the gate is applied through the buckets."""
         members = list(members)
         cfg = self.config
-        ia, ib, jac = self.candidate_pairs(members)
+        ia, ib, gram_inter, gram_a, gram_b = self.candidate_overlaps(members)
         if len(ia) == 0:
             return []
         # Re-index to the rows that take part in some candidate pair.
@@ -384,24 +399,25 @@ class HeadlineIndex:
         ia, ib = inverse[: len(ia)], inverse[len(ia):]
         members = [members[m] for m in involved.tolist()]
         feats = [self.features[m] for m in members]
-        score = jac.copy()
-        word_weight = cfg.word_weight_for(lang)
-        if word_weight > 0.0:
-            score = (1.0 - word_weight) * score + word_weight * self._word_jaccards(feats, ia, ib)
+        use_words = cfg.word_features_for(lang)
+        if use_words:
+            word_inter, word_a, word_b = self._set_overlaps(feats, ia, ib, "words", self.idf.word_weight)
+            phrase_inter, phrase_a, phrase_b = self._set_overlaps(feats, ia, ib, "phrases", None)
+        else:
+            word_inter = word_a = word_b = phrase_inter = phrase_a = phrase_b = np.zeros(len(ia))
         lengths = np.array([f.length for f in feats], dtype=np.float64)
-        longer = np.maximum(lengths[ia], lengths[ib])
-        if cfg.length_ratio_exponent:
-            ratio = np.where(longer > 0, np.minimum(lengths[ia], lengths[ib]) / np.where(longer > 0, longer, 1.0), 1.0)
-            score = score * ratio ** cfg.length_ratio_exponent
         number_ids: dict[frozenset[str], int] = {}
         number_keys = np.array([number_ids.setdefault(f.numbers, len(number_ids) + 1) if f.numbers else 0
                                 for f in feats], dtype=np.int64)
         mismatch = (number_keys[ia] != 0) & (number_keys[ib] != 0) & (number_keys[ia] != number_keys[ib])
-        score = np.where(mismatch, score * cfg.number_mismatch_factor, score)
-        score = np.where(self._exact_equal(feats, ia, ib), 1.0, score)
-        # Sums over sets run in hash order, which differs between processes: round
-        # so that ties and threshold decisions are the same in every run.
-        score = np.round(score, _SCORE_DECIMALS)
+        # The same function as headline.score_features, on arrays.
+        score = combine_scores(PairOverlaps(
+            gram_inter=gram_inter, gram_mass_a=gram_a, gram_mass_b=gram_b,
+            word_inter=word_inter, word_mass_a=word_a, word_mass_b=word_b,
+            phrase_inter=phrase_inter, phrase_count_a=phrase_a, phrase_count_b=phrase_b,
+            length_a=lengths[ia], length_b=lengths[ib], number_mismatch=mismatch,
+            exact=self._exact_equal(feats, ia, ib),
+        ), use_words, cfg)
         hit = np.flatnonzero(score >= cfg.threshold_for(lang) - 1e-12)
         return [(members[ia[h]], members[ib[h]], float(score[h])) for h in hit.tolist()]
 
@@ -411,34 +427,35 @@ class HeadlineIndex:
         codes = np.array([ids.setdefault(f.exact_key, len(ids)) for f in feats], dtype=np.int64)
         return codes[ia] == codes[ib]
 
-    def _word_jaccards(self, feats: Sequence[HeadlineFeatures], ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
-        idf = self.idf
-        vocab: dict[str, int] = {}
+    @staticmethod
+    def _set_overlaps(feats: Sequence[HeadlineFeatures], ia: np.ndarray, ib: np.ndarray, attr: str, weight
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(shared weight, a's weight, b's weight) of a per-headline set
+        (`attr`: "words" with IDF weights, "phrases" with weight 1 = counts)."""
+        vocab: dict = {}
         rows, cols, vals = [], [], []
-        for r in range(len(feats)):
-            for w in feats[r].words:
+        for r, f in enumerate(feats):
+            for x in getattr(f, attr):
                 rows.append(r)
-                cols.append(vocab.setdefault(w, len(vocab)))
-                vals.append(idf.word_weight(w))
+                cols.append(vocab.setdefault(x, len(vocab)))
+                vals.append(weight(x) if weight else 1.0)
         if not vocab:
-            return np.zeros(len(ia))
+            zeros = np.zeros(len(ia))
+            return zeros, zeros, zeros
         matrix = sparse.csr_matrix((vals, (rows, cols)), shape=(len(feats), len(vocab)))
         mass = np.asarray(matrix.sum(axis=1)).ravel()
-        return weighted_jaccards(matrix, mass, ia, ib)
+        return weighted_intersections(matrix, ia, ib), mass[ia], mass[ib]
 
     def score(self, i: int, k: int) -> float:
-        """Full score of one pair (for reporting), identical to headline.score_features."""
-        from .headline import weighted_jaccard
-
+        """Full score of one pair (for reporting), identical to headline.score_features
+        (grams weighed from this index's document frequencies)."""
         a, b = self.features[i], self.features[k]
-        if a.exact_key and a.exact_key == b.exact_key:
-            return 1.0
         rows, grams = encode_grams([a.exact_key, b.exact_key], self.config.ngram)
         weight = dict(zip(grams.tolist(), self.gram_weights(grams).tolist()))
-        set_a = frozenset(grams[rows == 0].tolist())
-        set_b = frozenset(grams[rows == 1].tolist())
-        jac = weighted_jaccard(set_a, set_b, weight.__getitem__)
-        return finish_score(jac, a, b, self.idf, self.langs[i], self.config)
+        by_text = {decode_gram(g, self.config.ngram): w for g, w in weight.items()}
+        use_words = self.config.word_features_for(self.langs[i])
+        overlaps = pair_overlaps(a, b, self.idf, use_words, gram_weight=by_text.__getitem__)
+        return float(combine_scores(overlaps, use_words, self.config))
 
 
 # --------------------------------------------------------------------------- clustering

@@ -273,8 +273,9 @@ def format_report(result: Mapping) -> str:
 
 
 def apply_overrides(config: NearDupConfig, assignments: Sequence[str]) -> NearDupConfig:
-    """["word_weight=0"] -> replace(config, word_weight=0.0, word_weight_by_lang={}):
-    a global override of a per-language knob also clears its per-language table."""
+    """["min_gram_jaccard=0.3"] -> replace(config, min_gram_jaccard=0.3). A global
+    override of a per-language knob also clears its per-language table
+    ("threshold=0.5" clears threshold_by_lang)."""
     changes: dict = {}
     for assignment in assignments:
         name, _, value = assignment.partition("=")
@@ -300,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="override the lead-token gate for every language")
     ev.add_argument("--threshold", type=float, default=None, help="override the threshold for every language")
     ev.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
-                    help="override a NearDupConfig number, e.g. --set word_weight=0 --set length_ratio_exponent=1.5")
+                    help="override a NearDupConfig number, e.g. --set min_gram_jaccard=0.3 --set gram_only_threshold=0.4")
     dv = sub.add_parser("derive", help="labelled pairs from clustered articles")
     dv.add_argument("--articles", required=True)
     dv.add_argument("--out", required=True)

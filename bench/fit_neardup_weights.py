@@ -1,0 +1,173 @@
+"""Fit (and check) the near-duplicate scorer's LexicalModel coefficients.
+
+    .venv/bin/python bench/fit_neardup_weights.py \
+        --msrp /work/shared/data/msrp_train_pairs.jsonl \
+        [--itn ITN_PAIRS.jsonl] [--gn GN_PAIRS.jsonl] [--folds 5] [--seed 0] [--C 1.0]
+
+ITN/GN pair files come from `python -m newsdedup_dagster.neardup.pairs_eval derive`
+(see NearDupConfig's docstring). Data is read at run time, never copied.
+
+What it prints:
+1. the coefficients of a logistic regression (sklearn, fitting only; the
+   shipped scorer is numpy) over headline.MODEL_FEATURES, fitted on all MSRP
+   pairs, ready to paste into headline.LEXICAL_MODEL;
+2. the honest MSRP figure: k-fold stratified CV where, on each training
+   split, the model is fitted and the threshold chosen (lowest with P >= 0.85
+   after the min_gram_jaccard cut-off), then applied to the held-out fold;
+3. for the SHIPPED model (headline.LEXICAL_MODEL, NearDupConfig defaults):
+   in-sample MSRP threshold table, the min_gram_jaccard table, and the
+   held-out ITN/GN figures at the configured threshold, next to the same
+   figures for the gram-only score family of the previous release for comparison.
+Features are computed with headline.pair_overlaps / model_features: the
+code the scorer runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from newsdedup_dagster.neardup.headline import (  # noqa: E402
+    MODEL_FEATURES,
+    NearDupConfig,
+    build_idf,
+    combine_scores,
+    headline_features,
+    model_features,
+    pair_overlaps,
+)
+from newsdedup_dagster.neardup.pairs_eval import evaluate_pairs, load_jsonl  # noqa: E402
+
+TARGET_PRECISION = 0.85
+
+
+def feature_matrix(pairs, ngram: int = 3):
+    """(X [pairs x MODEL_FEATURES], gram Jaccard, exact flag, labels), IDF over the pairs' texts
+    (as pairs_eval does)."""
+    cache = {}
+
+    def feats(text):
+        found = cache.get(text)
+        if found is None:
+            found = cache[text] = headline_features(text, ngram)
+        return found
+
+    pf = [(feats(p["a"]), feats(p["b"])) for p in pairs]
+    idf = build_idf(cache.values(), n=ngram)
+    rows, gram_j, exact = [], [], []
+    for a, b in pf:
+        f = model_features(pair_overlaps(a, b, idf, True))
+        rows.append([float(f[name]) for name in MODEL_FEATURES])
+        gram_j.append(float(f["gram_jaccard"]))
+        exact.append(bool(a.exact_key and a.exact_key == b.exact_key))
+    labels = np.array([bool(int(p["label"])) for p in pairs])
+    return np.array(rows), np.array(gram_j), np.array(exact), labels
+
+
+def prf(pred, y):
+    tp = int((pred & y).sum())
+    p = tp / max(1, int(pred.sum()))
+    r = tp / max(1, int(y.sum()))
+    return p, r
+
+
+def lowest_threshold(scores, y, precision=TARGET_PRECISION):
+    """Lowest score threshold whose predictions reach `precision` (rounded down to 0.01)."""
+    for t in np.arange(0.30, 0.95, 0.01):
+        p, _ = prf(scores >= t - 1e-12, y)
+        if p >= precision:
+            return round(float(t), 2)
+    return 0.95
+
+
+def cut(scores, gram_j, exact, min_gram):
+    return np.where(exact, 1.0, np.where(gram_j < min_gram, 0.0, scores))
+
+
+def main(argv=None) -> int:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--msrp", required=True)
+    ap.add_argument("--itn", default=None)
+    ap.add_argument("--gn", default=None)
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--C", type=float, default=1.0)
+    args = ap.parse_args(argv)
+    config = NearDupConfig()
+    msrp = load_jsonl(args.msrp)
+    X, gram_j, exact, y = feature_matrix(msrp, config.ngram)
+
+    # 1. fit on everything
+    full = LogisticRegression(C=args.C, max_iter=2000).fit(X, y)
+    print("fitted on all MSRP pairs (paste into headline.LEXICAL_MODEL):")
+    print(f"    intercept={full.intercept_[0]:.4f},")
+    for name, coef in zip(MODEL_FEATURES, full.coef_[0]):
+        print(f"    {name}={coef:.4f},")
+
+    # 2. honest figure: fit + threshold inside each training split
+    pred = np.zeros(len(y), dtype=bool)
+    chosen = []
+    for train, test in StratifiedKFold(args.folds, shuffle=True, random_state=args.seed).split(X, y):
+        m = LogisticRegression(C=args.C, max_iter=2000).fit(X[train], y[train])
+        s_train = cut(m.predict_proba(X[train])[:, 1], gram_j[train], exact[train], config.min_gram_jaccard)
+        t = lowest_threshold(s_train, y[train])
+        chosen.append(t)
+        s_test = cut(m.predict_proba(X[test])[:, 1], gram_j[test], exact[test], config.min_gram_jaccard)
+        pred[test] = s_test >= t - 1e-12
+    p, r = prf(pred, y)
+    print(f"\n{args.folds}-fold CV (seed {args.seed}), model and threshold fitted per training split "
+          f"(thresholds {chosen}), min_gram_jaccard {config.min_gram_jaccard}:")
+    print(f"  out of fold: P {p:.3f}  R {r:.3f}  F1 {2 * p * r / (p + r):.3f}")
+
+    # 3. the shipped model
+    print(f"\nshipped model (headline.LEXICAL_MODEL), configured threshold {config.threshold}:")
+    res = evaluate_pairs(msrp, config, sweep="0.60:0.74:0.01")
+    print(f"  MSRP in-sample: P {res['precision']:.3f}  R {res['recall']:.3f}  F1 {res['f1']:.3f}")
+    print("  sweep: " + "; ".join(f"{row['threshold']:.2f} P {row['precision']:.3f} R {row['recall']:.3f}"
+                                  for row in res["sweep"]))
+    for mg in (0.30, 0.25, 0.20):
+        res = evaluate_pairs(msrp, replace(config, min_gram_jaccard=mg))
+        print(f"  min_gram_jaccard {mg:.2f}: P {res['precision']:.3f}  R {res['recall']:.3f}")
+    for name, path in (("ITN", args.itn), ("GN", args.gn)):
+        if not path:
+            continue
+        pairs = load_jsonl(path)
+        res = evaluate_pairs(pairs, config)
+        line = f"  {name} (held out): P {res['precision']:.3f}  R {res['recall']:.3f}  F1 {res['f1']:.3f}"
+        if len(res["by_lang"]) > 1:
+            line += "  |  " + "; ".join(f"{lang} P {v['precision']:.3f} R {v['recall']:.3f}"
+                                        for lang, v in res["by_lang"].items() if lang in ("en", "zh", "ko", "ru", "fr"))
+        print(line)
+        # Ranking quality independent of the operating point: precision at fixed recall
+        # for the model vs the gram-only score (word features off everywhere).
+        gram_only = replace(config, word_features=False, word_features_by_lang={}, threshold_by_lang={})
+        for label, cfg in (("model", config), ("gram-only", gram_only)):
+            from newsdedup_dagster.neardup.pairs_eval import score_pairs
+
+            scores, gate_ok, labels, _ = score_pairs(pairs, cfg)
+            scores = np.where(gate_ok, scores, 0.0)
+            order = np.argsort(-scores, kind="stable")
+            tp = np.cumsum(labels[order])
+            cells = []
+            for target in (0.3, 0.4, 0.5, 0.6, 0.7):
+                k = int(np.argmax(tp >= target * labels.sum()))
+                cells.append(f"R{target:.1f} P {tp[k] / (k + 1):.3f}" if tp[-1] >= target * labels.sum() else f"R{target:.1f} -")
+            print(f"    {label:9s} precision at recall: " + "  ".join(cells))
+    # Mixed-language check of the same array code the clustering engine runs.
+    o = pair_overlaps(headline_features("Quake kills 12 in Chile"), headline_features("Quake kills 12 in north Chile"),
+                      build_idf([]), True)
+    assert 0.0 <= float(combine_scores(o, True, config)) <= 1.0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
