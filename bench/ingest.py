@@ -78,7 +78,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from newsdedup_dagster.ingest.fetch import FetchConfig, FetchRequest, fetch_feeds_sync, iter_fetch_feeds, run_sync
-    from newsdedup_dagster.ingest.parse import parse_fetch_result
+    from newsdedup_dagster.ingest.parse import ParseConfig, parse_fetch_result, parse_many
     from newsdedup_dagster.ingest.sources import Source
 
     context = multiprocessing.get_context("spawn")
@@ -106,7 +106,11 @@ def main() -> None:
             started = time.monotonic()
             results = fetch_feeds_sync(requests, cfg)
             fetched = time.monotonic()
-            items = sum(len(parse_fetch_result(r, by_id[r.source_id]).items) for r in results)
+            if cfg is config:  # the product's path: parse_many (worker processes for big batches)
+                parsed = parse_many([(r, by_id[r.source_id], None, ParseConfig()) for r in results])
+            else:  # the sequential reference: one feed after another
+                parsed = [parse_fetch_result(r, by_id[r.source_id]) for r in results]
+            items = sum(len(p.items) for p in parsed)
             done = time.monotonic()
             errors = [r.error for r in results if r.status != "ok"]
             return fetched - started, done - started, items, errors

@@ -30,6 +30,7 @@ class EmbedderResource(ConfigurableResource):
     base_url: Optional[str] = None
     dimensions: Optional[int] = None
     text_mode: Optional[str] = None         # title | title_summary
+    centre: Optional[str] = None            # auto | on | off (per-language centring)
     hnsw_m: Optional[int] = None
     hnsw_ef_construction: Optional[int] = None
 
@@ -38,7 +39,7 @@ class EmbedderResource(ConfigurableResource):
         changes = {
             k: v for k, v in {
                 "provider": self.provider, "model": self.model, "base_url": self.base_url,
-                "dimensions": self.dimensions, "text_mode": self.text_mode, "hnsw_m": self.hnsw_m,
+                "dimensions": self.dimensions, "text_mode": self.text_mode, "centre": self.centre, "hnsw_m": self.hnsw_m,
                 "hnsw_ef_construction": self.hnsw_ef_construction,
             }.items() if v is not None
         }
@@ -87,6 +88,7 @@ def item_embeddings(context: AssetExecutionContext, postgres: PostgresResource, 
             "rows_written": stats.written,
             "stale_rows_removed": stats.removed,
             "text_mode": settings.text_mode,
+            "centred": stats.centred,
             "seconds": MetadataValue.float(round(stats.seconds, 3)),
         },
         check_results=[

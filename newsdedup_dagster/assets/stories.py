@@ -25,7 +25,7 @@ CENTROID_TOLERANCE = 1e-4
 
 CHECKS = (
     ("one_story_per_item", True, "Every article (canonical or duplicate) is in at most one story."),
-    ("pass1_gates_met", True, "Every pass-1 attachment of the hour met the similarity and time-gap gates (stored with it)."),
+    ("pass1_gates_met", True, "Every pass-1 attachment of the hour met the similarity and time-gap gates, and every pass-3 one the similarity gate (stored with it)."),
     ("pass2_stories_connected", True, "Every story founded this hour is connected by edges >= item_threshold."),
     ("centroids_current", True, "Each touched story's centroid equals the average of its 3 most recent items."),
     ("no_attachment_after_max_age", True, "No story absorbed an item after its maximum age."),
@@ -46,6 +46,8 @@ class StoriesConfig(Config):
     batch_size: Optional[int] = None
     ef_search: Optional[int] = None
     max_story_size: Optional[int] = None
+    pass3: Optional[bool] = None
+    pass2_expand: Optional[bool] = None
 
 
 def _table(rows: list[tuple], new: set[str]) -> str:
@@ -73,7 +75,7 @@ def _table(rows: list[tuple], new: set[str]) -> str:
     check_specs=[AssetCheckSpec(name, asset="stories", blocking=blocking, description=desc)
                  for name, blocking, desc in CHECKS],
     description="Pass 1: new items -> story centroids (KNN, cosine, time gates); pass 2: the rest -> "
-                "item KNN + UnionFind + chaining guard -> new stories. Idempotent per hour; backfill in time order.",
+                "item KNN + UnionFind + chaining guard -> new stories; pass 3: leftovers -> the hour's new stories. Idempotent per hour; backfill in time order.",
 )
 def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: PostgresResource) -> MaterializeResult:
     h = hour_start(context.partition_key)
@@ -96,6 +98,7 @@ def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: Pos
         "new_stories": len(result.new_stories),
         "updated_stories": len(result.updated_stories),
         "items_in_new_stories": result.clustered_in_pass2,
+        "attached_pass3": result.attached_pass3,
         "left_single": result.left_single,
         "largest_story": largest[1] if largest else 0,
         "largest_story_headline": (largest[5] or "") if largest else "",

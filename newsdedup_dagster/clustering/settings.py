@@ -39,6 +39,8 @@ class ClusterSettings:
     # guard sees every known edge of a component (doubles the KNN queries; off unless the guard
     # needs it: bench/clustering.py, 10k window, pass 2 took 2.2 s with it)
     pass2_expand: bool = False
+    # pass 3: H's leftovers join H's best new story (guard.attach_leftovers); off = the seed's two passes
+    pass3: bool = True
     # asset check warning: a story larger than this is suspicious (chaining)
     max_story_size: int = 500
     # wait this long for another clustering run to finish before failing

@@ -164,3 +164,20 @@ def published_at(conn, info: ModelInfo, ids: list[str]) -> dict[str, datetime]:
         "SELECT item_id, published_at FROM item_embeddings WHERE model = %s AND item_id = ANY(%s)", (info.model, ids)
     ).fetchall()
     return dict(rows)
+
+
+def nearest_centroids(conn, info: ModelInfo, ids: list[str], groups, batch_size: int) -> dict[str, tuple[int, float]]:
+    """Pass 3's callback: {item_id: (index of the group whose centroid = avg of ALL its members is
+    nearest, cosine)}; ties -> lowest index. Groups are this partition's new stories (few): the
+    centroids are one materialised CTE, each item scans them."""
+    if not ids or not groups:
+        return {}
+    gidx = [g for g, members in enumerate(groups) for _ in members]
+    mids = [m for members in groups for m in members]
+    out: dict[str, tuple[int, float]] = {}
+    statement = db.load_sql("cluster_pass3_nearest")
+    for chunk in _batches(sorted(ids), batch_size):
+        rows = conn.execute(statement, {"model": info.model, "groups": gidx, "members": mids, "ids": chunk})
+        for item, g, sim in rows:
+            out[item] = (int(g), float(sim))
+    return out

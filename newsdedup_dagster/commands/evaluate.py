@@ -24,6 +24,8 @@ def register(subparsers) -> None:
     parser.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
                         help=f"override a clustering setting ({HELP_KEYS})")
     parser.add_argument("--sweep", metavar="KEY=START:STOP:STEP", help="run once per value of one setting")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="do not reuse (or keep) raw vectors in the persistent eval cache database")
     parser.set_defaults(func=handle)
 
 
@@ -50,7 +52,7 @@ def handle(args: argparse.Namespace) -> int:
             key, spec = args.sweep.split("=", 1)
             settings_for(None, {key: spec.split(":")[0]})
             sweep = (key.strip(), frange(spec))
-        results = evaluate(args.data, overrides, sweep)
+        results = evaluate(args.data, overrides, sweep, use_cache=not getattr(args, "no_cache", False))
     except (ValueError, FileNotFoundError, EmbeddingModelMismatch) as exc:
         print(f"newsdedup eval: error: {exc}", file=sys.stderr)
         return 2
@@ -67,5 +69,6 @@ def handle(args: argparse.Namespace) -> int:
             print(prefix + _fmt(result))
     if not args.json:
         t = results[0]["timings"]
-        print(f"model {t['model']}, {t['partitions']} partitions, embedding {t['embed_seconds']:.1f}s", file=sys.stderr)
+        print(f"model {t['model']}, {t['partitions']} partitions, embedding {t['embed_seconds']:.1f}s"
+              f" ({t.get('cached_vectors', 0)} vectors from the eval cache)", file=sys.stderr)
     return 0

@@ -8,7 +8,8 @@
 Environment: NEWSDEDUP_EMBEDDING_PROVIDER, NEWSDEDUP_EMBEDDING_MODEL,
 NEWSDEDUP_EMBEDDING_BASE_URL, NEWSDEDUP_EMBEDDING_API_KEY, NEWSDEDUP_EMBEDDING_DIMENSIONS,
 NEWSDEDUP_EMBEDDING_BATCH, NEWSDEDUP_EMBEDDING_TIMEOUT, NEWSDEDUP_EMBEDDING_MAX_ATTEMPTS,
-NEWSDEDUP_EMBEDDING_TEXT (title | title_summary), NEWSDEDUP_HNSW_M, NEWSDEDUP_HNSW_EF_CONSTRUCTION.
+NEWSDEDUP_EMBEDDING_TEXT (title | title_summary), NEWSDEDUP_EMBEDDING_CENTRE (auto | on | off),
+NEWSDEDUP_HNSW_M, NEWSDEDUP_HNSW_EF_CONSTRUCTION.
 """
 
 from __future__ import annotations
@@ -62,6 +63,37 @@ class EmbeddingSettings:
     hnsw_m: int = field(default_factory=lambda: _env_int("NEWSDEDUP_HNSW_M", 16))
     hnsw_ef_construction: int = field(default_factory=lambda: _env_int("NEWSDEDUP_HNSW_EF_CONSTRUCTION", 64))
     threads: int = field(default_factory=lambda: _env_int("NEWSDEDUP_EMBEDDING_THREADS", 1))
+    # Per-language centring of stored vectors (see CENTRING_DEFAULTS): auto = the model's default.
+    centre: str = field(default_factory=lambda: (_env("NEWSDEDUP_EMBEDDING_CENTRE", "auto") or "auto").lower())
+
+
+# Per-model centring default: the stored vector is l2_normalize(raw - running mean of the item's
+# language) (embeddings/store.py, sql/queries/embed_centre_*.sql). Why: every text of one language
+# shares a component, so raw neighbours are "same language, other event"; removing it lets the
+# cross-lingual same-event neighbours through (itn e5: share of the 10 nearest neighbours from the
+# same story 0.63 -> 0.76, clustering/guard.py). Evidence through `newsdedup eval`: see
+# clustering/settings.py MODEL_DEFAULTS (the thresholds are calibrated on the vectors these give).
+CENTRING_DEFAULTS: dict[str, bool] = {
+    "e5:multilingual-e5-small-q4": True,
+    # USE keeps raw vectors: its calibrated thresholds (0.65 / 0.55) were measured on raw vectors,
+    # and centring helped itn but not gnews in the research prototype (itn 0.58 vs 0.44, gnews 0.783
+    # vs 0.796: bench/clustering_research.py --model use --centre online|none --method guard).
+    "use:multilingual-v3": False,
+}
+CENTRE_CHOICES = ("auto", "on", "off")
+# A language with fewer items than this so far is centred on the mean of all items (its own mean
+# would be the item itself, or nearly).
+CENTRE_MIN_LANG_ITEMS = 5
+
+
+def centring_enabled(model_id: str, choice: str = "auto") -> bool:
+    """Whether stored vectors of this model are centred (choice: auto | on | off)."""
+    choice = (choice or "auto").lower()
+    if choice not in CENTRE_CHOICES:
+        raise ValueError(f"NEWSDEDUP_EMBEDDING_CENTRE={choice!r}: expected one of {CENTRE_CHOICES}")
+    if choice == "auto":
+        return CENTRING_DEFAULTS.get(model_id, False)
+    return choice == "on"
 
 
 class Embedder(Protocol):

@@ -16,7 +16,14 @@ import psycopg
 from psycopg import sql as pgsql
 
 from .. import db
-from .providers import HALFVEC_INDEX_MAX_DIMS, VECTOR_INDEX_MAX_DIMS, Embedder, EmbeddingSettings
+from .providers import (
+    CENTRE_MIN_LANG_ITEMS,
+    HALFVEC_INDEX_MAX_DIMS,
+    VECTOR_INDEX_MAX_DIMS,
+    Embedder,
+    EmbeddingSettings,
+    centring_enabled,
+)
 from .text import embedding_text, text_hash
 
 # Advisory-lock key serialising model registration / index creation across processes.
@@ -134,6 +141,7 @@ class EmbedStats:
     computed: int = 0
     written: int = 0
     removed: int = 0
+    centred: bool = False
     seconds: float = 0.0
 
 
@@ -151,7 +159,8 @@ def embed_partition(
     settings = settings or EmbeddingSettings()
     t0 = time.perf_counter()
     info = ensure_model(conn, embedder, settings)
-    stats = EmbedStats(model=info.model)
+    centred = centring_enabled(info.model, settings.centre)
+    stats = EmbedStats(model=info.model, centred=centred)
     rows = conn.execute(db.load_sql("embed_partition_items"), {"start": start, "end": end}).fetchall()
     conn.commit()
     ids = [r[0] for r in rows]
@@ -182,7 +191,27 @@ def embed_partition(
             db.load_sql("embed_delete_stale"), {"model": info.model, "start": start, "end": end, "ids": ids}
         ).rowcount
         stats.written = conn.execute(
-            db.load_sql("embed_upsert"), {"model": info.model, "ids": ids, "hashes": hashes}
+            db.load_sql("embed_upsert"), {"model": info.model, "ids": ids, "hashes": hashes, "centred": centred}
         ).rowcount
+        if centred:
+            centre_partition(conn, info, start, end)
     stats.seconds = time.perf_counter() - t0
     return stats
+
+
+def centre_partition(conn: psycopg.Connection, info: ModelInfo, start: datetime, end: datetime) -> None:
+    """Per-language centring of the partition's stored vectors, in SQL (inside the caller's
+    transaction, after all of the partition's items are embedded):
+
+      embedding = l2_normalize(raw - mean of raw vectors of the item's language over the canonical
+                  items of every partition up to and including this one)
+
+    languages with < CENTRE_MIN_LANG_ITEMS items so far use the mean over all languages. The means
+    come from per-partition sums (embedding_language_means), so a rerun rewrites only this
+    partition's sums and a backfill in time order reproduces the hourly runs.
+    """
+    params = {"model": info.model, "start": start, "end": end, "dims": int(info.dims),
+              "min_items": CENTRE_MIN_LANG_ITEMS}
+    conn.execute(db.load_sql("embed_centre_delete"), params)
+    conn.execute(db.load_sql("embed_centre_sums"), params)
+    conn.execute(db.load_sql("embed_centre_apply"), params)

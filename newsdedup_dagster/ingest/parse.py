@@ -579,3 +579,33 @@ def parse_fetch_result(result: FetchResult, source: Source | None = None, *,
         source_language=source.language if source is not None else None,
         visible_before=visible_before, config=config,
     )
+
+
+# ------------------------------------------------------------------ many feeds
+# feedparser is pure Python (~0.28 ms per entry here): with hundreds of feeds, parsing, not
+# the network, bounds an hourly run. Feeds are independent, so large batches are parsed in
+# worker processes. Below this many body bytes, process start-up costs more than it saves
+# (bench/ingest.py: 200 feeds x 50 entries = ~4 MB).
+PARALLEL_PARSE_MIN_BYTES = 1_000_000
+
+
+def _parse_job(job):
+    result, source, visible_before, config = job
+    return parse_fetch_result(result, source, visible_before=visible_before, config=config)
+
+
+def parse_many(jobs, *, workers: int | None = None):
+    """parse_fetch_result over (result, source, visible_before, config) jobs, in order.
+    Uses a fork-based process pool for large batches on multi-core machines."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = list(jobs)
+    workers = workers or min(len(jobs), os.cpu_count() or 1)
+    total = sum(len(job[0].body or b"") for job in jobs)
+    if workers < 2 or total < PARALLEL_PARSE_MIN_BYTES or "fork" not in multiprocessing.get_all_start_methods():
+        return [_parse_job(job) for job in jobs]
+    # fork: children inherit the imported modules (no re-import); they only run pure parsing.
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(_parse_job, jobs, chunksize=max(1, len(jobs) // (workers * 4))))

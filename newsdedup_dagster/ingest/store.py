@@ -31,7 +31,7 @@ import psycopg
 
 from ..db import load_sql
 from .fetch import FetchConfig, FetchRequest, FetchResult, fetch_feeds_sync
-from .parse import ParseConfig, ParsedItem, ParseResult, parse_fetch_result
+from .parse import ParseConfig, ParsedItem, ParseResult, parse_many
 from .replay import load_jsonl_partition, replay_fetch_results, replay_window
 from .sources import Source
 
@@ -376,18 +376,15 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
     source_for = {sid: entry[0] for sid, entry in stored.items()}
     source_for.update(configured)
     _, visible_before = replay_window(partition_start)
-    parsed_archives: list[tuple[ArchivedFetch, ParseResult]] = []
-    for source_id in sorted(usable_archive):
-        for entry in usable_archive[source_id]:
-            parsed = parse_fetch_result(entry.result, source_for.get(source_id),
-                                        visible_before=visible_before if entry.mode == "replay" else None,
-                                        config=parse_config)
-            parsed_archives.append((entry, parsed))
-    parsed_fresh: list[tuple[FetchResult, ParseResult]] = []
-    for result in sorted(fresh, key=lambda r: r.source_id):
-        parsed = parse_fetch_result(result, source_for.get(result.source_id),
-                                    visible_before=visible_before if mode == "replay" else None, config=parse_config)
-        parsed_fresh.append((result, parsed))
+    archive_entries = [entry for source_id in sorted(usable_archive) for entry in usable_archive[source_id]]
+    fresh_results = sorted(fresh, key=lambda r: r.source_id)
+    jobs = [(entry.result, source_for.get(entry.result.source_id),
+             visible_before if entry.mode == "replay" else None, parse_config) for entry in archive_entries]
+    jobs += [(result, source_for.get(result.source_id), visible_before if mode == "replay" else None, parse_config)
+             for result in fresh_results]
+    parsed_all = parse_many(jobs)
+    parsed_archives: list[tuple[ArchivedFetch, ParseResult]] = list(zip(archive_entries, parsed_all))
+    parsed_fresh: list[tuple[FetchResult, ParseResult]] = list(zip(fresh_results, parsed_all[len(archive_entries):]))
     parse_seconds = time.monotonic() - started
 
     # 4. Write the hour in one transaction.
