@@ -27,6 +27,7 @@ from . import db, metrics
 from .clustering.passes import cluster_partition
 from .clustering.settings import ClusterSettings, settings_for
 from .embeddings import EmbeddingSettings, embed_partition, ensure_model, make_embedder
+from .embeddings.centring_prior import PRIOR_TEXTS
 from .embeddings.text import embedding_text, text_hash
 
 log = logging.getLogger(__name__)
@@ -258,7 +259,8 @@ def evaluate(
         info = ensure_model(conn, embedder, emb_settings)
         cached = 0
         if cache_url:
-            hashes = sorted({text_hash(t) for t in eval_texts(rows, emb_settings.text_mode)})
+            texts = eval_texts(rows, emb_settings.text_mode) + list(PRIOR_TEXTS)
+            hashes = sorted({text_hash(t) for t in texts})
             cached = cache_fetch(cache_url, conn, info.model, hashes)
         embed_seconds = embed_all(conn, embedder, hours, emb_settings)
         if cache_url:

@@ -22,7 +22,7 @@ def run(url, hour, assets=None):
     result = materialize(
         assets or [*EMBED_ASSETS, *STORY_ASSETS],
         partition_key=key(hour),
-        resources={"postgres": PostgresResource(database_url=url), "embedder": EmbedderResource(provider="use")},
+        resources={"postgres": PostgresResource(database_url=url), "embedder": EmbedderResource()},
         raise_on_error=True,
     )
     assert result.success

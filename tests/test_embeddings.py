@@ -164,3 +164,87 @@ class _StubClient:
                 return R()
 
         self.embeddings = _Embeddings()
+
+
+# ------------------------------------------------------------------ per-language centring
+def _stored(conn, column="embedding"):
+    rows = conn.execute(f"SELECT item_id, {column}::text FROM item_embeddings ORDER BY item_id").fetchall()
+    conn.commit()
+    return {i: np.array(json.loads(v), dtype=np.float64) for i, v in rows}
+
+
+def _centring_rows():
+    from clustering_fixtures import QUAKE_DAY1, UNRELATED
+
+    return EU_AI + UNRELATED, QUAKE_DAY1
+
+
+def test_centring_matches_the_formula_and_is_rerun_idempotent(conn):
+    from newsdedup_dagster.embeddings.centring_prior import PRIOR_TEXTS, PRIOR_WEIGHT
+    from newsdedup_dagster.embeddings.providers import CENTRE_MIN_LANG_ITEMS
+
+    first, _ = _centring_rows()
+    insert_items(conn, first, H0)
+    fake = CountingEmbedder(dims=16, name="fake:centred16")
+    settings = EmbeddingSettings(centre="on")
+    stats = embed_partition(conn, fake, H0, H0 + timedelta(hours=1), settings)
+    assert stats.centred
+    raw, centred = _stored(conn, "raw_embedding"), _stored(conn)
+    # expected, in numpy: language mean shrunk to the all-items mean, which starts from the prior
+    texts = {i: t for i, t, *_ in first}
+    langs = {i: lang for i, _, lang, _ in first}
+    prior = fake.embed(list(PRIOR_TEXTS)).astype(np.float64).mean(0)
+    for item_id, v in raw.items():
+        assert np.allclose(v, fake.embed([texts[item_id]])[0], atol=1e-6)  # raw = the model's vector
+    all_sum = sum(raw.values()) + PRIOR_WEIGHT * prior
+    mean_all = all_sum / (len(raw) + PRIOR_WEIGHT)
+    for item_id, v in raw.items():
+        same = [raw[j] for j in raw if langs[j] == langs[item_id]]
+        mean = (sum(same) + CENTRE_MIN_LANG_ITEMS * mean_all) / (len(same) + CENTRE_MIN_LANG_ITEMS)
+        want = (v - mean) / np.linalg.norm(v - mean)
+        assert np.allclose(centred[item_id], want, atol=1e-5), item_id
+    # rerun: same vectors, no embedding call
+    calls = len(fake.calls)
+    embed_partition(conn, fake, H0, H0 + timedelta(hours=1), settings)
+    assert len(fake.calls) == calls
+    again = _stored(conn)
+    assert all(np.allclose(again[i], centred[i], atol=1e-6) for i in centred)
+
+
+def test_centring_uses_only_earlier_partitions_and_a_backfill_reproduces_it(conn):
+    first, second = _centring_rows()
+    h1 = H0 + timedelta(hours=1)
+    insert_items(conn, first, H0)
+    insert_items(conn, second, h1)
+    fake = CountingEmbedder(dims=16, name="fake:centred16")
+    settings = EmbeddingSettings(centre="on")
+    embed_partition(conn, fake, H0, h1, settings)
+    before_h1 = _stored(conn)
+    embed_partition(conn, fake, h1, h1 + timedelta(hours=1), settings)
+    live = _stored(conn)
+    # H1 does not change H0's vectors, and re-running H0 after H1 gives H0's vectors again
+    assert all(np.allclose(live[i], before_h1[i], atol=1e-6) for i in before_h1)
+    embed_partition(conn, fake, H0, h1, settings)
+    assert all(np.allclose(_stored(conn)[i], live[i], atol=1e-6) for i in live)
+    # backfill from scratch in time order: the same vectors
+    conn.execute("DELETE FROM item_embeddings")
+    conn.execute("DELETE FROM embedding_language_means")
+    conn.commit()
+    for h in (H0, h1):
+        embed_partition(conn, fake, h, h + timedelta(hours=1), settings)
+    backfilled = _stored(conn)
+    assert all(np.allclose(backfilled[i], live[i], atol=1e-6) for i in live)
+    # centring off again: the stored vector is the raw one
+    embed_partition(conn, fake, H0, h1, EmbeddingSettings(centre="off"))
+    raw = _stored(conn, "raw_embedding")
+    assert all(np.allclose(_stored(conn)[i], raw[i]) for i, *_ in first)
+
+
+def test_centring_defaults_per_model():
+    from newsdedup_dagster.embeddings.providers import centring_enabled
+
+    assert centring_enabled("e5:multilingual-e5-small-q4") is True
+    assert centring_enabled("use:multilingual-v3") is False
+    assert centring_enabled("use:multilingual-v3", "on") is True
+    with pytest.raises(ValueError):
+        centring_enabled("x", "maybe")

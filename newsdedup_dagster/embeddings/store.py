@@ -24,6 +24,7 @@ from .providers import (
     EmbeddingSettings,
     centring_enabled,
 )
+from .centring_prior import PRIOR_LANG, PRIOR_TEXTS, PRIOR_WEIGHT
 from .text import embedding_text, text_hash
 
 # Advisory-lock key serialising model registration / index creation across processes.
@@ -168,24 +169,10 @@ def embed_partition(
     hashes = [text_hash(t) for t in texts]
     stats.items = len(ids)
     unique: dict[str, str] = dict(zip(hashes, texts))
-    cached = {
-        h for (h,) in conn.execute(db.load_sql("embed_cache_lookup"), {"model": info.model, "hashes": list(unique)})
-    }
-    conn.commit()  # end the read's implicit transaction so the writes below are real transactions
-    missing = [h for h in unique if h not in cached]
-    stats.cache_hits = len(unique) - len(missing)
-    batch = max(1, settings.batch_size)
-    for i in range(0, len(missing), batch):
-        chunk = missing[i : i + batch]
-        vectors = embedder.embed([unique[h] for h in chunk])
-        if vectors.shape != (len(chunk), info.dims):
-            raise ValueError(f"{info.model} returned shape {vectors.shape}, expected ({len(chunk)}, {info.dims})")
-        with conn.transaction():  # each batch commits: an interrupted run keeps what it paid for
-            conn.execute(
-                db.load_sql("embed_cache_insert"),
-                {"model": info.model, "hashes": chunk, "vectors": [vector_literal(v) for v in vectors]},
-            )
-        stats.computed += len(chunk)
+    if centred:  # the cold-start prior's texts go through the same cache (embedded once per model)
+        unique.update({text_hash(t): t for t in PRIOR_TEXTS})
+    hits, stats.computed = fill_cache(conn, embedder, info, unique, settings.batch_size)
+    stats.cache_hits = hits
     with conn.transaction():
         stats.removed = conn.execute(
             db.load_sql("embed_delete_stale"), {"model": info.model, "start": start, "end": end, "ids": ids}
@@ -199,19 +186,49 @@ def embed_partition(
     return stats
 
 
+def fill_cache(conn: psycopg.Connection, embedder: Embedder, info: ModelInfo, unique: dict[str, str],
+               batch_size: int) -> tuple[int, int]:
+    """Embed the texts ({hash: text}) the cache lacks, in committed batches. Returns (hits, computed)."""
+    cached = {
+        h for (h,) in conn.execute(db.load_sql("embed_cache_lookup"), {"model": info.model, "hashes": list(unique)})
+    }
+    conn.commit()  # end the read's implicit transaction so the writes below are real transactions
+    missing = [h for h in unique if h not in cached]
+    computed = 0
+    batch = max(1, batch_size)
+    for i in range(0, len(missing), batch):
+        chunk = missing[i : i + batch]
+        vectors = embedder.embed([unique[h] for h in chunk])
+        if vectors.shape != (len(chunk), info.dims):
+            raise ValueError(f"{info.model} returned shape {vectors.shape}, expected ({len(chunk)}, {info.dims})")
+        with conn.transaction():  # each batch commits: an interrupted run keeps what it paid for
+            conn.execute(
+                db.load_sql("embed_cache_insert"),
+                {"model": info.model, "hashes": chunk, "vectors": [vector_literal(v) for v in vectors]},
+            )
+        computed += len(chunk)
+    return len(unique) - len(missing), computed
+
+
 def centre_partition(conn: psycopg.Connection, info: ModelInfo, start: datetime, end: datetime) -> None:
     """Per-language centring of the partition's stored vectors, in SQL (inside the caller's
     transaction, after all of the partition's items are embedded):
 
-      embedding = l2_normalize(raw - mean of raw vectors of the item's language over the canonical
-                  items of every partition up to and including this one)
+      embedding = l2_normalize(raw - mean_lang)
+      mean_all  = (sum of raw vectors of the canonical items of every partition up to and including
+                   this one + PRIOR_WEIGHT x mean of the prior texts) / (count + PRIOR_WEIGHT)
+      mean_lang = (sum over the item's language + CENTRE_MIN_LANG_ITEMS x mean_all)
+                  / (count of the language + CENTRE_MIN_LANG_ITEMS)
 
-    languages with < CENTRE_MIN_LANG_ITEMS items so far use the mean over all languages. The means
-    come from per-partition sums (embedding_language_means), so a rerun rewrites only this
-    partition's sums and a backfill in time order reproduces the hourly runs.
+    i.e. the language's running mean shrunk towards the running mean of all items, which itself
+    starts from a prior (embeddings/centring_prior.py) so a fresh database's first small hour is not
+    centred on itself. The means come from per-partition sums (embedding_language_means), so a rerun
+    rewrites only this partition's sums and a backfill in time order reproduces the hourly runs.
     """
     params = {"model": info.model, "start": start, "end": end, "dims": int(info.dims),
-              "min_items": CENTRE_MIN_LANG_ITEMS}
+              "lang_prior": CENTRE_MIN_LANG_ITEMS, "prior_lang": PRIOR_LANG, "prior_weight": PRIOR_WEIGHT,
+              "prior_hashes": [text_hash(t) for t in PRIOR_TEXTS]}
+    conn.execute(db.load_sql("embed_centre_prior"), params)
     conn.execute(db.load_sql("embed_centre_delete"), params)
     conn.execute(db.load_sql("embed_centre_sums"), params)
     conn.execute(db.load_sql("embed_centre_apply"), params)

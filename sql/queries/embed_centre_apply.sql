@@ -1,19 +1,22 @@
--- Centring, step 2: embedding = l2_normalize(raw - running mean of the item's language over every
--- partition up to and including this one); languages with fewer than %(min_items)s items so far use
--- the running mean of all languages. l2_normalize is scale-invariant, so the mean is applied as
--- raw * n - sum (no vector / scalar operator needed), done as raw - sum * (1/n) for float range.
-WITH lang_totals AS (
-    SELECT lang, sum(vec_sum) AS s, sum(item_count) AS n
+-- Centring, step 2: embedding = l2_normalize(raw - mean_lang) for this partition's items, where
+--   mean_all  = running (sum, count) over every partition up to and including this one, prior included
+--   mean_lang = (sum_lang + lang_prior * mean_all) / (count_lang + lang_prior)
+-- (the language's running mean shrunk towards mean_all; see embeddings/store.py centre_partition).
+-- pgvector has no vector / scalar operator: scaling is `* array_fill(f, dims)::vector`.
+WITH rows AS (
+    SELECT lang, vec_sum, item_count
       FROM embedding_language_means
      WHERE model = %(model)s AND partition_hour < %(end)s
-     GROUP BY lang
 ), all_totals AS (
-    SELECT sum(s) AS s, sum(n) AS n FROM lang_totals
+    SELECT sum(vec_sum) AS s, sum(item_count)::float8 AS n FROM rows
+), lang_totals AS (
+    SELECT lang, sum(vec_sum) AS s, sum(item_count)::float8 AS n
+      FROM rows WHERE lang <> %(prior_lang)s GROUP BY lang
 ), means AS (
     SELECT t.lang,
-           CASE WHEN t.n >= %(min_items)s
-                THEN t.s * array_fill((1.0 / t.n)::real, ARRAY[%(dims)s])::vector
-                ELSE a.s * array_fill((1.0 / a.n)::real, ARRAY[%(dims)s])::vector END AS mean
+           t.s * array_fill((1.0 / (t.n + %(lang_prior)s))::real, ARRAY[%(dims)s])::vector
+         + a.s * array_fill((%(lang_prior)s / ((t.n + %(lang_prior)s) * a.n))::real, ARRAY[%(dims)s])::vector
+           AS mean
       FROM lang_totals t CROSS JOIN all_totals a
 )
 UPDATE item_embeddings e
