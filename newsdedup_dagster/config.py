@@ -15,13 +15,15 @@ SAMPLE_DATA_DIR = PACKAGE_DIR / "sample_data"
 STARTER_SOURCES = PACKAGE_DIR / "sources" / "starter_sources.yaml"
 
 
-def _env(name: str, default: str | None = None) -> str | None:
+def env_str(name: str, default: str | None = None) -> str | None:
+    """The variable, or `default` when unset or empty."""
     value = os.environ.get(name)
     return value if value not in (None, "") else default
 
 
-def _env_float(name: str, default: float) -> float:
-    raw = _env(name)
+def env_float(name: str, default: float) -> float:
+    """A number from the environment, with a one-line error naming the variable."""
+    raw = env_str(name)
     if raw is None:
         return default
     try:
@@ -30,8 +32,9 @@ def _env_float(name: str, default: float) -> float:
         raise ValueError(f"{name}={raw!r} is not a number") from exc
 
 
-def _env_int(name: str, default: int) -> int:
-    raw = _env(name)
+def env_int(name: str, default: int) -> int:
+    """An integer from the environment, with a one-line error naming the variable."""
+    raw = env_str(name)
     if raw is None:
         return default
     try:
@@ -40,28 +43,28 @@ def _env_int(name: str, default: int) -> int:
         raise ValueError(f"{name}={raw!r} is not an integer") from exc
 
 
-def _env_list(name: str, default: str) -> tuple[str, ...]:
-    raw = _env(name, default) or ""
+def env_list(name: str, default: str) -> tuple[str, ...]:
+    raw = env_str(name, default) or ""
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
 def home_dir() -> Path:
     """$NEWSDEDUP_HOME, default `.newsdedup/` in the working directory."""
-    return Path(_env("NEWSDEDUP_HOME", ".newsdedup")).expanduser().resolve()
+    return Path(env_str("NEWSDEDUP_HOME", ".newsdedup")).expanduser().resolve()
 
 
 def database_url() -> str | None:
     """$NEWSDEDUP_DATABASE_URL or None (= embedded server)."""
-    return _env("NEWSDEDUP_DATABASE_URL")
+    return env_str("NEWSDEDUP_DATABASE_URL")
 
 
 def sources_file() -> Path:
-    return Path(_env("NEWSDEDUP_SOURCES", str(SAMPLE_DATA_DIR / "sources.yaml"))).expanduser().resolve()
+    return Path(env_str("NEWSDEDUP_SOURCES", str(SAMPLE_DATA_DIR / "sources.yaml"))).expanduser().resolve()
 
 
 def fetch_mode() -> str:
     """live | replay | auto (auto: replay when the sources file names replay files, else live)."""
-    mode = (_env("NEWSDEDUP_FETCH_MODE", "auto") or "auto").lower()
+    mode = (env_str("NEWSDEDUP_FETCH_MODE", "auto") or "auto").lower()
     if mode not in ("live", "replay", "auto"):
         raise ValueError(f"NEWSDEDUP_FETCH_MODE={mode!r}: expected live, replay or auto")
     return mode
@@ -69,39 +72,39 @@ def fetch_mode() -> str:
 
 def partitions_start() -> str:
     """First hourly partition (format YYYY-MM-DD-HH:MM). Fixed at definitions load."""
-    return _env("NEWSDEDUP_PARTITIONS_START", "2026-11-01-00:00")
+    return env_str("NEWSDEDUP_PARTITIONS_START", "2026-11-01-00:00")
 
 
 def outbox_dir() -> Path:
-    return Path(_env("NEWSDEDUP_OUTBOX", str(home_dir() / "outbox"))).expanduser().resolve()
+    return Path(env_str("NEWSDEDUP_OUTBOX", str(home_dir() / "outbox"))).expanduser().resolve()
 
 
 def dagster_home() -> Path:
-    return Path(_env("DAGSTER_HOME", str(home_dir() / "dagster"))).expanduser().resolve()
+    return Path(env_str("DAGSTER_HOME", str(home_dir() / "dagster"))).expanduser().resolve()
 
 
 @dataclass(frozen=True)
 class LLMSettings:
-    base_url: str | None = field(default_factory=lambda: _env("NEWSDEDUP_LLM_BASE_URL"))
+    base_url: str | None = field(default_factory=lambda: env_str("NEWSDEDUP_LLM_BASE_URL"))
     # The key is read here and handed only to the openai client; it is never logged.
-    api_key: str | None = field(default_factory=lambda: _env("NEWSDEDUP_LLM_API_KEY"), repr=False)
-    scoring_model: str = field(default_factory=lambda: _env("NEWSDEDUP_SCORING_MODEL", "deepseek-chat"))
-    translation_model: str = field(default_factory=lambda: _env("NEWSDEDUP_TRANSLATION_MODEL", "qwen-plus"))
-    narrative_model: str = field(default_factory=lambda: _env("NEWSDEDUP_NARRATIVE_MODEL", "deepseek-chat"))
-    timeout_s: float = field(default_factory=lambda: _env_float("NEWSDEDUP_LLM_TIMEOUT", 60.0))
-    max_attempts: int = field(default_factory=lambda: _env_int("NEWSDEDUP_LLM_MAX_ATTEMPTS", 3))
-    concurrency: int = field(default_factory=lambda: _env_int("NEWSDEDUP_LLM_CONCURRENCY", 4))
-    pivot_lang: str = field(default_factory=lambda: _env("NEWSDEDUP_PIVOT_LANG", "en"))
+    api_key: str | None = field(default_factory=lambda: env_str("NEWSDEDUP_LLM_API_KEY"), repr=False)
+    scoring_model: str = field(default_factory=lambda: env_str("NEWSDEDUP_SCORING_MODEL", "deepseek-chat"))
+    translation_model: str = field(default_factory=lambda: env_str("NEWSDEDUP_TRANSLATION_MODEL", "qwen-plus"))
+    narrative_model: str = field(default_factory=lambda: env_str("NEWSDEDUP_NARRATIVE_MODEL", "deepseek-chat"))
+    timeout_s: float = field(default_factory=lambda: env_float("NEWSDEDUP_LLM_TIMEOUT", 60.0))
+    max_attempts: int = field(default_factory=lambda: env_int("NEWSDEDUP_LLM_MAX_ATTEMPTS", 3))
+    concurrency: int = field(default_factory=lambda: env_int("NEWSDEDUP_LLM_CONCURRENCY", 4))
+    pivot_lang: str = field(default_factory=lambda: env_str("NEWSDEDUP_PIVOT_LANG", "en"))
     translation_langs: tuple[str, ...] = field(
-        default_factory=lambda: _env_list("NEWSDEDUP_TRANSLATION_LANGS", "zh,ja,ko,fr,de,es,pt,ru,ar,hi")
+        default_factory=lambda: env_list("NEWSDEDUP_TRANSLATION_LANGS", "zh,ja,ko,fr,de,es,pt,ru,ar,hi")
     )
     narrative_langs: tuple[str, ...] = field(
-        default_factory=lambda: _env_list(
+        default_factory=lambda: env_list(
             "NEWSDEDUP_NARRATIVE_LANGS", "en,zh,ja,ko,fr,de,es,pt,it,ru,ar,hi,id,vi,th,tr"
         )
     )
     # USD per 1M tokens, "model=in/out,model=in/out"; unknown models cost 0 and are flagged.
-    prices: str = field(default_factory=lambda: _env("NEWSDEDUP_LLM_PRICES", "deepseek-chat=0.27/1.10,qwen-plus=0.40/1.20,gpt-4o-mini=0.15/0.60"))
+    prices: str = field(default_factory=lambda: env_str("NEWSDEDUP_LLM_PRICES", "deepseek-chat=0.27/1.10,qwen-plus=0.40/1.20,gpt-4o-mini=0.15/0.60"))
 
     @property
     def offline(self) -> bool:

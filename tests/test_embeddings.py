@@ -14,7 +14,13 @@ import pytest
 from clustering_fixtures import EU_AI, H0, insert_items
 from newsdedup_dagster.embeddings import EmbeddingSettings, embed_partition, embedding_text, ensure_model
 from newsdedup_dagster.embeddings.providers import OpenAIEmbedder
-from newsdedup_dagster.embeddings.store import EmbeddingModelMismatch, active_model, index_type_for
+from newsdedup_dagster.embeddings.store import (
+    EmbeddingCentringMismatch,
+    EmbeddingModelMismatch,
+    active_model,
+    index_type_for,
+    switch_model,
+)
 from newsdedup_dagster.embeddings.text import text_hash
 
 
@@ -234,7 +240,11 @@ def test_centring_uses_only_earlier_partitions_and_a_backfill_reproduces_it(conn
         embed_partition(conn, fake, h, h + timedelta(hours=1), settings)
     backfilled = _stored(conn)
     assert all(np.allclose(backfilled[i], live[i], atol=1e-6) for i in live)
-    # centring off again: the stored vector is the raw one
+    # centring off again: only through the reembed path (switch_model), then the stored vector is the raw one
+    with pytest.raises(EmbeddingCentringMismatch, match="newsdedup reembed"):
+        embed_partition(conn, fake, H0, h1, EmbeddingSettings(centre="off"))
+    conn.rollback()
+    switch_model(conn, fake, EmbeddingSettings(centre="off"))
     embed_partition(conn, fake, H0, h1, EmbeddingSettings(centre="off"))
     raw = _stored(conn, "raw_embedding")
     assert all(np.allclose(_stored(conn)[i], raw[i]) for i, *_ in first)
@@ -248,3 +258,83 @@ def test_centring_defaults_per_model():
     assert centring_enabled("use:multilingual-v3", "on") is True
     with pytest.raises(ValueError):
         centring_enabled("x", "maybe")
+
+
+def test_centring_is_recorded_and_a_toggle_is_a_clear_error(conn):
+    fake = CountingEmbedder(dims=16, name="fake:centred16")
+    info = ensure_model(conn, fake, EmbeddingSettings(centre="on"))
+    conn.commit()
+    assert info.centring is True and active_model(conn).centring is True
+    assert conn.execute("SELECT centring FROM embedding_models WHERE model = 'fake:centred16'").fetchone()[0] is True
+    conn.commit()
+    with pytest.raises(EmbeddingCentringMismatch, match="newsdedup reembed") as err:
+        ensure_model(conn, fake, EmbeddingSettings(centre="off"))
+    assert "NEWSDEDUP_EMBEDDING_CENTRE=on" in str(err.value)
+    assert isinstance(err.value, EmbeddingModelMismatch)  # callers that report model mismatches report this too
+    conn.rollback()
+
+
+def test_unrecorded_centring_is_adopted_on_first_run(conn):
+    # a model row written before migration 032 with no vectors: the configured choice becomes the record
+    conn.execute("INSERT INTO embedding_models (model, provider, dims, index_type, active) "
+                 "VALUES ('fake:centred16', 'fake', 16, 'vector', true)")
+    conn.commit()
+    info = ensure_model(conn, CountingEmbedder(dims=16, name="fake:centred16"), EmbeddingSettings(centre="off"))
+    conn.commit()
+    assert info.centring is False and active_model(conn).centring is False
+    conn.commit()
+
+
+def test_reembed_switches_centring_in_place_like_a_backfill(conn):
+    first, second = _centring_rows()
+    h1 = H0 + timedelta(hours=1)
+    insert_items(conn, first, H0)
+    insert_items(conn, second, h1)
+    fake = CountingEmbedder(dims=16, name="fake:centred16")
+    off, on = EmbeddingSettings(centre="off"), EmbeddingSettings(centre="on")
+    for h in (H0, h1):
+        embed_partition(conn, fake, h, h + timedelta(hours=1), off)
+    raw = _stored(conn)
+    # off -> on: the prior's texts are embedded (never needed while raw), every partition centred in time order
+    info = switch_model(conn, fake, on)
+    conn.commit()
+    assert info.centring is True
+    switched = _stored(conn)
+    assert not any(np.allclose(switched[i], raw[i]) for i in raw)
+    # the same vectors as a database that was centred from the start
+    conn.execute("DELETE FROM item_embeddings")
+    conn.execute("DELETE FROM embedding_language_means")
+    conn.commit()
+    for h in (H0, h1):
+        embed_partition(conn, fake, h, h + timedelta(hours=1), on)
+    fresh = _stored(conn)
+    assert all(np.allclose(switched[i], fresh[i], atol=1e-5) for i in fresh)
+    # on -> off: back to the raw vectors, and no running sums left behind
+    calls = len(fake.calls)
+    assert switch_model(conn, fake, off).centring is False
+    conn.commit()
+    assert all(np.allclose(_stored(conn)[i], raw[i], atol=1e-6) for i in raw)
+    assert conn.execute("SELECT count(*) FROM embedding_language_means").fetchone()[0] == 0
+    assert len(fake.calls) == calls  # no embedding calls: rewritten from raw_embedding
+    conn.commit()
+
+
+def test_reembed_command_switches_centring(clean_db, conn, monkeypatch):
+    import argparse
+
+    from newsdedup_dagster.commands import reembed
+
+    insert_items(conn, EU_AI, H0)
+    conn.commit()
+    fake = CountingEmbedder(dims=16, name="fake:centred16")
+    embed_partition(conn, fake, H0, H0 + timedelta(hours=1), EmbeddingSettings(centre="off"))
+    monkeypatch.setattr("newsdedup_dagster.embeddings.make_embedder", lambda settings=None: fake)
+    monkeypatch.setenv("NEWSDEDUP_EMBEDDING_CENTRE", "on")
+    monkeypatch.setenv("NEWSDEDUP_DATABASE_URL", clean_db)
+    assert reembed.handle(argparse.Namespace(yes=False)) == 1
+    assert active_model(conn).centring is False
+    conn.commit()
+    assert reembed.handle(argparse.Namespace(yes=True)) == 0
+    assert active_model(conn).centring is True
+    conn.commit()
+    assert reembed.handle(argparse.Namespace(yes=True)) == 0  # nothing to do now

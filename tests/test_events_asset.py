@@ -62,3 +62,26 @@ def test_events_asset_with_llm_narrative_and_16_language_translation(clean_db, c
     assert len(rows) == 15 and set(rows.values()) == {0}  # 16 narrative languages minus the source (en)
     assert conn.execute("SELECT narrative_title FROM events").fetchone()[0] == "Ceasefire talks"
     conn.commit()
+
+
+def test_events_threshold_follows_the_active_model_unless_set(clean_db, conn, monkeypatch):
+    from newsdedup_dagster.events.grouping import EVENT_THRESHOLDS
+    from test_events_fixtures import MODEL
+
+    monkeypatch.delenv("NEWSDEDUP_EVENT_THRESHOLD", raising=False)
+    monkeypatch.setenv("NEWSDEDUP_EMBEDDING_PROVIDER", "e5")  # the configured provider differs from the database's
+    add_story(conn, "e1", "topic-e", 5.2, titles={"en": "Ceasefire announced"})
+    conn.execute("UPDATE embedding_models SET active = true WHERE model = %s", (MODEL,))
+    conn.commit()
+
+    def threshold(**run_config):
+        result = materialize([events], partition_key="2026-11-02-05:00",
+                             resources={"postgres": PostgresResource(database_url=clean_db), "llm": LLMResource()},
+                             run_config={"ops": {"events": {"config": run_config}}} if run_config else None)
+        md = result.asset_materializations_for_node("events")[-1].metadata
+        return md["threshold"].value, md["embedding_model"].value
+
+    assert threshold() == (EVENT_THRESHOLDS[MODEL], MODEL)  # the active model's value, not e5's
+    assert threshold(threshold=0.61)[0] == 0.61  # run config wins
+    monkeypatch.setenv("NEWSDEDUP_EVENT_THRESHOLD", "0.52")
+    assert threshold()[0] == 0.52  # an explicit env var wins

@@ -4,7 +4,7 @@ events, refresh narratives (LLM or offline extractive) and translate them.
 Thin: the rules live in newsdedup_dagster/events/ (grouping.py pure, store.py SQL, narrative.py).
 """
 
-
+import os
 from typing import Optional
 
 from dagster import (
@@ -22,7 +22,8 @@ from dagster import (
 
 from ..events import narrative as narrative_mod
 from ..events import store
-from ..events.grouping import GroupingSettings
+from ..embeddings.store import active_model
+from ..events.grouping import GroupingSettings, event_threshold_for
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..resources import PostgresResource
 from .llm import LLMResource
@@ -40,11 +41,16 @@ class EventsConfig(Config):
     narratives: bool = True
 
 
-def _settings(config: EventsConfig) -> GroupingSettings:
+def _settings(config: EventsConfig, active_model_id: str | None = None) -> GroupingSettings:
+    """Run config, then NEWSDEDUP_EVENT_* env vars, then the calibrated threshold of the model the
+    database's vectors were made with (not the configured provider's: the stories being grouped
+    carry the active model's centroids, and a provider change only takes effect after reembed)."""
     base = GroupingSettings()
     changes = {}
     if config.threshold is not None:
         changes["threshold"] = config.threshold
+    elif not os.environ.get("NEWSDEDUP_EVENT_THRESHOLD") and active_model_id is not None:
+        changes["threshold"] = event_threshold_for(active_model_id)
     if config.quiet_hours is not None:
         changes["quiet_hours"] = config.quiet_hours
         changes["join_gap_hours"] = min(base.join_gap_hours, config.quiet_hours)
@@ -89,9 +95,11 @@ def events_table_markdown(rows: list[dict]) -> str:
 def events(context: AssetExecutionContext, config: EventsConfig, postgres: PostgresResource,
            llm: LLMResource) -> MaterializeResult:
     hour = hour_start(context.partition_key)
-    settings = _settings(config)
     llm_settings = llm.settings()
     with postgres.connection() as conn:
+        model = active_model(conn)
+        conn.commit()
+        settings = _settings(config, model.model if model else None)
         result = store.group_hour(conn, hour, settings)
         narr = narrative_mod.NarrativeResult()
         mode = "disabled"
@@ -125,6 +133,7 @@ def events(context: AssetExecutionContext, config: EventsConfig, postgres: Postg
             "closed_event_ids": MetadataValue.json(result.plan.closes[:50]),
             "events": MetadataValue.md(events_table_markdown(summaries)),
             "threshold": MetadataValue.float(settings.threshold),
+            "embedding_model": MetadataValue.text(model.model if model else "(none)"),
             "quiet_hours": MetadataValue.float(settings.quiet_hours),
             "narrative_mode": MetadataValue.text(mode),
             "narratives": MetadataValue.json(narr.as_metadata()),

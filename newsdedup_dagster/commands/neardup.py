@@ -4,14 +4,13 @@ scored with the same functions the item_duplicates asset uses."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("neardup-eval", help="near-duplicate precision/recall on labelled pairs")
     p.add_argument("--pairs", required=True, help='JSON-lines of {"id","a","b","label"} (label 1 = same content)')
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--sweep", default=None, metavar="START:STOP:STEP", help="threshold sweep, e.g. 0.2:0.6:0.05")
+    p.add_argument("--sweep", default=None, metavar="START:STOP:STEP", help="threshold sweep, e.g. 0.60:0.74:0.02 (the score is a probability; default threshold 0.67)")
     p.add_argument("--lang", default="en", help="language of pairs without a 'lang' field (default en)")
     p.add_argument("--gate", choices=("config", "on", "off"), default="config", help="override the lead-token gate")
     p.add_argument("--threshold", type=float, default=None, help="override the threshold for every language")
@@ -20,8 +19,7 @@ def register(subparsers) -> None:
 
 
 def cmd_neardup_eval(args) -> int:
-    from ..neardup.headline import NearDupConfig
-    from ..neardup.pairs_eval import apply_overrides, evaluate_pairs, format_report, load_jsonl
+    from ..neardup.pairs_eval import config_from_options, evaluate_pairs, format_report, load_jsonl
 
     try:
         pairs = load_jsonl(args.pairs)
@@ -32,11 +30,7 @@ def cmd_neardup_eval(args) -> int:
     if missing:
         print(f"newsdedup: error: {args.pairs}: line {missing[0] + 1} lacks one of a, b, label")
         return 2
-    config = apply_overrides(NearDupConfig(), args.set)
-    if args.gate != "config":
-        config = replace(config, gate_by_lang={}, gate_default=(args.gate == "on"))
-    if args.threshold is not None:
-        config = replace(config, threshold=args.threshold, threshold_by_lang={})
+    config = config_from_options(args.set, args.gate, args.threshold)
     result = evaluate_pairs(pairs, config, args.sweep, default_lang=args.lang)
     if args.json:
         keys = ("threshold", "precision", "recall", "f1", "pairs") + (("sweep",) if args.sweep else ())

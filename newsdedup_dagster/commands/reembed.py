@@ -1,7 +1,9 @@
-"""`newsdedup reembed`: switch the active embedding model to the configured one.
+"""`newsdedup reembed`: switch the active embedding model, or the centring choice, to the configured one.
 
-Vectors of two models cannot be compared, so the old model's embeddings and stories stay in the
-database but inactive; backfill item_embeddings and then stories (in time order) afterwards.
+Another model: vectors of two models cannot be compared, so the old model's embeddings and stories
+stay in the database but inactive; backfill item_embeddings and then stories (in time order) afterwards.
+Same model, NEWSDEDUP_EMBEDDING_CENTRE switched: the stored vectors are rewritten in place, in one
+transaction, from the raw vectors (no embedding calls); backfill stories (in time order) afterwards.
 """
 
 from __future__ import annotations
@@ -12,30 +14,44 @@ import argparse
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "reembed",
-        help="make the configured embedding model the active one (then backfill item_embeddings and stories)",
+        help="make the configured embedding model / centring choice the active one (then backfill)",
         description=__doc__,
     )
     parser.add_argument("--yes", action="store_true", help="do it (without this, only say what would change)")
     parser.set_defaults(func=handle)
 
 
+def _centring_word(centring: bool | None) -> str:
+    return {True: "centred", False: "raw", None: "not recorded"}[centring]
+
+
 def handle(args: argparse.Namespace) -> int:
     from .. import db
     from ..embeddings import EmbeddingSettings, make_embedder
+    from ..embeddings.providers import centring_enabled
     from ..embeddings.store import active_model, switch_model
 
     settings = EmbeddingSettings()
     embedder = make_embedder(settings)
+    wanted_centring = centring_enabled(embedder.model_id, settings.centre)
     with db.connection() as conn:
         current = active_model(conn)
         conn.commit()
-        if current and current.model == embedder.model_id:
-            print(f"{embedder.model_id} is already the active model; nothing to do")
+        same_model = bool(current and current.model == embedder.model_id)
+        if same_model and current.centring in (None, wanted_centring):
+            print(f"{embedder.model_id} ({_centring_word(wanted_centring)} vectors) is already active; nothing to do")
             return 0
-        print(f"active model: {current.model if current else '(none)'} -> configured: {embedder.model_id} ({embedder.dims} dims)")
+        if same_model:
+            print(f"{current.model}: stored vectors {_centring_word(current.centring)} -> configured "
+                  f"{_centring_word(wanted_centring)} (NEWSDEDUP_EMBEDDING_CENTRE={settings.centre})")
+            next_step = "backfill stories (in time order)"
+        else:
+            print(f"active model: {current.model if current else '(none)'} -> configured: {embedder.model_id} "
+                  f"({embedder.dims} dims, {_centring_word(wanted_centring)} vectors)")
+            next_step = "backfill item_embeddings and stories (in time order)"
         if not args.yes:
-            print("re-run with --yes to switch; then backfill item_embeddings and stories in time order")
+            print(f"re-run with --yes to switch; then {next_step}")
             return 1
         info = switch_model(conn, embedder, settings)
-    print(f"active model is now {info.model}; backfill item_embeddings and stories (in time order) next")
+    print(f"active model is now {info.model} ({_centring_word(info.centring)} vectors); {next_step} next")
     return 0

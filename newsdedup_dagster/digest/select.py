@@ -13,40 +13,23 @@ Rules, in order:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
+
+from ..config import env_float, env_int
 
 __all__ = ["DigestCandidate", "SelectionSettings", "Selected", "select_stories"]
 
 
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise ValueError(f"{name}={raw!r} is not an integer") from exc
-
-
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise ValueError(f"{name}={raw!r} is not a number") from exc
 
 
 @dataclass(frozen=True)
 class SelectionSettings:
     # 10 stories: a digest a reader finishes in a few minutes.
-    max_stories: int = field(default_factory=lambda: _env_int("NEWSDEDUP_DIGEST_MAX_STORIES", 10))
-    max_per_event: int = field(default_factory=lambda: _env_int("NEWSDEDUP_DIGEST_MAX_PER_EVENT", 1))
+    max_stories: int = field(default_factory=lambda: env_int("NEWSDEDUP_DIGEST_MAX_STORIES", 10))
+    max_per_event: int = field(default_factory=lambda: env_int("NEWSDEDUP_DIGEST_MAX_PER_EVENT", 1))
     # 3 of 10 from one country keeps a national news burst from filling the digest; 0 = off.
-    max_per_region: int = field(default_factory=lambda: _env_int("NEWSDEDUP_DIGEST_MAX_PER_REGION", 3))
-    min_significance: float = field(default_factory=lambda: _env_float("NEWSDEDUP_DIGEST_MIN_SIGNIFICANCE", 0.0))
+    max_per_region: int = field(default_factory=lambda: env_int("NEWSDEDUP_DIGEST_MAX_PER_REGION", 3))
+    min_significance: float = field(default_factory=lambda: env_float("NEWSDEDUP_DIGEST_MIN_SIGNIFICANCE", 0.0))
 
     def __post_init__(self) -> None:
         if self.max_stories < 1 or self.max_per_event < 1 or self.max_per_region < 0:

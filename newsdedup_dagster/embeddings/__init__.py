@@ -3,6 +3,7 @@ and the per-model HNSW index. Library code (no Dagster imports)."""
 
 from .providers import Embedder, EmbeddingSettings, make_embedder
 from .store import (
+    EmbeddingCentringMismatch,
     EmbeddingModelMismatch,
     ModelInfo,
     embed_partition,
@@ -15,6 +16,7 @@ __all__ = [
     "Embedder",
     "EmbeddingSettings",
     "make_embedder",
+    "EmbeddingCentringMismatch",
     "EmbeddingModelMismatch",
     "ModelInfo",
     "embed_partition",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 import psycopg
@@ -36,12 +36,20 @@ class EmbeddingModelMismatch(RuntimeError):
     """The database was embedded with another model than the one configured."""
 
 
+class EmbeddingCentringMismatch(EmbeddingModelMismatch):
+    """The database's vectors were stored centred (or raw) and the configuration says otherwise.
+
+    A subclass of EmbeddingModelMismatch: callers that report a model mismatch report this too."""
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     model: str
     provider: str
     dims: int
     index_type: str  # vector | halfvec
+    # Stored vectors centred per language (migration 032); None = not recorded yet.
+    centring: bool | None = None
 
     @property
     def cast(self) -> str:
@@ -89,27 +97,41 @@ def ensure_indexes(conn: psycopg.Connection, info: ModelInfo, m: int = 16, ef_co
 
 def active_model(conn: psycopg.Connection) -> ModelInfo | None:
     row = conn.execute(
-        "SELECT model, provider, dims, index_type FROM embedding_models WHERE active"
+        "SELECT model, provider, dims, index_type, centring FROM embedding_models WHERE active"
     ).fetchone()
     return ModelInfo(*row) if row else None
+
+
+def _centre_word(centred: bool) -> str:
+    return "centred per language" if centred else "raw (not centred)"
 
 
 def ensure_model(
     conn: psycopg.Connection, embedder: Embedder, settings: EmbeddingSettings | None = None
 ) -> ModelInfo:
-    """Register the configured model (first run) or check it matches the recorded one."""
+    """Register the configured model and centring choice (first run) or check they match the recorded ones."""
     settings = settings or EmbeddingSettings()
-    wanted = ModelInfo(embedder.model_id, embedder.provider, int(embedder.dims), index_type_for(int(embedder.dims)))
+    dims = int(embedder.dims)
+    centring = centring_enabled(embedder.model_id, settings.centre)
+    wanted = ModelInfo(embedder.model_id, embedder.provider, dims, index_type_for(dims), centring)
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MODEL_LOCK_KEY,))
         current = active_model(conn)
         if current is None:
-            conn.execute(
-                "INSERT INTO embedding_models (model, provider, dims, index_type, active) VALUES (%s, %s, %s, %s, true)"
-                " ON CONFLICT (model) DO UPDATE SET active = true",
-                (wanted.model, wanted.provider, wanted.dims, wanted.index_type),
-            )
-            current = wanted
+            recorded = conn.execute(
+                "INSERT INTO embedding_models (model, provider, dims, index_type, active, centring)"
+                " VALUES (%s, %s, %s, %s, true, %s)"
+                # a model active before keeps its recorded choice: its old vectors are stored that way
+                " ON CONFLICT (model) DO UPDATE SET active = true,"
+                " centring = coalesce(embedding_models.centring, EXCLUDED.centring)"
+                " RETURNING centring",
+                (wanted.model, wanted.provider, wanted.dims, wanted.index_type, wanted.centring),
+            ).fetchone()[0]
+            current = ModelInfo(wanted.model, wanted.provider, wanted.dims, wanted.index_type, recorded)
+        elif current.model == wanted.model and current.centring is None:
+            # Recorded before migration 032 with no vectors yet: the first run's choice is the record.
+            conn.execute("UPDATE embedding_models SET centring = %s WHERE model = %s", (centring, current.model))
+            current = ModelInfo(current.model, current.provider, current.dims, current.index_type, centring)
     if current.model != wanted.model or current.dims != wanted.dims:
         raise EmbeddingModelMismatch(
             f"the database holds embeddings of {current.model} ({current.dims} dims) but the configured model is "
@@ -117,16 +139,80 @@ def ensure_model(
             f"{current.provider} again (NEWSDEDUP_EMBEDDING_PROVIDER/NEWSDEDUP_EMBEDDING_MODEL) or switch with "
             f"`{REEMBED_COMMAND}` and then backfill item_embeddings and stories"
         )
+    if current.centring != wanted.centring:
+        raise EmbeddingCentringMismatch(
+            f"the database holds {current.model} vectors stored {_centre_word(bool(current.centring))} but the "
+            f"configuration (NEWSDEDUP_EMBEDDING_CENTRE={settings.centre}) asks for "
+            f"{_centre_word(wanted.centring)}; centred and raw vectors cannot be compared. Either set "
+            f"NEWSDEDUP_EMBEDDING_CENTRE={'on' if current.centring else 'off'} again or switch with "
+            f"`{REEMBED_COMMAND}` (rewrites the stored vectors in place) and then backfill stories"
+        )
     ensure_indexes(conn, current, settings.hnsw_m, settings.hnsw_ef_construction)
     return current
 
 
 def switch_model(conn: psycopg.Connection, embedder: Embedder, settings: EmbeddingSettings | None = None) -> ModelInfo:
-    """Make the configured model the active one (the old model's rows stay, inactive)."""
+    """Make the configured model (and centring choice) the active one.
+
+    Another model: the old model's rows stay, inactive (backfill item_embeddings and stories next).
+    Same model, other centring choice: switch_centring rewrites its stored vectors in place."""
+    settings = settings or EmbeddingSettings()
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MODEL_LOCK_KEY,))
         conn.execute("UPDATE embedding_models SET active = false WHERE active AND model <> %s", (embedder.model_id,))
+    row = conn.execute("SELECT model, provider, dims, index_type, centring FROM embedding_models WHERE model = %s",
+                       (embedder.model_id,)).fetchone()
+    conn.commit()
+    recorded = ModelInfo(*row) if row else None
+    wanted = centring_enabled(embedder.model_id, settings.centre)
+    if recorded is not None and recorded.centring is not None and recorded.centring != wanted:
+        switch_centring(conn, recorded, wanted, embedder, settings.batch_size)
     return ensure_model(conn, embedder, settings)
+
+
+def switch_centring(conn: psycopg.Connection, info: ModelInfo, centring: bool,
+                    embedder: Embedder | None = None, batch_size: int = 128) -> int:
+    """Rewrite every stored vector of the model to `centring` and record it, in one transaction (so
+    no query ever sees centred and raw vectors together). No embedding calls: raw_embedding holds
+    the model's own vectors. Returns the rows rewritten. Story centroids were computed from the old
+    vectors: backfill stories afterwards.
+
+    On: per partition in time order, exactly as the hourly runs do (embed_centre_*.sql), so the
+    result equals a fresh backfill with centring on. Off: embedding = raw_embedding.
+    The embedder (optional) embeds the centring prior's texts if the cache lacks them.
+    """
+    if centring and embedder is not None:
+        fill_cache(conn, embedder, info, {text_hash(t): t for t in PRIOR_TEXTS}, batch_size)
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MODEL_LOCK_KEY,))
+        # Rows written before migration 031 hold the raw vector only in `embedding`.
+        conn.execute("UPDATE item_embeddings SET raw_embedding = embedding WHERE model = %s AND raw_embedding IS NULL",
+                     (info.model,))
+        conn.execute("DELETE FROM embedding_language_means WHERE model = %s", (info.model,))
+        if centring:
+            hours = [h for (h,) in conn.execute(
+                "SELECT DISTINCT partition_hour FROM item_embeddings WHERE model = %s ORDER BY 1", (info.model,))]
+            rewritten = 0
+            if hours:
+                _require_prior_cached(conn, info)
+            for hour in hours:
+                rewritten += centre_partition(conn, info, hour, hour + timedelta(hours=1))
+        else:
+            rewritten = conn.execute(
+                "UPDATE item_embeddings SET embedding = raw_embedding WHERE model = %s", (info.model,)).rowcount
+        conn.execute("UPDATE embedding_models SET centring = %s WHERE model = %s", (centring, info.model))
+    return rewritten
+
+
+def _require_prior_cached(conn: psycopg.Connection, info: ModelInfo) -> None:
+    """The centring prior needs its texts' raw vectors in the cache (fill_cache puts them there)."""
+    hashes = [text_hash(t) for t in PRIOR_TEXTS]
+    found = conn.execute("SELECT count(*) FROM embedding_cache WHERE model = %s AND text_hash = ANY(%s)",
+                         (info.model, hashes)).fetchone()[0]
+    if found == 0:
+        raise RuntimeError(
+            f"the centring prior's texts are not in embedding_cache for {info.model}; "
+            "pass the embedder (newsdedup reembed does) so they are embedded first")
 
 
 def vector_literal(vector: np.ndarray) -> str:
@@ -160,7 +246,7 @@ def embed_partition(
     settings = settings or EmbeddingSettings()
     t0 = time.perf_counter()
     info = ensure_model(conn, embedder, settings)
-    centred = centring_enabled(info.model, settings.centre)
+    centred = bool(info.centring)  # ensure_model checked it matches the configuration
     stats = EmbedStats(model=info.model, centred=centred)
     rows = conn.execute(db.load_sql("embed_partition_items"), {"start": start, "end": end}).fetchall()
     conn.commit()
@@ -210,7 +296,7 @@ def fill_cache(conn: psycopg.Connection, embedder: Embedder, info: ModelInfo, un
     return len(unique) - len(missing), computed
 
 
-def centre_partition(conn: psycopg.Connection, info: ModelInfo, start: datetime, end: datetime) -> None:
+def centre_partition(conn: psycopg.Connection, info: ModelInfo, start: datetime, end: datetime) -> int:
     """Per-language centring of the partition's stored vectors, in SQL (inside the caller's
     transaction, after all of the partition's items are embedded):
 
@@ -231,4 +317,4 @@ def centre_partition(conn: psycopg.Connection, info: ModelInfo, start: datetime,
     conn.execute(db.load_sql("embed_centre_prior"), params)
     conn.execute(db.load_sql("embed_centre_delete"), params)
     conn.execute(db.load_sql("embed_centre_sums"), params)
-    conn.execute(db.load_sql("embed_centre_apply"), params)
+    return conn.execute(db.load_sql("embed_centre_apply"), params).rowcount

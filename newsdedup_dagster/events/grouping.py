@@ -36,6 +36,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Iterable, Mapping
 
+from ..config import env_float
+
 __all__ = [
     "GroupingSettings",
     "StoryCandidate",
@@ -50,15 +52,6 @@ __all__ = [
     "timeline_in_order",
 ]
 
-
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise ValueError(f"{name}={raw!r} is not a number") from exc
 
 
 # Calibrated on /work/shared/data/itn_multilingual_dev.jsonl (Wikipedia "In the news" blurbs,
@@ -126,16 +119,16 @@ DEFAULT_MIN_SIGNIFICANCE = 3.0
 
 @dataclass(frozen=True)
 class GroupingSettings:
-    threshold: float = field(default_factory=lambda: _env_float("NEWSDEDUP_EVENT_THRESHOLD", event_threshold_for()))
+    threshold: float = field(default_factory=lambda: env_float("NEWSDEDUP_EVENT_THRESHOLD", event_threshold_for()))
     join_gap_hours: float = field(
-        default_factory=lambda: _env_float("NEWSDEDUP_EVENT_JOIN_GAP_HOURS", DEFAULT_JOIN_GAP_HOURS)
+        default_factory=lambda: env_float("NEWSDEDUP_EVENT_JOIN_GAP_HOURS", DEFAULT_JOIN_GAP_HOURS)
     )
-    quiet_hours: float = field(default_factory=lambda: _env_float("NEWSDEDUP_EVENT_QUIET_HOURS", DEFAULT_QUIET_HOURS))
+    quiet_hours: float = field(default_factory=lambda: env_float("NEWSDEDUP_EVENT_QUIET_HOURS", DEFAULT_QUIET_HOURS))
     max_span_days: float = field(
-        default_factory=lambda: _env_float("NEWSDEDUP_EVENT_MAX_SPAN_DAYS", DEFAULT_MAX_SPAN_DAYS)
+        default_factory=lambda: env_float("NEWSDEDUP_EVENT_MAX_SPAN_DAYS", DEFAULT_MAX_SPAN_DAYS)
     )
     min_significance: float = field(
-        default_factory=lambda: _env_float("NEWSDEDUP_EVENT_MIN_SIGNIFICANCE", DEFAULT_MIN_SIGNIFICANCE)
+        default_factory=lambda: env_float("NEWSDEDUP_EVENT_MIN_SIGNIFICANCE", DEFAULT_MIN_SIGNIFICANCE)
     )
 
     def __post_init__(self) -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -32,7 +31,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from .. import db
-from ..config import LLMSettings
+from ..config import LLMSettings, env_float, env_int
 
 log = logging.getLogger(__name__)
 
@@ -60,24 +59,14 @@ Reply with a single JSON object and nothing else:
 Write every value in the output language. Output JSON only."""
 
 
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    return default if raw in (None, "") else float(raw)
-
-
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    return default if raw in (None, "") else int(raw)
-
-
 @dataclass(frozen=True)
 class NarrativeSettings:
     # 6 h: a fast-moving event gets at most 4 rewrites a day (4 calls x ~2k tokens), and the
     # daily digest still sees a narrative at most 6 h behind the last story.
-    interval_hours: float = field(default_factory=lambda: _env_float("NEWSDEDUP_NARRATIVE_INTERVAL_HOURS", 6.0))
-    max_per_run: int = field(default_factory=lambda: _env_int("NEWSDEDUP_NARRATIVE_MAX_PER_RUN", 50))
+    interval_hours: float = field(default_factory=lambda: env_float("NEWSDEDUP_NARRATIVE_INTERVAL_HOURS", 6.0))
+    max_per_run: int = field(default_factory=lambda: env_int("NEWSDEDUP_NARRATIVE_MAX_PER_RUN", 50))
     # Events whose narratives get translated per run (each = len(langs)/2 calls).
-    translate_max_events: int = field(default_factory=lambda: _env_int("NEWSDEDUP_NARRATIVE_TRANSLATE_MAX_EVENTS", 50))
+    translate_max_events: int = field(default_factory=lambda: env_int("NEWSDEDUP_NARRATIVE_TRANSLATE_MAX_EVENTS", 50))
 
 
 # ------------------------------------------------------------------ pure parts

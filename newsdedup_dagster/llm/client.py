@@ -62,7 +62,7 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Protocol
 
-from ..config import LLMSettings, _env_float
+from ..config import LLMSettings, env_float
 from . import pricing
 
 log = logging.getLogger(__name__)
@@ -210,10 +210,10 @@ class PostgresCallRecorder:
 class BackoffPolicy:
     """Delays between attempts. Tests use tiny values; production defaults: 1 s doubling to 30 s."""
 
-    base_s: float = field(default_factory=lambda: _env_float("NEWSDEDUP_LLM_BACKOFF_BASE", 1.0))
-    max_s: float = field(default_factory=lambda: _env_float("NEWSDEDUP_LLM_BACKOFF_MAX", 30.0))
+    base_s: float = field(default_factory=lambda: env_float("NEWSDEDUP_LLM_BACKOFF_BASE", 1.0))
+    max_s: float = field(default_factory=lambda: env_float("NEWSDEDUP_LLM_BACKOFF_MAX", 30.0))
     # A Retry-After above this ends the call instead of sleeping (the run moves on; the item stays pending).
-    retry_after_max_s: float = field(default_factory=lambda: _env_float("NEWSDEDUP_LLM_RETRY_AFTER_MAX", 120.0))
+    retry_after_max_s: float = field(default_factory=lambda: env_float("NEWSDEDUP_LLM_RETRY_AFTER_MAX", 120.0))
 
 
 def backoff_delay(attempt: int, policy: BackoffPolicy, rng: random.Random) -> float:

@@ -289,6 +289,18 @@ def apply_overrides(config: NearDupConfig, assignments: Sequence[str]) -> NearDu
     return replace(config, **changes)
 
 
+def config_from_options(assignments: Sequence[str] = (), gate: str = "config",
+                        threshold: float | None = None) -> NearDupConfig:
+    """The configured NearDupConfig with command-line overrides: --set KNOB=VALUE, --gate on|off
+    for every language, --threshold for every language."""
+    config = apply_overrides(NearDupConfig(), assignments)
+    if gate != "config":
+        config = replace(config, gate_by_lang={}, gate_default=(gate == "on"))
+    if threshold is not None:
+        config = replace(config, threshold=threshold, threshold_by_lang={})
+    return config
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m newsdedup_dagster.neardup.pairs_eval")
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -317,11 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 fh.write(json.dumps(p, ensure_ascii=False) + "\n")
         print(f"{len(pairs)} pairs ({sum(p['label'] for p in pairs)} positive) -> {args.out}")
         return 0
-    config = apply_overrides(NearDupConfig(), args.set)
-    if args.gate != "config":
-        config = replace(config, gate_by_lang={}, gate_default=(args.gate == "on"))
-    if args.threshold is not None:
-        config = replace(config, threshold=args.threshold, threshold_by_lang={})
+    config = config_from_options(args.set, args.gate, args.threshold)
     result = evaluate_pairs(load_jsonl(args.pairs), config, args.sweep, default_lang=args.lang)
     print(json.dumps(result, ensure_ascii=False, indent=2) if args.json else format_report(result))
     return 0
