@@ -26,11 +26,12 @@ class ClusterSettings:
     knn_k: int = 10
     centroid_window: int = 3
     batch_size: int = 200
-    # HNSW search breadth (SET LOCAL hnsw.ef_search). bench/clustering.py, 100k-item window of
-    # structured 512-d vectors, 500 new items, m=16 ef_construction=64: pass-2 edge recall vs exact
-    # 1.000 at ef_search 100, 0.956 at 40 (target 0.98). Reproduce:
-    #   python bench/clustering.py --sizes 100000 --ef-search 40
-    # (design notes, 50k x 384: 100 -> recall@10 0.98).
+    # HNSW search breadth (SET LOCAL hnsw.ef_search). bench/clustering.py, e5 384-d centred-like
+    # structured vectors, 500 new items, m=16 ef_construction=64, pass-2 edge recall vs exact
+    # (target 0.98): 10k window 1.000 at 40/64/100; 100k window 0.947 at 40, 0.986-0.992 at 64,
+    # 0.995-0.998 at 100 (two runs, helper-7, 2026-11-30), so 100 stays. Reproduce:
+    #   python bench/clustering.py --sizes 10000,100000 --ef-search 40,64,100
+    # (earlier, 512-d USE-like vectors at 100k: 1.000 at 100, 0.956 at 40.)
     ef_search: int = 100
     # KNN access path: hnsw (ordered HNSW scan + iterative scan, the default), exact (no index;
     # the bench's reference), auto (the planner decides)
