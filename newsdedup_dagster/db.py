@@ -284,11 +284,15 @@ def migrate(url: str | None = None) -> list[int]:
                 " version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
                 " applied_at timestamptz NOT NULL DEFAULT now())"
             )
-            done = {v for (v,) in conn.execute("SELECT version FROM schema_migrations")}
+            done = dict(conn.execute("SELECT version, checksum FROM schema_migrations").fetchall())
             for version, name, path in migration_files():
-                if version in done:
-                    continue
                 body = path.read_text(encoding="utf-8")
+                if version in done:
+                    if done[version] != hashlib.sha256(body.encode()).hexdigest():
+                        # Applied migrations are never re-run: an edited file is a bug (add a new one).
+                        log.warning("migration %s (%s) changed after it was applied here; "
+                                    "put schema changes in a new migration file", version, path.name)
+                    continue
                 with conn.transaction():
                     conn.execute(body)
                     conn.execute(
