@@ -89,6 +89,21 @@ def test_original_language_headline_where_no_translation():
     assert build_view(DAY, "ja", [story]).stories[0].is_original is False
 
 
+def test_story_article_in_reader_language_beats_a_foreign_original():
+    # Offline: no translations, the representative is Spanish, but the story has an English article.
+    story = StoryRecord("s1", 7.0, "La UE reforma su ley de IA", "Resumen.", "es", "La UE reforma su ley de IA", "es", T,
+                        native={"en": ("EU agrees to revise AI rules", "Brussels eased the rules."),
+                                "es": ("La UE reforma su ley de IA", "Resumen.")})
+    en = build_view(DAY, "en", [story]).stories[0]
+    assert (en.headline, en.headline_lang, en.is_original, en.summary) == (
+        "EU agrees to revise AI rules", "en", False, "Brussels eased the rules.")
+    de = build_view(DAY, "de", [story]).stories[0]  # no German article: the original, marked
+    assert (de.headline, de.is_original) == ("La UE reforma su ley de IA", True)
+    # A finished translation still wins over a native article.
+    story.translations["en"] = ("EU revises AI act", "Translated summary.")
+    assert build_view(DAY, "en", [story]).stories[0].headline == "EU revises AI act"
+
+
 def test_event_narrative_translation_and_offline_note():
     event = EventRecord("ev", "Talks", {"what_happened": "Talks opened.", "background": "B."}, "en", True, 2, T,
                         datetime(2026, 11, 4, tzinfo=timezone.utc))

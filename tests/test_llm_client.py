@@ -232,6 +232,18 @@ def test_offline_score_is_deterministic_and_monotone():
     assert mid.dims["scale"] is None and mid.dims["breadth"] is not None
 
 
+def test_offline_headline_prefers_an_article_in_the_pivot_language():
+    t0 = datetime(2026, 11, 2, 5, tzinfo=timezone.utc)
+    rep = scoring.Article("La UE reforma su ley de IA", "Resumen en español.", "es", "El País")
+    newer_en = scoring.Article("EU revises AI act, again", "Later English report.", "en", "Guardian")
+    older_en = scoring.Article("EU agrees to revise AI rules", "Brussels eased the rules.", "en", "BBC")
+    facts = scoring.StoryFacts("s", 3, 3, ["en", "es"], t0, t0 + timedelta(hours=2), rep, [rep, newer_en, older_en])
+    english = scoring.offline_score(facts, "en")
+    assert (english.headline, english.pivot_lang) == ("EU agrees to revise AI rules", "en")
+    assert scoring.offline_score(facts, "de").headline == "La UE reforma su ley de IA"  # no German: representative
+    assert scoring.offline_score(facts).pivot_lang == "es"
+
+
 def test_rescore_rule_and_batches_and_status():
     assert not scoring.needs_rescore(2, 1)  # one new item on a 1-item story: not substantial
     assert scoring.needs_rescore(3, 1) and not scoring.needs_rescore(11, 10) and scoring.needs_rescore(15, 10)

@@ -79,7 +79,7 @@ def load_candidates(conn: psycopg.Connection, day: date) -> list[DigestCandidate
 
 
 def load_records(conn: psycopg.Connection, selected: list[Selected]) -> list[StoryRecord]:
-    """Everything the renderer needs for the selected stories, in selection order (4 queries)."""
+    """Everything the renderer needs for the selected stories, in selection order (5 queries)."""
     ids = [s.story_id for s in selected]
     if not ids:
         return []
@@ -96,6 +96,8 @@ def load_records(conn: psycopg.Connection, selected: list[Selected]) -> list[Sto
                                    first, event=event)
     for sid, lang, headline, summary in conn.execute(db.load_sql("digest_story_translations"), {"story_ids": ids}):
         records[sid].translations[lang] = (headline, summary or "")
+    for sid, lang, title, summary in conn.execute(db.load_sql("digest_story_native"), {"story_ids": ids}):
+        records[sid].native[lang] = (title, summary or "")
     if events:
         for eid, lang, title, narrative in conn.execute(db.load_sql("digest_event_translations"),
                                                          {"event_ids": list(events)}):

@@ -67,6 +67,8 @@ class StoryRecord:
     sources: list[SourceLink] = field(default_factory=list)
     source_total: int = 0
     translations: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # lang -> (title, summary) of the story's own article in that language, if it has one
+    native: dict[str, tuple[str, str]] = field(default_factory=dict)
     event: EventRecord | None = None
 
 
@@ -151,6 +153,10 @@ def build_view(day: date, lang: str, stories: list[StoryRecord]) -> DigestView:
             headline, headline_lang, summary, summary_lang, original = translated[0], lang, translated[1] or "", lang, False
         elif s.pivot_lang == lang:
             headline, headline_lang, summary, summary_lang, original = s.headline, lang, s.summary, lang, False
+        elif lang in s.native:
+            # No translation yet, but one of the story's own articles is in the reader's language.
+            headline, summary = s.native[lang]
+            headline_lang, summary_lang, original = lang, lang, False
         else:
             headline, headline_lang = s.original_title or s.headline, _lang_known(s.original_lang)
             summary, summary_lang = s.summary, _lang_known(s.pivot_lang) or _lang_known(s.original_lang)

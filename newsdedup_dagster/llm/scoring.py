@@ -259,8 +259,10 @@ def arrival_rate_per_hour(item_count: int, first: datetime, latest: datetime) ->
     return item_count / hours
 
 
-def offline_score(facts: StoryFacts) -> ScoreResult:
-    """Deterministic significance from counts only; headline and summary from the representative."""
+def offline_score(facts: StoryFacts, pivot_lang: str | None = None) -> ScoreResult:
+    """Deterministic significance from counts only; headline and summary from the representative,
+    or from the story's own article in the pivot language when it has one (so an English digest
+    is not headed by a Spanish title when the story also has an English report)."""
     rate = arrival_rate_per_hour(facts.item_count, facts.first_published_at, facts.latest_published_at)
     shares = {
         "sources": _log_share(facts.source_count - 1, OFFLINE_SATURATION["sources"] - 1),
@@ -275,6 +277,10 @@ def offline_score(facts: StoryFacts) -> ScoreResult:
     dims["credibility"] = round(10 * shares["sources"], 2)
     dims["urgency"] = round(10 * shares["speed"], 2)
     rep = facts.representative or (facts.articles[0] if facts.articles else None)
+    if pivot_lang and not (rep and rep.lang == pivot_lang):
+        # articles are the representative first, then newest first: take the earliest in the pivot language
+        in_pivot = [a for a in facts.articles if a.lang == pivot_lang and a.title]
+        rep = in_pivot[-1] if in_pivot else rep
     headline = truncate(clean_text(rep.title), HEADLINE_MAX) if rep else f"Story {facts.story_id}"
     summary = lead_sentences(clean_text(rep.summary), 2) if rep else ""
     if not summary:

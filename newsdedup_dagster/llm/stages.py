@@ -159,7 +159,7 @@ def run_scoring(
     if offline:
         with conn.transaction():
             for facts, meta in candidates:
-                _save_score(conn, facts, meta, scoring.offline_score(facts), scoring.OFFLINE_MODEL,
+                _save_score(conn, facts, meta, scoring.offline_score(facts, settings.pivot_lang), scoring.OFFLINE_MODEL,
                             hour, settings.translation_langs)
         report.scored = len(candidates)
         return report
