@@ -242,6 +242,9 @@ def test_offline_headline_prefers_an_article_in_the_pivot_language():
     assert (english.headline, english.pivot_lang) == ("EU agrees to revise AI rules", "en")
     assert scoring.offline_score(facts, "de").headline == "La UE reforma su ley de IA"  # no German: representative
     assert scoring.offline_score(facts).pivot_lang == "es"
+    # the article's own outlet suffix goes; other suffixes are part of the headline
+    assert scoring._without_own_outlet("EU strikes deal on AI rules - Reuters", "Reuters") == "EU strikes deal on AI rules"
+    assert scoring._without_own_outlet("Arsenal 2-1 Chelsea - as it happened", "Guardian") == "Arsenal 2-1 Chelsea - as it happened"
 
 
 def test_rescore_rule_and_batches_and_status():

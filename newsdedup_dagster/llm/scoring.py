@@ -259,6 +259,17 @@ def arrival_rate_per_hour(item_count: int, first: datetime, latest: datetime) ->
     return item_count / hours
 
 
+def _without_own_outlet(title: str, source_name: str) -> str:
+    """'EU strikes deal … - Reuters' -> 'EU strikes deal …' when the suffix names the article's own
+    outlet (only then: '… - as it happened' is part of the headline)."""
+    from ..neardup.headline import strip_outlet_suffix
+
+    head = strip_outlet_suffix(title)
+    tail = title[len(head):].strip(" -–—|·:").strip().lower()
+    source = (source_name or "").lower()
+    return head if tail and source and (tail in source or source in tail) else title
+
+
 def offline_score(facts: StoryFacts, pivot_lang: str | None = None) -> ScoreResult:
     """Deterministic significance from counts only; headline and summary from the representative,
     or from the story's own article in the pivot language when it has one (so an English digest
@@ -281,7 +292,7 @@ def offline_score(facts: StoryFacts, pivot_lang: str | None = None) -> ScoreResu
         # articles are the representative first, then newest first: take the earliest in the pivot language
         in_pivot = [a for a in facts.articles if a.lang == pivot_lang and a.title]
         rep = in_pivot[-1] if in_pivot else rep
-    headline = truncate(clean_text(rep.title), HEADLINE_MAX) if rep else f"Story {facts.story_id}"
+    headline = truncate(_without_own_outlet(clean_text(rep.title), rep.source), HEADLINE_MAX) if rep else f"Story {facts.story_id}"
     summary = lead_sentences(clean_text(rep.summary), 2) if rep else ""
     if not summary:
         summary = headline
