@@ -18,12 +18,13 @@ NEWSDEDUP_HNSW_M, NEWSDEDUP_HNSW_EF_CONSTRUCTION.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
+
+from ..config import env_int, env_str
 
 log = logging.getLogger(__name__)
 
@@ -38,39 +39,24 @@ HALFVEC_INDEX_MAX_DIMS = 4000
 KNOWN_OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 
 
-def _env(name: str, default: str | None = None) -> str | None:
-    value = os.environ.get(name)
-    return value if value not in (None, "") else default
-
-
-def _env_int(name: str, default: int | None) -> int | None:
-    raw = _env(name)
-    if raw is None:
-        return default
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise ValueError(f"{name}={raw!r} is not an integer") from exc
-
-
 @dataclass(frozen=True)
 class EmbeddingSettings:
-    provider: str = field(default_factory=lambda: (_env("NEWSDEDUP_EMBEDDING_PROVIDER", DEFAULT_PROVIDER) or DEFAULT_PROVIDER).lower())
-    model: str | None = field(default_factory=lambda: _env("NEWSDEDUP_EMBEDDING_MODEL"))
-    base_url: str | None = field(default_factory=lambda: _env("NEWSDEDUP_EMBEDDING_BASE_URL"))
+    provider: str = field(default_factory=lambda: (env_str("NEWSDEDUP_EMBEDDING_PROVIDER", DEFAULT_PROVIDER) or DEFAULT_PROVIDER).lower())
+    model: str | None = field(default_factory=lambda: env_str("NEWSDEDUP_EMBEDDING_MODEL"))
+    base_url: str | None = field(default_factory=lambda: env_str("NEWSDEDUP_EMBEDDING_BASE_URL"))
     # Handed only to the openai client; never logged or shown.
-    api_key: str | None = field(default_factory=lambda: _env("NEWSDEDUP_EMBEDDING_API_KEY"), repr=False)
-    dimensions: int | None = field(default_factory=lambda: _env_int("NEWSDEDUP_EMBEDDING_DIMENSIONS", None))
-    batch_size: int = field(default_factory=lambda: _env_int("NEWSDEDUP_EMBEDDING_BATCH", 128))
-    timeout_s: float = field(default_factory=lambda: float(_env("NEWSDEDUP_EMBEDDING_TIMEOUT", "60")))
-    max_attempts: int = field(default_factory=lambda: _env_int("NEWSDEDUP_EMBEDDING_MAX_ATTEMPTS", 4))
-    text_mode: str = field(default_factory=lambda: _env("NEWSDEDUP_EMBEDDING_TEXT", "title"))
+    api_key: str | None = field(default_factory=lambda: env_str("NEWSDEDUP_EMBEDDING_API_KEY"), repr=False)
+    dimensions: int | None = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_DIMENSIONS", None))
+    batch_size: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_BATCH", 128))
+    timeout_s: float = field(default_factory=lambda: float(env_str("NEWSDEDUP_EMBEDDING_TIMEOUT", "60")))
+    max_attempts: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_MAX_ATTEMPTS", 4))
+    text_mode: str = field(default_factory=lambda: env_str("NEWSDEDUP_EMBEDDING_TEXT", "title"))
     # HNSW build parameters (pgvector defaults; the bench measured recall with them).
-    hnsw_m: int = field(default_factory=lambda: _env_int("NEWSDEDUP_HNSW_M", 16))
-    hnsw_ef_construction: int = field(default_factory=lambda: _env_int("NEWSDEDUP_HNSW_EF_CONSTRUCTION", 64))
-    threads: int = field(default_factory=lambda: _env_int("NEWSDEDUP_EMBEDDING_THREADS", 1))
+    hnsw_m: int = field(default_factory=lambda: env_int("NEWSDEDUP_HNSW_M", 16))
+    hnsw_ef_construction: int = field(default_factory=lambda: env_int("NEWSDEDUP_HNSW_EF_CONSTRUCTION", 64))
+    threads: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_THREADS", 1))
     # Per-language centring of stored vectors (see CENTRING_DEFAULTS): auto = the model's default.
-    centre: str = field(default_factory=lambda: (_env("NEWSDEDUP_EMBEDDING_CENTRE", "auto") or "auto").lower())
+    centre: str = field(default_factory=lambda: (env_str("NEWSDEDUP_EMBEDDING_CENTRE", "auto") or "auto").lower())
 
 
 # Per-model centring default: the stored vector is l2_normalize(raw - running mean of the item's
