@@ -46,3 +46,20 @@ def conn(clean_db):
 
     with db.connection(clean_db) as connection:
         yield connection
+
+
+# ------------------------------------------------------- local OpenAI-compatible server
+@pytest.fixture(scope="module")
+def openai_server():
+    """A real HTTP server on 127.0.0.1 speaking the chat-completions API (tests/fake_openai.py)."""
+    from fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as srv:
+        yield srv
+
+
+@pytest.fixture()
+def fake(openai_server):
+    """The shared fake OpenAI server with its scripted replies and request log cleared."""
+    openai_server.reset()
+    return openai_server

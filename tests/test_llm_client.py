@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from fake_openai import FakeOpenAI, Reply
+from fake_openai import Reply
 from newsdedup_dagster.config import LLMSettings
 from newsdedup_dagster.llm import pricing, scoring, translation
 from newsdedup_dagster.llm.client import (
@@ -19,18 +19,6 @@ from newsdedup_dagster.llm.client import (
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 FAST = BackoffPolicy(base_s=0.01, max_s=0.05, retry_after_max_s=5.0)
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeOpenAI() as srv:
-        yield srv
-
-
-@pytest.fixture()
-def fake(server):
-    server.reset()
-    return server
 
 
 def make_client(fake, **overrides) -> LLMClient:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from dagster import materialize
 
-from fake_openai import FakeOpenAI, Reply
+from fake_openai import Reply
 from newsdedup_dagster.assets.llm import LLMResource, story_scores, story_translations
 from newsdedup_dagster.llm import stages
 from newsdedup_dagster.llm.client import LLMUnavailable
@@ -20,18 +20,6 @@ KEY = "sk-stage-test-SECRET-9f8e7d6c5b4a"
 PARTITION = "2026-11-02-05:00"
 HOUR = datetime(2026, 11, 2, 5, tzinfo=timezone.utc)
 LANGS = ("zh", "ja", "ko", "fr", "de", "es", "pt", "ru", "ar", "hi")
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeOpenAI() as srv:
-        yield srv
-
-
-@pytest.fixture()
-def fake(server):
-    server.reset()
-    return server
 
 
 @pytest.fixture()
