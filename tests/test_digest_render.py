@@ -119,6 +119,14 @@ def test_event_narrative_translation_and_offline_note():
     assert "Pourparlers" in fr.html
 
 
+def test_one_story_event_shows_no_event_panel():
+    event = EventRecord("ev", "Talks", {"what_happened": "Talks opened."}, "en", True, 1, T, T)
+    story = StoryRecord("s", 5.0, "H", "S", "en", "H", "en", T, event=event)
+    view = build_view(DAY, "en", [story])
+    assert view.stories[0].event is None
+    assert "Talks opened." not in render(view).html
+
+
 def test_safe_url():
     assert safe_url("https://a.example/x") == "https://a.example/x"
     assert safe_url("javascript:alert(1)") is None

@@ -223,9 +223,10 @@ def test_offline_score_is_deterministic_and_monotone():
 def test_offline_headline_prefers_an_article_in_the_pivot_language():
     t0 = datetime(2026, 11, 2, 5, tzinfo=timezone.utc)
     rep = scoring.Article("La UE reforma su ley de IA", "Resumen en español.", "es", "El País")
-    newer_en = scoring.Article("EU revises AI act, again", "Later English report.", "en", "Guardian")
-    older_en = scoring.Article("EU agrees to revise AI rules", "Brussels eased the rules.", "en", "BBC")
-    facts = scoring.StoryFacts("s", 3, 3, ["en", "es"], t0, t0 + timedelta(hours=2), rep, [rep, newer_en, older_en])
+    newer_en = scoring.Article("EU revises AI act, again", "The EU revised its AI act again on Monday, officials said.", "en", "Guardian")
+    older_en = scoring.Article("EU agrees to revise AI rules", "Brussels eased the rules for small firms and delayed high-risk duties.", "en", "BBC")
+    aggregator = scoring.Article("EU agrees AI deal", "EU agrees AI deal  Reuters", "en", "Google News")
+    facts = scoring.StoryFacts("s", 3, 3, ["en", "es"], t0, t0 + timedelta(hours=2), rep, [rep, newer_en, older_en, aggregator])
     english = scoring.offline_score(facts, "en")
     assert (english.headline, english.pivot_lang) == ("EU agrees to revise AI rules", "en")
     assert scoring.offline_score(facts, "de").headline == "La UE reforma su ley de IA"  # no German: representative

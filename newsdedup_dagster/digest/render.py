@@ -140,6 +140,9 @@ def clean_line(text: str | None) -> str:
     return " ".join(_CONTROL.sub(" ", text or "").split())
 
 
+MIN_EVENT_STORIES_SHOWN = 2
+
+
 def _lang_known(lang: str | None) -> str | None:
     return None if not lang or lang in ("und", "mul") else lang
 
@@ -162,7 +165,8 @@ def build_view(day: date, lang: str, stories: list[StoryRecord]) -> DigestView:
             summary, summary_lang = s.summary, _lang_known(s.pivot_lang) or _lang_known(s.original_lang)
             original = headline_lang != lang
         event = None
-        if s.event is not None:
+        # A one-story event's narrative only restates the story: the panel starts at two stories.
+        if s.event is not None and s.event.story_count >= MIN_EVENT_STORIES_SHOWN:
             e = s.event
             t_title, t_narr = e.translations.get(lang, (None, None))
             narr, narr_lang = (t_narr, lang) if t_narr else (e.narrative, e.narrative_lang)

@@ -259,6 +259,11 @@ def arrival_rate_per_hour(item_count: int, first: datetime, latest: datetime) ->
     return item_count / hours
 
 
+def _has_lead(article: Article) -> bool:
+    summary, title = clean_text(article.summary), clean_text(article.title)
+    return len(summary) > len(title) + 20 and not summary.startswith(title[:40])
+
+
 def _without_own_outlet(title: str, source_name: str) -> str:
     """'EU strikes deal … - Reuters' -> 'EU strikes deal …' when the suffix names the article's own
     outlet (only then: '… - as it happened' is part of the headline)."""
@@ -291,7 +296,9 @@ def offline_score(facts: StoryFacts, pivot_lang: str | None = None) -> ScoreResu
     if pivot_lang and not (rep and rep.lang == pivot_lang):
         # articles are the representative first, then newest first: take the earliest in the pivot language
         in_pivot = [a for a in facts.articles if a.lang == pivot_lang and a.title]
-        rep = in_pivot[-1] if in_pivot else rep
+        # prefer a report with a real lead over an aggregator copy whose summary is just its title
+        with_lead = [a for a in in_pivot if _has_lead(a)]
+        rep = (with_lead or in_pivot)[-1] if in_pivot else rep
     headline = truncate(_without_own_outlet(clean_text(rep.title), rep.source), HEADLINE_MAX) if rep else f"Story {facts.story_id}"
     summary = lead_sentences(clean_text(rep.summary), 2) if rep else ""
     if not summary:
