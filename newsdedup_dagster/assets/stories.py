@@ -48,6 +48,8 @@ class StoriesConfig(Config):
     max_story_size: Optional[int] = None
     pass3: Optional[bool] = None
     pass2_expand: Optional[bool] = None
+    # keep | reset (see ClusterSettings.later_partitions); default: reset inside a Dagster backfill
+    later_partitions: Optional[str] = None
 
 
 def _table(rows: list[tuple], new: set[str]) -> str:
@@ -80,6 +82,9 @@ def _table(rows: list[tuple], new: set[str]) -> str:
 def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: PostgresResource) -> MaterializeResult:
     h = hour_start(context.partition_key)
     overrides = {k: v for k, v in config.model_dump().items() if v is not None}
+    if "later_partitions" not in overrides and context.run.tags.get("dagster/backfill"):
+        # A backfill recomputes history in time order: rebuild later hours exactly, don't mix.
+        overrides["later_partitions"] = "reset"
     with postgres.connection() as conn:
         info = active_model(conn)
         conn.commit()
@@ -104,6 +109,8 @@ def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: Pos
         "largest_story_headline": (largest[5] or "") if largest else "",
         "pass2_edges": result.edges,
         "undone_stories": result.undone_stories,
+        "later_partitions": settings.later_partitions,
+        "later_stories_removed": result.later_stories_removed,
         "seconds": MetadataValue.float(round(result.seconds, 3)),
         "settings": MetadataValue.json(settings.as_dict()),
         "stories": MetadataValue.md(_table(rows, set(result.new_stories))),

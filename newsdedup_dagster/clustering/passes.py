@@ -137,6 +137,7 @@ class ClusterResult:
     attached_pass3: int = 0                 # H's leftovers attached to H's new stories (pass 3)
     left_single: int = 0                    # H's items in no story after both passes
     undone_stories: int = 0                 # stories deleted by the undo step (re-materialisation)
+    later_stories_removed: int = 0          # stories of later partitions removed (later_partitions=reset)
     edges: int = 0
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
@@ -158,7 +159,12 @@ def cluster_partition(
     with conn.transaction():
         store.begin_clustering(conn, settings.ef_search, settings.lock_timeout_s)
         mark = time.perf_counter()
+        later_touched: set[str] = set()
+        if settings.later_partitions == "reset":
+            later_touched, later_deleted = store.undo_later_partitions(conn, info, h)
+            result.later_stories_removed = len(later_deleted)
         touched_old, deleted = store.undo_partition(conn, info, h)
+        touched_old = (touched_old | later_touched) - deleted
         result.undone_stories = len(deleted)
         # Stories that lost H's members get their pre-H centroid / latest time back *before* pass 1
         # compares anything with them (else a rerun would match against its own previous result).

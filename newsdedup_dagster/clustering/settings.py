@@ -42,12 +42,22 @@ class ClusterSettings:
     pass2_expand: bool = False
     # pass 3: H's leftovers join H's best new story (guard.attach_leftovers); off = the seed's two passes
     pass3: bool = True
+    # Re-materialising H when later hours are already clustered. "keep": later hours' stories and
+    # memberships stay (an ad-hoc rerun of one hour does not wipe what came after it; H then sees
+    # them, so the result can differ from the first run). "reset": everything later partitions
+    # built is removed first, so re-running a range in time order rebuilds exactly what the hourly
+    # runs built (Dagster backfills and the demo use this; the later hours must then be re-run).
+    later_partitions: str = "keep"
     # asset check warning: a story larger than this is suspicious (chaining)
     max_story_size: int = 500
     # wait this long for another clustering run to finish before failing
     lock_timeout_s: float = 600.0
     # chaining guard parameters (keys defined by clustering/guard.py), e.g. {"guard": "..."}
     guard: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.later_partitions not in ("keep", "reset"):
+            raise ValueError(f"later_partitions={self.later_partitions!r}: expected keep or reset")
 
     def with_overrides(self, overrides: dict[str, Any]) -> "ClusterSettings":
         return _apply(self, overrides)

@@ -84,6 +84,14 @@ def undo_partition(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> tu
     return touched - deleted, deleted
 
 
+def undo_later_partitions(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> tuple[set[str], set[str]]:
+    """Delete the clustering effects of every partition after H (memberships, then their emptied
+    stories). Returns (stories that lost members and still exist, stories deleted)."""
+    touched = {r[0] for r in conn.execute(db.load_sql("cluster_undo_later"), {"h": h, "model": info.model})}
+    deleted = {r[0] for r in conn.execute(db.load_sql("cluster_undo_later_stories"), {"h": h, "model": info.model})}
+    return touched - deleted, deleted
+
+
 def new_items(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> list[str]:
     rows = conn.execute(
         db.load_sql("cluster_new_items"), {"model": info.model, "h": h, "h_end": h + timedelta(hours=1)}
