@@ -1,6 +1,12 @@
 # The two commands: `make demo` (run the main job offline on the embedded Postgres)
 # and `make test` (run the test suite). Both create .venv on first use.
-PYTHON ?= python3.11
+#
+# Python: the first supported interpreter found (3.11, 3.12, 3.13, then python3 when its
+# version fits pyproject's requires-python); `make PYTHON=python3.12 test` overrides.
+SUPPORTED := python3.11 python3.12 python3.13
+PYTHON ?= $(shell for p in $(SUPPORTED) python3; do \
+	  command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(not ((3, 11) <= sys.version_info[:2] < (3, 14)))' 2>/dev/null \
+	  && { echo $$p; break; }; done)
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
@@ -8,7 +14,8 @@ STAMP   = $(VENV)/.installed
 .PHONY: demo test dev validate bench clean
 
 $(STAMP): pyproject.toml
-	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (set PYTHON=...)"; exit 2; }
+	@test -n "$(PYTHON)" || { echo "no supported Python found (3.11-3.13); set PYTHON=..."; exit 2; }
+	@echo "using $(PYTHON) ($$($(PYTHON) -c 'import sys; print(sys.version.split()[0])')) for $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'

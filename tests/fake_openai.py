@@ -118,6 +118,7 @@ class FakeOpenAI:
     def __init__(self) -> None:
         self.requests: list[Request] = []
         self.responder: Callable[[Request], Any] = default_responder
+        self.models: list[str] = ["deepseek-chat", "qwen-plus", "gpt-4o-mini"]
         self._rules: list[_Rule] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -176,6 +177,13 @@ class FakeOpenAI:
 
             def log_message(self, *args) -> None:  # keep test output quiet
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                # GET /v1/models lists `fake.models` (what `newsdedup doctor` checks against).
+                if not self.path.rstrip("/").endswith("/models"):
+                    return self._send(404, {"error": {"message": "unknown path", "type": "not_found"}})
+                self._send(200, {"object": "list", "data": [
+                    {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in fake.models]})
 
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)

@@ -22,6 +22,8 @@ def register(subparsers) -> None:
     demo.add_argument("--day", default=SAMPLE_DAY, help="UTC day of the sample feeds (default %(default)s)")
     demo.add_argument("--hours", type=int, default=24, help="how many hours of the day to run (default 24)")
     demo.add_argument("--json", action="store_true", help="print a JSON summary at the end")
+    demo.add_argument("--verbose", action="store_true",
+                      help="show Dagster's own log (INFO) on the terminal; it is always kept in each run's event log")
     demo.set_defaults(func=cmd_demo)
 
     dev = subparsers.add_parser("dev", help="start the embedded server and `dagster dev` (UI + daemon)")
@@ -140,13 +142,18 @@ def cmd_demo(args) -> int:
     os.environ.setdefault("NEWSDEDUP_SOURCES", str(config.SAMPLE_DATA_DIR / "sources.yaml"))
     os.environ.setdefault("NEWSDEDUP_FETCH_MODE", "replay")
 
-    from ..instance import QUIET_RUN_CONFIG, get_instance
+    from ..instance import get_instance
     from ..partitions import hour_window
+
+    # Dagster's console log at the level asked for; the run's event log (the UI) keeps everything.
+    run_config_base = {"loggers": {"console": {"config": {"log_level": "INFO" if args.verbose else "ERROR"}}}}
 
     url = db.ensure_ready()
     print(f"database: {db.redact_url(url)} (embedded)" if not config.database_url() else f"database: {db.redact_url(url)}")
     instance = get_instance()
     print(f"dagster instance: {os.environ['DAGSTER_HOME']}/dagster.yaml (runs stored in PostgreSQL)")
+    if config.LLMSettings().offline:
+        print("LLM stages: offline fallback, set NEWSDEDUP_LLM_BASE_URL to use a model")
     from ..definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs
 
     hourly = defs.resolve_job_def(HOURLY_JOB_NAME)
@@ -160,7 +167,7 @@ def cmd_demo(args) -> int:
         result = hourly.execute_in_process(
             partition_key=key, instance=instance, raise_on_error=False,
             # The demo replays the day in time order: a second demo rebuilds the same stories.
-            run_config={**QUIET_RUN_CONFIG, "ops": {"stories": {"config": {"later_partitions": "reset"}}}},
+            run_config={**run_config_base, "ops": {"stories": {"config": {"later_partitions": "reset"}}}},
         )
         evaluations = result.get_asset_check_evaluations()
         passed = sum(1 for e in evaluations if e.passed)
@@ -183,7 +190,7 @@ def cmd_demo(args) -> int:
     digest_result = daily.execute_in_process(
         partition_key=args.day, instance=instance, raise_on_error=False,
         # The demo renders the digest to the outbox and never mails anyone.
-        run_config={**QUIET_RUN_CONFIG, "ops": {"digest": {"config": {"send": False}}}},
+        run_config={**run_config_base, "ops": {"digest": {"config": {"send": False}}}},
     )
     if not digest_result.success:
         failures += 1
@@ -227,11 +234,15 @@ def _print_stories(conn, limit: int = 25) -> None:
         SELECT s.id, count(*) AS articles,
                count(DISTINCT i.source_id) AS sources,
                array_agg(DISTINCT i.lang ORDER BY i.lang) AS langs,
-               (SELECT title FROM items WHERE id = s.representative_item_id) AS headline
+               -- The scored headline is in the pivot language when the story has such an article
+               -- (or was rewritten by a model), so both lists of the demo read in one language.
+               coalesce(nullif(sc.headline, ''),
+                        (SELECT title FROM items WHERE id = s.representative_item_id)) AS headline
           FROM stories s
           JOIN story_articles a ON a.story_id = s.id
           JOIN items i ON i.id = a.item_id
-         GROUP BY s.id
+          LEFT JOIN story_scores sc ON sc.story_id = s.id
+         GROUP BY s.id, sc.headline
          ORDER BY count(DISTINCT i.lang) DESC, count(*) DESC, s.id
         """
     ).fetchall()

@@ -1,0 +1,119 @@
+"""`newsdedup doctor` against real local parts (embedded PostgreSQL, the OpenAI-compatible test
+server, aiosmtpd), with one thing broken at a time."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAI
+from smtp_server import SmtpServer
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _doctor(env_overrides: dict[str, str | None], *args: str) -> tuple[int, dict[str, dict]]:
+    env = dict(os.environ)
+    for key, value in env_overrides.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    proc = subprocess.run([sys.executable, "-m", "newsdedup_dagster.cli", "doctor", "--json", *args],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    findings = json.loads(proc.stdout)
+    return proc.returncode, {f["check"]: f for f in findings}
+
+
+@pytest.fixture(scope="module")
+def servers():
+    with FakeOpenAI() as llm, SmtpServer() as smtp:
+        yield llm, smtp
+
+
+@pytest.fixture()
+def healthy_env(database_url, servers, tmp_path):
+    llm, smtp = servers
+    dagster_home = tmp_path / "dagster"
+    dagster_home.mkdir()
+    (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    return {
+        "NEWSDEDUP_DATABASE_URL": database_url,
+        "DAGSTER_HOME": str(dagster_home),
+        "NEWSDEDUP_LLM_BASE_URL": llm.base_url,
+        "NEWSDEDUP_LLM_API_KEY": "test-key",
+        "NEWSDEDUP_SMTP_HOST": smtp.host,
+        "NEWSDEDUP_SMTP_PORT": str(smtp.port),
+        "NEWSDEDUP_SMTP_SECURITY": "none",
+        "NEWSDEDUP_EMBEDDING_PROVIDER": "use",  # the fast offline model; e5 is checked the same way
+    }
+
+
+def test_all_parts_healthy(healthy_env, servers):
+    llm, _smtp = servers
+    code, found = _doctor(healthy_env, "--live")
+    failures = {k: v for k, v in found.items() if v["status"] == "FAIL"}
+    assert code == 0, failures
+    for check in ("database", "pgvector", "migrations", "dagster instance", "sources", "llm",
+                  "llm scoring model", "embeddings", "smtp", "disk"):
+        assert found[check]["status"] == "OK", found[check]
+    assert "answered a 1-token call" in found["llm scoring model"]["detail"]
+    assert any(r.body.get("max_tokens") == 1 for r in llm.requests)
+    # No daemon runs in this test: the finding says so without failing the whole check.
+    assert found["dagster daemon"]["status"] == "WARN"
+
+
+def test_database_unreachable_fails_with_fix(healthy_env):
+    env = {**healthy_env, "NEWSDEDUP_DATABASE_URL": f"postgresql://nobody:secret-pw@127.0.0.1:{_free_port()}/x"}
+    code, found = _doctor(env)
+    assert code == 1
+    assert found["database"]["status"] == "FAIL"
+    assert "secret-pw" not in json.dumps(found)
+    assert "NEWSDEDUP_DATABASE_URL" in found["database"]["fix"]
+
+
+def test_llm_endpoint_down_and_unknown_model(healthy_env, servers):
+    code, found = _doctor({**healthy_env, "NEWSDEDUP_LLM_BASE_URL": f"http://127.0.0.1:{_free_port()}/v1"})
+    assert code == 1 and found["llm"]["status"] == "FAIL"
+    code, found = _doctor({**healthy_env, "NEWSDEDUP_SCORING_MODEL": "no-such-model"})
+    assert found["llm scoring model"]["status"] == "WARN"
+    assert "NEWSDEDUP_SCORING_MODEL" in found["llm scoring model"]["fix"]
+
+
+def test_smtp_down_fails(healthy_env):
+    code, found = _doctor({**healthy_env, "NEWSDEDUP_SMTP_PORT": str(_free_port())})
+    assert code == 1 and found["smtp"]["status"] == "FAIL"
+    assert "NEWSDEDUP_SMTP_HOST" in found["smtp"]["fix"]
+
+
+def test_broken_sources_file_fails(healthy_env, tmp_path):
+    bad = tmp_path / "sources.yaml"
+    bad.write_text("sources:\n  - id: x\n    feed_url: not a url\n")
+    code, found = _doctor({**healthy_env, "NEWSDEDUP_SOURCES": str(bad)})
+    assert code == 1 and found["sources"]["status"] == "FAIL"
+
+
+def test_dagster_storage_unreachable_fails(healthy_env, tmp_path):
+    home = tmp_path / "broken-dagster"
+    home.mkdir()
+    (home / "dagster.yaml").write_text(
+        "storage:\n  postgres:\n    postgres_url: postgresql+psycopg2://x:y@127.0.0.1:%d/dagster\n" % _free_port())
+    code, found = _doctor({**healthy_env, "DAGSTER_HOME": str(home)})
+    assert code == 1 and found["dagster instance"]["status"] == "FAIL"
+
+
+def test_offline_defaults_warn_but_pass(healthy_env):
+    code, found = _doctor({**healthy_env, "NEWSDEDUP_LLM_BASE_URL": None, "NEWSDEDUP_SMTP_HOST": None})
+    assert found["llm"]["status"] == "WARN" and found["smtp"]["status"] == "WARN"
+    assert code == 0
