@@ -11,7 +11,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test dev validate bench clean
+.PHONY: demo test dev validate bench clean print-python
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "no supported Python found (3.11-3.13); set PYTHON=..."; exit 2; }
@@ -36,5 +36,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/neardup.py
 	$(BIN)/python bench/clustering.py
 
+print-python:
+	@echo $(PYTHON)
+
 clean:
-	rm -rf $(VENV) .newsdedup
+	rm -rf $(VENV) .venv-python3.* .newsdedup
