@@ -787,8 +787,9 @@ def _entry_item(entry: Mapping, index: int, *, source_id: str, fetched_at: datet
     cap = config.max_field_chars
     guid = _bounded_guid(entry.get("id"), config, repairs)
     raw_title_value = entry.get("title")
-    if isinstance(raw_title_value, str) and len(raw_title_value) > cap:
-        repairs["fields_cut"] += 1
+    for value in (raw_title_value, entry.get("summary")):
+        if isinstance(value, str) and len(value) > cap:
+            repairs["fields_cut"] += 1
     raw_title = clean_text(raw_title_value, config.max_title_chars, cap)
     summary = clean_text(entry.get("summary"), config.max_summary_chars, cap)
     content = _entry_content(entry, config.max_content_chars, cap)

@@ -33,6 +33,7 @@ import psycopg
 
 from ..db import load_sql
 from .fetch import FetchConfig, FetchRequest, FetchResult, fetch_feeds_sync
+from .netguard import AddressPolicy
 from .parse import ParseConfig, ParsedItem, ParseResult, parse_many
 from .replay import load_jsonl_partition, replay_fetch_results, replay_window
 from .sources import Source
@@ -118,15 +119,35 @@ class IngestReport:
 
     def as_markdown(self, limit: int = 50) -> str:
         """Per-source table for Dagster metadata (errors first)."""
-        ordered = sorted(self.rows, key=lambda r: (r.status not in ("error",) and not r.error, r.source_id))
-        lines = ["| source | origin | status | http | items | new | error |", "|---|---|---|---|---|---|---|"]
+        ordered = sorted(self.rows, key=lambda r: (r.status != "error" and not r.error, r.source_id))
+        lines = ["| source | origin | status | http | parse | items | new | skipped | error |",
+                 "|---|---|---|---|---|---|---|---|---|"]
         for row in ordered[:limit]:
             error = (row.error or row.bozo_error or "").replace("|", "\\|")[:120]
+            skipped = ", ".join(f"{reason} {count}" for reason, count in sorted(row.skipped.items()))
             lines.append(f"| {row.source_id} | {row.origin} | {row.status} | {row.http_status or ''} | "
-                         f"{row.items} | {row.new_items} | {error} |")
+                         f"{row.parse_status or ''} | {row.items} | {row.new_items} | {skipped} | {error} |")
         if len(ordered) > limit:
-            lines.append(f"| … {len(ordered) - limit} more | | | | | | |")
+            lines.append(f"| … {len(ordered) - limit} more | | | | | | | | |")
         return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ settings
+
+
+def configs_for(settings) -> tuple[FetchConfig, ParseConfig]:
+    """FetchConfig and ParseConfig from config.IngestSettings (read by the caller)."""
+    fetch = FetchConfig(
+        max_concurrency=settings.max_concurrency, max_per_host=settings.max_per_host,
+        total_timeout=settings.total_timeout, max_body_bytes=settings.max_body_bytes,
+        max_decoded_bytes=settings.max_decoded_bytes,
+        address_policy=AddressPolicy.from_entries(settings.allow_private))
+    parse = ParseConfig(
+        max_entries=settings.max_entries, max_field_chars=settings.max_field_chars,
+        max_title_chars=settings.max_title_chars, max_summary_chars=settings.max_summary_chars,
+        max_content_chars=settings.max_content_chars, max_url_chars=settings.max_url_chars,
+        time_budget=settings.parse_time_budget)
+    return fetch, parse
 
 
 # ------------------------------------------------------------------ helpers
@@ -635,7 +656,7 @@ def reparse_partition(conn: psycopg.Connection, sources: Sequence[Source], parti
 
 __all__ = [
     "ArchivedFetch", "IngestReport", "LIVE_GRACE", "SourceIngestRow", "SourceSyncReport", "UpsertOutcome",
-    "archive_fetches", "choose_mode", "compress_body", "ingest_jsonl_partition", "ingest_partition",
+    "archive_fetches", "archive_fetches_isolated", "choose_mode", "configs_for", "parse_status", "pg_text", "compress_body", "ingest_jsonl_partition", "ingest_partition",
     "load_archived_fetches", "partition_item_counts", "record_parse_outcomes", "reparse_partition",
     "stored_sources", "sync_sources", "upsert_items",
 ]
