@@ -11,7 +11,11 @@ network. This process then measures, in one run:
   1. concurrent fetch (fetch_feeds, default FetchConfig) then parse;
   2. concurrent fetch with parsing overlapped (iter_fetch_feeds);
   3. sequential fetch (one request at a time) then parse;
-  4. optionally (--store) ingest_partition into PostgreSQL (embedded server
+  4. the same hour with --poisoned of the feeds replaced by hostile ones (an
+     entity bomb, out-of-range character references, NUL bytes, multi-KB
+     links, a 1 MB title of comment openers, random bytes, a 20,000-entry feed)
+     through the same fetch + parse_many path;
+  5. optionally (--store) ingest_partition into PostgreSQL (embedded server
      in a temporary NEWSDEDUP_HOME unless NEWSDEDUP_DATABASE_URL is set).
 
 It prints wall times, items/s, the concurrent/sequential ratios and this
@@ -52,12 +56,38 @@ def feed_body(feed: int, entries: int) -> bytes:
     return rss(items, title=f"Feed {feed}")
 
 
+def poisoned_bodies() -> list[bytes]:
+    """One feed per kind of hostile input the ingest must survive (see tests/test_ingest_hostile.py)."""
+    import random
+
+    from feedserver import rss, rss_entries
+
+    rng = random.Random(5)
+    bomb = ('<?xml version="1.0"?>\n<!DOCTYPE rss [\n<!ENTITY a "' + "x" * 20_000 + '">\n]>\n'
+            '<rss version="2.0"><channel><title>Bomb</title>'
+            + "".join(f"<item><title>s{k} " + "&a;" * 200 + f"</title><link>https://bomb.example/{k}</link></item>"
+                      for k in range(100)) + "</channel></rss>").encode()
+    return [
+        bomb,
+        rss([{"title": f"bad {i} &#x110000; &#xD800; &#99999999999;", "link": f"https://refs.example/{i}"}
+             for i in range(50)]),
+        rss([{"title": f"nul {i}\x00\x1b", "link": f"https://nul.example/{i}\x00"} for i in range(50)]),
+        rss([{"title": f"long {i}", "link": "https://long.example/" + "a" * 5000 + str(i), "guid": "g" * 8000 + str(i)}
+             for i in range(50)]),
+        rss([{"title": "&lt;!--" * 250_000, "link": "https://comment.example/1"}, *rss_entries(20, prefix="c")]),
+        bytes(rng.getrandbits(8) for _ in range(100_000)),
+        rss(rss_entries(20_000, prefix="huge")),
+    ]
+
+
 def serve(feeds: int, entries: int, latency: float, conn, stop) -> None:
     from feedserver import FeedServer
 
     server = FeedServer(hosts=HOSTS, latency=latency)
     for feed in range(feeds):
         server.add(f"/feed/{feed}.xml", feed_body(feed, entries))
+    for index, body in enumerate(poisoned_bodies()):
+        server.add(f"/poison/{index}.xml", body)
     server.start()
     conn.send(server.base_urls)
     stop.wait()
@@ -75,9 +105,11 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05, help="server latency per request, seconds")
     parser.add_argument("--store", action="store_true", help="also time ingest_partition into PostgreSQL")
     parser.add_argument("--repeat", type=int, default=2, help="alternating rounds; the best of each is reported")
+    parser.add_argument("--poisoned", type=int, default=7, help="hostile feeds mixed into the poisoned hour")
     args = parser.parse_args()
 
     from newsdedup_dagster.ingest.fetch import FetchConfig, FetchRequest, fetch_feeds_sync, iter_fetch_feeds, run_sync
+    from newsdedup_dagster.ingest.netguard import AddressPolicy
     from newsdedup_dagster.ingest.parse import ParseConfig, parse_fetch_result, parse_many
     from newsdedup_dagster.ingest.sources import Source
 
@@ -94,7 +126,8 @@ def main() -> None:
                           language="en", country="GB") for i in range(args.feeds)]
         requests = [FetchRequest(s.id, s.feed_url) for s in sources]
         by_id = {s.id: s for s in sources}
-        config = FetchConfig(trust_env=False)
+        # The local feed server is on loopback: allowed explicitly, as an intranet feed would be.
+        config = FetchConfig(trust_env=False, address_policy=AddressPolicy.from_entries(["127.0.0.0/8"]))
         sequential_config = replace(config, max_concurrency=1, max_per_host=1)
 
         # Warm-up: imports, language model, first connections (not timed).
@@ -150,6 +183,26 @@ def main() -> None:
         print(f"speed-up fetch            : {best['s_fetch'] / best['c_fetch']:6.1f}x")
         print(f"speed-up fetch + parse    : {best['s_total'] / best['c_total']:6.1f}x "
               f"(overlapped: {best['s_total'] / best['o_total']:.1f}x)")
+
+        # The same hour with hostile feeds in place of the first few healthy ones.
+        kinds = len(poisoned_bodies())
+        poisoned_ids = {f"feed-{i}" for i in range(args.poisoned)}
+        poison_requests = [FetchRequest(f"feed-{i}", f"{base_urls[0]}/poison/{i % kinds}.xml") for i in range(args.poisoned)]
+        poison_requests += [r for r in requests if r.source_id not in poisoned_ids]
+        started = time.monotonic()
+        results = fetch_feeds_sync(poison_requests, config)
+        parsed = parse_many([(r, by_id[r.source_id], None, ParseConfig()) for r in results])
+        p_total = time.monotonic() - started
+        healthy = sum(len(p.items) for p in parsed if p.source_id not in poisoned_ids)
+        assert healthy == (args.feeds - args.poisoned) * args.entries, healthy
+        failed = sum(1 for r, p in zip(results, parsed) if r.status != "ok" or p.error)
+        skipped: dict[str, int] = {}
+        for p in parsed:
+            for reason, count in p.skipped_counts.items():
+                skipped[reason] = skipped.get(reason, 0) + count
+        print(f"poisoned hour ({args.poisoned} hostile): {p_total:6.2f} s  ({p_total / best['c_total']:.2f}x the clean "
+              f"hour; every healthy feed complete, {failed} hostile sources failed, "
+              f"{sum(len(p.items) for p in parsed if p.source_id in poisoned_ids)} hostile items kept, skipped {skipped})")
 
         if args.store:
             if not os.environ.get("NEWSDEDUP_DATABASE_URL"):

@@ -70,6 +70,41 @@ def fetch_mode() -> str:
     return mode
 
 
+# ---------------------------------------------------------------- ingestion
+# Limits for hostile feeds and where a fetch may connect (README: "Hostile input").
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    # Networks (CIDR) or host names (`*.corp.example` for all below) a fetch may reach although
+    # they are not public addresses: intranet feeds; tests use 127.0.0.0/8. Empty = public only.
+    allow_private: tuple[str, ...] = field(default_factory=lambda: env_list("NEWSDEDUP_FETCH_ALLOW_PRIVATE", ""))
+    max_concurrency: int = field(default_factory=lambda: env_int("NEWSDEDUP_FETCH_CONCURRENCY", 32))
+    max_per_host: int = field(default_factory=lambda: env_int("NEWSDEDUP_FETCH_PER_HOST", 4))
+    total_timeout: float = field(default_factory=lambda: env_float("NEWSDEDUP_FETCH_TIMEOUT", 60.0))
+    max_body_bytes: int = field(default_factory=lambda: env_int("NEWSDEDUP_FETCH_MAX_BYTES", 10 * 1024 * 1024))
+    max_decoded_bytes: int = field(
+        default_factory=lambda: env_int("NEWSDEDUP_FETCH_MAX_DECODED_BYTES", 20 * 1024 * 1024))
+    max_entries: int = field(default_factory=lambda: env_int("NEWSDEDUP_INGEST_MAX_ENTRIES", 1_000))
+    max_field_chars: int = field(default_factory=lambda: env_int("NEWSDEDUP_INGEST_MAX_FIELD_CHARS", 200_000))
+    max_title_chars: int = field(default_factory=lambda: env_int("NEWSDEDUP_INGEST_MAX_TITLE_CHARS", 500))
+    max_summary_chars: int = field(default_factory=lambda: env_int("NEWSDEDUP_INGEST_MAX_SUMMARY_CHARS", 5_000))
+    max_content_chars: int = field(default_factory=lambda: env_int("NEWSDEDUP_INGEST_MAX_CONTENT_CHARS", 100_000))
+    max_url_chars: int = field(default_factory=lambda: env_int("NEWSDEDUP_INGEST_MAX_URL_CHARS", 2_048))
+    parse_time_budget: float = field(default_factory=lambda: env_float("NEWSDEDUP_INGEST_PARSE_TIMEOUT", 15.0))
+
+    def __post_init__(self) -> None:
+        if self.max_url_chars > 2_600:
+            # items.url and item_sources.url are not indexed, but keep them in the btree row limit anyway.
+            raise ValueError(f"NEWSDEDUP_INGEST_MAX_URL_CHARS={self.max_url_chars}: at most 2600")
+        for name in ("max_concurrency", "max_per_host", "max_entries", "max_field_chars", "max_title_chars",
+                     "max_summary_chars", "max_content_chars", "max_url_chars"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"ingest setting {name} must be at least 1, got {getattr(self, name)}")
+        if self.parse_time_budget <= 0 or self.total_timeout <= 0:
+            raise ValueError("NEWSDEDUP_INGEST_PARSE_TIMEOUT and NEWSDEDUP_FETCH_TIMEOUT must be positive")
+
+
 def partitions_start() -> str:
     """First hourly partition (format YYYY-MM-DD-HH:MM). Fixed at definitions load."""
     return env_str("NEWSDEDUP_PARTITIONS_START", "2026-11-01-00:00")

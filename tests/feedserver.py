@@ -275,11 +275,15 @@ from dataclasses import replace as _replace  # noqa: E402
 from datetime import datetime as _datetime, timezone as _timezone  # noqa: E402
 
 from newsdedup_dagster.ingest.fetch import FetchConfig, FetchRequest, fetch_feeds_sync  # noqa: E402
+from newsdedup_dagster.ingest.netguard import AddressPolicy  # noqa: E402
 from newsdedup_dagster.ingest.parse import ParseConfig, parse_fetch_result  # noqa: E402
 
+# The feed server listens on loopback, which the fetcher refuses unless allowed:
+# tests allow it explicitly (tests/test_ingest_ssrf.py shows the refusal without).
+LOOPBACK_ALLOWED = AddressPolicy.from_entries(["127.0.0.0/8"])
 # Small timeouts and backoff so failure scenarios finish in about a second.
 FAST = FetchConfig(connect_timeout=1.0, read_timeout=0.4, total_timeout=1.5, backoff_base=0.01,
-                   backoff_max=0.05, max_attempts=3, trust_env=False)
+                   backoff_max=0.05, max_attempts=3, trust_env=False, address_policy=LOOPBACK_ALLOWED)
 FIXED_FETCH_TIME = _datetime(2026, 11, 2, 12, 0, tzinfo=_timezone.utc)
 GOOD_A = rss(rss_entries(5, prefix="a"))
 GOOD_B = rss(rss_entries(7, prefix="b"))

@@ -227,12 +227,12 @@ def test_10000_entries_in_one_feed(server):
     body = rss(entries)
     request = serve(server, "/bulk.xml", body)
     started = time.monotonic()
-    result, parsed = run_scenario(server, request)
+    result, parsed = run_scenario(server, request, parse_config=ParseConfig(max_entries=10_000, time_budget=120))
     elapsed = time.monotonic() - started
     assert result.status == "ok" and len(result.body) > 2_000_000
     assert len(parsed.items) == 10_000 and len({item.item_id for item in parsed.items}) == 10_000
     assert parsed.items[-1].canonical_url == "https://news.example.com/bulk/9999"
-    assert elapsed < 60
+    assert elapsed < 180  # a guard against a hang, not a speed figure (that is bench/ingest.py)
 
 
 # ------------------------------------------------------------------ pure unit tests

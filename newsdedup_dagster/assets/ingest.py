@@ -8,7 +8,7 @@ from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataVa
 
 from .. import config
 from ..ingest.sources import load_sources
-from ..ingest.store import choose_mode, ingest_partition
+from ..ingest.store import choose_mode, configs_for, ingest_partition
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..resources import PostgresResource
 
@@ -29,7 +29,9 @@ def resolve_fetch_mode(requested: str, sources) -> str:
 def run_ingest(conn, partition_key: str, sources_file: str | None = None, fetch_mode: str | None = None):
     sources = load_sources(sources_file or config.sources_file())
     mode = choose_mode(hour_start(partition_key), resolve_fetch_mode(fetch_mode or config.fetch_mode(), sources))
-    return ingest_partition(conn, sources, hour_start(partition_key), mode=mode)
+    fetch_config, parse_config = configs_for(config.IngestSettings())
+    return ingest_partition(conn, sources, hour_start(partition_key), mode=mode, fetch_config=fetch_config,
+                            parse_config=parse_config)
 
 
 @asset(
@@ -57,11 +59,18 @@ def raw_items(context: AssetExecutionContext, config: RawItemsConfig, postgres: 
             "new_items": report.new_items,
             "partition_items": report.partition_items,
             "fetch_seconds": report.fetch_seconds,
+            "parse_seconds": report.parse_seconds,
+            # Entries skipped (by reason: entry_error, over_entry_cap, duplicate_guid, ...) and hostile
+            # input repaired (declarations_removed, charrefs_replaced, links_dropped, ...), all sources.
+            "skipped_entries": MetadataValue.json(report.skipped_totals()),
+            "repairs": MetadataValue.json(report.repair_totals()),
             "per_source": MetadataValue.md(report.as_markdown()),
             "per_source_json": MetadataValue.json(
                 [
                     {"id": r.source_id, "status": r.status, "http_status": r.http_status,
-                     "new_items": r.new_items, "error": r.error or r.bozo_error}
+                     "parse_status": r.parse_status, "entries": r.entries, "items": r.items,
+                     "new_items": r.new_items, "skipped": r.skipped, "repairs": r.repairs,
+                     "error": r.error or r.bozo_error}
                     for r in report.rows
                 ]
             ),

@@ -58,13 +58,18 @@ def cmd_ingest(args) -> int:
         "partition": partition,
         "sources": rows,
         "new_items": meta["new_items"].value,
-        "errors": sum(1 for r in rows if r["status"] == "error"),
+        # a source failed when its fetch failed or nothing of its body could be parsed
+        "errors": sum(1 for r in rows if r["status"] == "error" or r.get("parse_status") == "failed"),
+        "skipped": meta["skipped_entries"].value,
+        "repairs": meta["repairs"].value,
     }
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))
         return 0
     print(f"partition {partition} (mode {meta['mode'].value}): {summary['new_items']} new items, "
           f"{summary['errors']} failed sources of {len(rows)}")
+    if summary["skipped"]:
+        print("skipped entries: " + ", ".join(f"{reason} {count}" for reason, count in summary["skipped"].items()))
     print(f"{'source':<28} {'status':<13} {'http':>4} {'new':>5}  error")
     for r in rows:
         print(f"{r['id']:<28} {r['status']:<13} {r['http_status'] or '':>4} {r['new_items']:>5}  {(r['error'] or '')[:80]}")

@@ -9,6 +9,14 @@ bomb stops at the cap), manual redirects (at most `max_redirects`, http/https
 only, loops detected) and retries with exponential backoff for timeouts,
 connection errors, 5xx and 429.
 
+Where a fetch may go (netguard.py): every connection, for the first request
+and every redirect, is made to an address resolved and checked here
+(public addresses only, unless `address_policy` allows a network or host),
+never to a second DNS answer. A redirect from https to http is refused;
+validators (ETag / Last-Modified) go only to the feed's own host, and no
+cookie is ever stored or sent. Proxies from the environment are not used:
+the address checks need the fetcher to make the connection itself.
+
 A failing source never raises: its FetchResult has status 'error' and a
 one-line `error`. Results come back in request order.
 """
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import http.cookiejar
 import mimetypes
 import zlib
 from collections.abc import AsyncIterator, Iterable
@@ -26,7 +35,10 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 from urllib.request import url2pathname
 
+import httpcore
 import httpx
+
+from .netguard import AddressPolicy, AddressRefused, GuardedBackend
 
 
 def _package_version() -> str:
@@ -77,7 +89,9 @@ class FetchConfig:
     backoff_max: float = 10.0  # cap on one backoff sleep (also the longest Retry-After we honour)
     user_agent: str = USER_AGENT
     allowed_file_dir: Path | None = None  # file:// URLs are refused unless inside this folder
-    trust_env: bool = True  # honour HTTP(S)_PROXY / SSL_CERT_FILE from the environment
+    trust_env: bool = True  # honour SSL_CERT_FILE / SSL_CERT_DIR from the environment (never proxies)
+    # Destinations that are not public Internet addresses are refused unless allowed here.
+    address_policy: AddressPolicy = field(default_factory=AddressPolicy)
 
 
 @dataclass(frozen=True)
@@ -225,6 +239,10 @@ async def _read_body(response: httpx.Response, config: FetchConfig) -> bytes:
     return bytes(body)
 
 
+def _host(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
+
+
 async def _attempt(client: httpx.AsyncClient, request: FetchRequest, config: FetchConfig) -> dict:
     """One attempt, following redirects by hand. Returns FetchResult fields."""
     url = request.url
@@ -233,50 +251,70 @@ async def _attempt(client: httpx.AsyncClient, request: FetchRequest, config: Fet
         body, content_type = _read_local_file(url, config)
         return dict(final_url=url, status="ok", http_status=None, etag=None, last_modified=None,
                     body=body, content_type=content_type, headers={"content-type": content_type})
-    headers = {"User-Agent": config.user_agent, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
+    origin_host = _host(url)
+    base_headers = {"User-Agent": config.user_agent, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
+    validators = {}
     if request.etag:
-        headers["If-None-Match"] = request.etag
+        validators["If-None-Match"] = request.etag
     if request.last_modified:
-        headers["If-Modified-Since"] = request.last_modified
+        validators["If-Modified-Since"] = request.last_modified
     for _hop in range(config.max_redirects + 1):
         scheme = urlsplit(url).scheme.lower()
         if scheme not in ("http", "https"):
             raise _FetchFailure(f"refusing non-http(s) URL {url!r}", retryable=False, final_url=url)
-        async with client.stream("GET", url, headers=headers) as response:
-            status = response.status_code
-            response_headers = {k.lower(): v for k, v in response.headers.items()}
-            if status in REDIRECT_STATUSES:
-                location = response.headers.get("location")
-                if not location:
-                    raise _FetchFailure(f"HTTP {status} redirect without a Location header", retryable=False,
-                                        http_status=status, final_url=url)
-                target = urljoin(url, location.strip())
-                target_scheme = urlsplit(target).scheme.lower()
-                if target_scheme not in ("http", "https"):
-                    raise _FetchFailure(f"redirect to a non-http(s) URL refused: {target!r}", retryable=False,
-                                        http_status=status, final_url=url)
-                if target in chain:
-                    raise _FetchFailure("redirect loop: " + " -> ".join(chain + [target]), retryable=False,
-                                        http_status=status, final_url=url)
-                chain.append(target)
-                url = target
-                continue
-            if status == 304:
-                return dict(final_url=url, status="not_modified", http_status=304,
-                            etag=response.headers.get("etag") or request.etag,
-                            last_modified=response.headers.get("last-modified") or request.last_modified,
-                            body=None, content_type=response.headers.get("content-type"), headers=response_headers)
-            if 200 <= status < 300:
-                body = await _read_body(response, config)
-                # A 200 carries the authoritative validators: a missing one is gone.
-                return dict(final_url=url, status="ok", http_status=status,
-                            etag=response.headers.get("etag"), last_modified=response.headers.get("last-modified"),
-                            body=body, content_type=response.headers.get("content-type"), headers=response_headers)
-            reason = response.reason_phrase or ""
-            raise _FetchFailure(f"HTTP {status} {reason}".strip(), retryable=status >= 500 or status == 429,
-                                http_status=status, final_url=url,
-                                retry_after=_parse_retry_after(response.headers.get("retry-after")),
+        same_host = _host(url) == origin_host
+        # Validators describe the feed's own host's copy: never sent elsewhere.
+        headers = {**base_headers, **validators} if same_host else base_headers
+        try:
+            async with client.stream("GET", url, headers=headers) as response:
+                status = response.status_code
+                response_headers = {k.lower(): v for k, v in response.headers.items()}
+                if status in REDIRECT_STATUSES:
+                    location = response.headers.get("location")
+                    if not location:
+                        raise _FetchFailure(f"HTTP {status} redirect without a Location header", retryable=False,
+                                            http_status=status, final_url=url)
+                    try:
+                        target = urljoin(url, location.strip())
+                        target_scheme = urlsplit(target).scheme.lower()
+                    except ValueError as exc:
+                        raise _FetchFailure(f"redirect to an invalid URL refused: {exc}", retryable=False,
+                                            http_status=status, final_url=url) from exc
+                    if target_scheme not in ("http", "https"):
+                        raise _FetchFailure(f"redirect to a non-http(s) URL refused: {target!r}", retryable=False,
+                                            http_status=status, final_url=url)
+                    if scheme == "https" and target_scheme == "http":
+                        raise _FetchFailure(f"redirect from https to http refused: {target!r}", retryable=False,
+                                            http_status=status, final_url=url)
+                    if target in chain:
+                        raise _FetchFailure("redirect loop: " + " -> ".join(chain + [target]), retryable=False,
+                                            http_status=status, final_url=url)
+                    chain.append(target)
+                    url = target
+                    continue
+                if status == 304:
+                    return dict(final_url=url, status="not_modified", http_status=304,
+                                etag=response.headers.get("etag") or request.etag,
+                                last_modified=response.headers.get("last-modified") or request.last_modified,
+                                body=None, content_type=response.headers.get("content-type"),
                                 headers=response_headers)
+                if 200 <= status < 300:
+                    body = await _read_body(response, config)
+                    # A 200 carries the authoritative validators: a missing one is gone.
+                    # Validators from another host are not kept (they would be sent to ours).
+                    return dict(final_url=url, status="ok", http_status=status,
+                                etag=response.headers.get("etag") if same_host else None,
+                                last_modified=response.headers.get("last-modified") if same_host else None,
+                                body=body, content_type=response.headers.get("content-type"),
+                                headers=response_headers)
+                reason = response.reason_phrase or ""
+                raise _FetchFailure(f"HTTP {status} {reason}".strip(), retryable=status >= 500 or status == 429,
+                                    http_status=status, final_url=url,
+                                    retry_after=_parse_retry_after(response.headers.get("retry-after")),
+                                    headers=response_headers)
+        except AddressRefused as exc:
+            where = "" if url == request.url else f" (redirected to {url})"
+            raise _FetchFailure(f"{exc}{where}", retryable=False, final_url=url) from exc
     raise _FetchFailure(f"too many redirects (more than {config.max_redirects}): " + " -> ".join(chain),
                         retryable=False, final_url=url)
 
@@ -379,13 +417,38 @@ async def _fetch_one(client: httpx.AsyncClient, request: FetchRequest, config: F
         error=_one_line(message), attempts=attempts, fetched_at=fetched_at)
 
 
+class _GuardedTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport with a connection pool whose network backend checks and
+    pins every destination address (httpx has no public switch for the backend)."""
+
+    def __init__(self, config: FetchConfig, limits: httpx.Limits):
+        super().__init__(trust_env=config.trust_env, limits=limits, retries=0)
+        ssl_context = self._pool._ssl_context
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ssl_context, max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
+            http1=True, http2=False, retries=0, network_backend=GuardedBackend(config.address_policy))
+
+
+class _NoCookies(http.cookiejar.DefaultCookiePolicy):
+    """Feeds need no cookies; storing one would send it on with the next request."""
+
+    def set_ok(self, cookie, request):
+        return False
+
+    def return_ok(self, cookie, request):
+        return False
+
+
 def _client(config: FetchConfig) -> httpx.AsyncClient:
     timeout = httpx.Timeout(connect=config.connect_timeout, read=config.read_timeout,
                             write=config.read_timeout, pool=config.total_timeout)
     limits = httpx.Limits(max_connections=max(1, config.max_concurrency),
                           max_keepalive_connections=max(1, config.max_concurrency))
-    return httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False,
-                             trust_env=config.trust_env, headers={"User-Agent": config.user_agent})
+    cookies = http.cookiejar.CookieJar(policy=_NoCookies())
+    # An explicit transport also means httpx ignores HTTP(S)_PROXY: connections are ours to check.
+    return httpx.AsyncClient(timeout=timeout, transport=_GuardedTransport(config, limits), follow_redirects=False,
+                             trust_env=False, cookies=cookies, headers={"User-Agent": config.user_agent})
 
 
 async def iter_fetch_feeds(requests: Iterable[FetchRequest], config: FetchConfig | None = None

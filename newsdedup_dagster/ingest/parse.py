@@ -9,6 +9,17 @@ and flagged, and a language. Entries that cannot become an item are listed
 in `skipped` with a reason; a malformed feed keeps whatever parsed and
 records the parser's complaint in `bozo_error`.
 
+Hostile input is bounded before it reaches feedparser or an HTML parser:
+DOCTYPE and ENTITY declarations are removed (no entity expansion), character
+references outside Unicode, surrogates and control characters are replaced,
+a feed with more than `max_entries` entries keeps the newest, every field is
+cut to `max_field_chars` before markup is stripped (by a linear scanner, not
+html.parser, which is quadratic on unclosed comments), links and GUIDs are
+length-capped and validated, and one entry that still fails is skipped with
+reason `entry_error` while the others are kept. `parse_many` runs each feed
+in a worker process with a hard time budget. What was repaired is counted in
+`ParseResult.repairs`.
+
 Pure: no network, no database. The same bytes and arguments give the same
 result.
 """
@@ -17,16 +28,19 @@ from __future__ import annotations
 
 import calendar
 import codecs
+import email.utils
 import hashlib
+import html
 import io
 import re
+import time
 import unicodedata
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import feedparser
 
@@ -53,6 +67,12 @@ class ParseConfig:
     max_summary_chars: int = 5_000
     max_content_chars: int = 100_000
     synthetic_title_chars: int = 100  # title made from the summary's first words when a title is missing
+    # Hostile-input bounds (safety limits, not calibrated on data; see README "Hostile input").
+    max_entries: int = 1_000  # entries kept per feed (the newest); news feeds carry 10-300
+    max_field_chars: int = 200_000  # raw characters of one field kept before markup is stripped
+    max_url_chars: int = 2_048  # longer links are dropped (the entry keeps its guid or a synthetic id)
+    max_guid_chars: int = 1_024  # longer GUIDs are cut and suffixed with a hash of the whole
+    time_budget: float = 15.0  # seconds to parse one feed; on expiry the source is recorded as failed
     detect_language: bool = True  # py3langid as the last resort (offline, ~30 us per item)
     min_detect_chars: int = 12  # shorter text gives no language guess
 
@@ -83,7 +103,9 @@ class ParsedItem:
 class SkippedEntry:
     index: int  # position in the feed
     guid: str | None
-    reason: str  # 'no_title' | 'no_identity' | 'duplicate_guid' | 'duplicate_url' | 'after_window'
+    # 'no_title' | 'no_identity' | 'duplicate_guid' | 'duplicate_url' | 'after_window'
+    # | 'over_entry_cap' (one row for all dropped entries, index -1) | 'entry_error'
+    reason: str
     detail: str = ""
 
 
@@ -99,8 +121,9 @@ class ParseResult:
     encoding: str | None = None
     encoding_note: str | None = None  # how the encoding was chosen, when not plainly declared
     bozo_error: str | None = None  # feedparser's complaint about malformed input (items kept)
-    error: str | None = None  # fatal: not a feed at all (HTML page, empty body, ...)
+    error: str | None = None  # fatal: not a feed at all (HTML page, empty body, time budget, ...)
     skipped_counts: dict[str, int] = field(default_factory=dict)
+    repairs: dict[str, int] = field(default_factory=dict)  # what was fixed or removed, by kind
 
 
 # ---------------------------------------------------------------- text cleaning
@@ -112,51 +135,65 @@ _BREAK_TAGS = frozenset({
 })
 _LOOKS_LIKE_MARKUP = re.compile(r"<[a-zA-Z/!][^<>]*>|&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z][a-zA-Z0-9]{1,31});")
 # C0/C1 controls and invisible format characters that only break matching.
-_INVISIBLE = re.compile(r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200b-\u200d\u2060\ufeff\u00ad]")
+# Lone surrogates and noncharacters are dropped too: PostgreSQL text must be valid UTF-8.
+_INVISIBLE = re.compile(
+    r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200b-\u200d\u2060\ufeff\u00ad\ud800-\udfff\ufffe\uffff]")
 
 
-class _TextExtractor(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._skip_depth = 0
-
-    def handle_starttag(self, tag: str, attrs: Any) -> None:
-        if tag in _DROP_CONTENT_TAGS:
-            self._skip_depth += 1
-        elif tag in _BREAK_TAGS:
-            self.parts.append(" ")
-
-    def handle_startendtag(self, tag: str, attrs: Any) -> None:
-        if tag in _BREAK_TAGS:
-            self.parts.append(" ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _DROP_CONTENT_TAGS:
-            self._skip_depth = max(0, self._skip_depth - 1)
-        elif tag in _BREAK_TAGS:
-            self.parts.append(" ")
-
-    def handle_data(self, data: str) -> None:
-        if not self._skip_depth:
-            self.parts.append(data)
+# One scan over the text, each character visited a bounded number of times:
+# a comment, a tag, a processing instruction / declaration, or a bare "<".
+_MARKUP = re.compile(r"<!--|<(/?)([a-zA-Z][a-zA-Z0-9:-]*)[^<>]*>|<[!?][^<>]*>")
+_DROP_CLOSERS = {tag: re.compile(rf"</{tag}\s*>", re.IGNORECASE) for tag in _DROP_CONTENT_TAGS}
 
 
 def _strip_html_once(text: str) -> str:
-    extractor = _TextExtractor()
-    extractor.feed(text)
-    extractor.close()
-    return "".join(extractor.parts)
+    """Tags removed (block tags leave a space), <script>-like elements and
+    comments dropped with their content, entities decoded. Linear time: an
+    unclosed comment or <script> runs to the end of the text, as in browsers,
+    instead of being searched for again at every later "<"."""
+    parts: list[str] = []
+    pos = 0
+    while True:
+        match = _MARKUP.search(text, pos)
+        if match is None:
+            parts.append(text[pos:])
+            break
+        parts.append(text[pos:match.start()])
+        token = match.group(0)
+        if token == "<!--":
+            close = text.find("-->", match.end())
+            if close < 0:
+                break
+            pos = close + 3
+            continue
+        pos = match.end()
+        name = (match.group(2) or "").lower()
+        if not name:
+            continue
+        if not match.group(1) and name in _DROP_CLOSERS and not token.endswith("/>"):
+            closer = _DROP_CLOSERS[name].search(text, pos)
+            if closer is None:
+                break
+            pos = closer.end()
+            parts.append(" ")
+        elif name in _BREAK_TAGS:
+            parts.append(" ")
+    return html.unescape("".join(parts))
 
 
-def clean_text(value: Any, max_chars: int | None = None) -> str:
+def clean_text(value: Any, max_chars: int | None = None, max_field_chars: int | None = 200_000) -> str:
     """HTML/entities -> plain text, one line, NFC, invisible characters removed.
+
+    The raw value is first cut to `max_field_chars`, so no field costs more
+    than a bounded amount of work, whatever its markup.
 
     Runs a second pass when the first leaves markup behind: feeds often
     escape their HTML twice (`&amp;lt;b&amp;gt;`, `AT&amp;amp;T`)."""
     if value is None:
         return ""
     text = str(value)
+    if max_field_chars is not None and len(text) > max_field_chars:
+        text = text[:max_field_chars]
     for _ in range(2):
         if not _LOOKS_LIKE_MARKUP.search(text) and "<" not in text:
             break
@@ -364,13 +401,180 @@ def detect_language(text: str) -> str | None:
     return normalise_language(code)
 
 
+# ---------------------------------------------------------------- hostile documents
+
+_DECLARATION = re.compile(r"<!(?:DOCTYPE|ENTITY)(?=[\s\[>])", re.IGNORECASE)
+# Inside a declaration: quoted strings (an unclosed quote runs to the end), brackets, '>'.
+_DECLARATION_TOKEN = re.compile(r"""[^"'\[\]>]+|"[^"]*"?|'[^']*'?|[\[\]>]""")
+_CHARREF = re.compile(r"&#(?:[xX]([0-9a-fA-F]+)|([0-9]+));?")
+# Characters XML 1.0 forbids (raw): C0 controls but tab/LF/CR, surrogates, U+FFFE/U+FFFF.
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _declaration_end(text: str, pos: int) -> int:
+    """Index just after the '>' closing a declaration whose body starts at pos
+    (the end of the text when it never closes)."""
+    depth = 0
+    for token in _DECLARATION_TOKEN.finditer(text, pos):
+        value = token.group(0)
+        if value == "[":
+            depth += 1
+        elif value == "]":
+            depth = max(0, depth - 1)
+        elif value == ">" and depth == 0:
+            return token.end()
+    return len(text)
+
+
+def _strip_declarations(text: str) -> tuple[str, int]:
+    """Remove every <!DOCTYPE ...> (with its internal subset) and <!ENTITY ...>
+    declaration: feedparser's loose parser would expand internal entities
+    without limit ("billion laughs"). References to the removed entities stay
+    as text. Linear: each character is scanned once."""
+    match = _DECLARATION.search(text)
+    if match is None:
+        return text, 0
+    parts: list[str] = []
+    pos = 0
+    removed = 0
+    while match is not None:
+        parts.append(text[pos:match.start()])
+        pos = _declaration_end(text, match.end())
+        removed += 1
+        match = _DECLARATION.search(text, pos)
+    parts.append(text[pos:])
+    return "".join(parts), removed
+
+
+def _valid_xml_codepoint(code: int) -> bool:
+    return (code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD
+            or 0x10000 <= code <= 0x10FFFF)
+
+
+def sanitise_document(text: str) -> tuple[str, dict[str, int]]:
+    """The document with what no parser should see removed, and what was done.
+
+    * DOCTYPE / ENTITY declarations: removed (see _strip_declarations);
+    * character references to code points outside Unicode, surrogates or
+      noncharacters (`&#x110000;`, `&#99999999999;`, `&#xD800;`): replaced
+      by U+FFFD (feedparser raises on some: `chr() arg not in range`);
+      references to control characters: removed;
+    * raw control characters, surrogates and U+FFFE/U+FFFF: removed (XML
+      forbids them, PostgreSQL refuses NUL).
+    """
+    repairs: dict[str, int] = {}
+    text, removed = _strip_declarations(text)
+    if removed:
+        repairs["declarations_removed"] = removed
+    if "&#" in text:
+        replaced = 0
+
+        def fix(match: re.Match) -> str:
+            nonlocal replaced
+            hex_digits, dec_digits = match.groups()
+            digits = hex_digits or dec_digits
+            code = int(digits, 16 if hex_digits else 10) if len(digits) <= 8 else -1
+            if _valid_xml_codepoint(code):
+                return match.group(0)
+            replaced += 1
+            if 0 <= code < 0x20 or 0x7F <= code <= 0x9F:
+                return ""
+            return "&#xFFFD;"
+
+        text = _CHARREF.sub(fix, text)
+        if replaced:
+            repairs["charrefs_replaced"] = replaced
+    if _XML_FORBIDDEN.search(text):
+        cleaned = _XML_FORBIDDEN.sub("", text)
+        repairs["control_chars_removed"] = len(text) - len(cleaned)
+        text = cleaned
+    return text, repairs
+
+
+# An entry element's start or end tag, any namespace prefix: <item ...>, </entry>, <atom:entry>.
+_ENTRY_TAG = re.compile(r"<(/?)(?:[A-Za-z_][\w.-]*:)?(?:item|entry)(?=[\s/>])([^<>]*)>?", re.IGNORECASE)
+_ENTRY_DATE = re.compile(
+    r"<(?:[A-Za-z_][\w.-]*:)?(?:pubDate|published|updated|date|modified|issued|created)\b[^<>]*>"
+    r"\s*(?:<!\[CDATA\[)?([^<]{1,80})", re.IGNORECASE)
+
+
+def _block_timestamp(block: str) -> float | None:
+    match = _ENTRY_DATE.search(block)
+    if match is None:
+        return None
+    value = match.group(1).strip()
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            parsed = feedparser.datetimes._parse_date(value)  # the parser feedparser itself uses
+            return float(calendar.timegm(parsed)) if parsed else None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def _newest_first(timestamps: list[float | None]) -> list[int]:
+    """Indices of entries, newest first: dated by date (descending), then
+    undated ones in document order (feeds list newest first by convention)."""
+    return sorted(range(len(timestamps)),
+                  key=lambda i: (timestamps[i] is None, -(timestamps[i] or 0.0), i))
+
+
+def cap_entries(text: str, max_entries: int) -> tuple[str, int]:
+    """Keep the newest `max_entries` <item>/<entry> elements of a document,
+    cut out before parsing so that a 100,000-entry feed costs what a
+    1,000-entry one does. Returns (text, number dropped). A document whose
+    entry tags do not pair up is returned whole (parse_feed caps again after
+    parsing)."""
+    if max_entries <= 0:
+        return text, 0
+    opening = 0
+    for match in _ENTRY_TAG.finditer(text):
+        if not match.group(1) and not match.group(2).endswith("/"):
+            opening += 1
+    if opening <= max_entries:
+        return text, 0
+    blocks: list[tuple[int, int]] = []
+    depth = 0
+    start = 0
+    for match in _ENTRY_TAG.finditer(text):
+        closing = bool(match.group(1))
+        if not closing and match.group(2).endswith("/"):
+            continue  # <item/>: empty, not a block of its own
+        if not closing:
+            if depth == 0:
+                start = match.start()
+            depth += 1
+        else:
+            if depth == 0:
+                return text, 0
+            depth -= 1
+            if depth == 0:
+                blocks.append((start, match.end()))
+    if depth != 0 or len(blocks) <= max_entries:
+        return text, 0
+    stamps = [_block_timestamp(text[a:b]) for a, b in blocks]
+    keep = sorted(_newest_first(stamps)[:max_entries])
+    kept = "\n".join(text[blocks[i][0]:blocks[i][1]] for i in keep)
+    return text[:blocks[0][0]] + kept + text[blocks[-1][1]:], len(blocks) - len(keep)
+
+
 # ---------------------------------------------------------------- parsing
 
 _ABSOLUTE_HTTP = re.compile(r"^https?://[^/\s]+", re.IGNORECASE)
+# WHATWG URL parsing: tab and newline are removed anywhere; other controls never belong in a link.
+_URL_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200d\u2060\ufeff\ud800-\udfff]")
+
+
+class ParseBudgetExceeded(Exception):
+    pass
 
 
 def _one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
+    text = _INVISIBLE.sub("", " ".join(str(text).split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -379,16 +583,29 @@ def _media_type(content_type: str | None) -> str:
 
 
 def _synthetic_id(source_id: str, key: str) -> str:
-    return f"urn:newsdedup:{source_id}:{hashlib.sha1(key.encode('utf-8')).hexdigest()[:20]}"
+    return f"urn:newsdedup:{source_id}:{hashlib.sha1(key.encode('utf-8', 'replace')).hexdigest()[:20]}"
 
 
-def _resolve_link(base_url: str | None, link: Any) -> str | None:
+def _resolve_link(base_url: str | None, link: Any, max_chars: int = 2_048) -> str | None:
+    """An absolute http(s) URL with a host, or None. Controls are removed and
+    spaces encoded first; a link longer than max_chars is refused."""
     if not link or not isinstance(link, str):
         return None
-    link = link.strip()
-    if base_url and not _ABSOLUTE_HTTP.match(link):
-        link = urljoin(base_url, link)
-    return link if _ABSOLUTE_HTTP.match(link) else None
+    if len(link) > max_chars * 2:
+        return None
+    link = _URL_CONTROL.sub("", link).strip().replace(" ", "%20")
+    try:
+        if base_url and not _ABSOLUTE_HTTP.match(link):
+            link = urljoin(base_url, link)
+        if not _ABSOLUTE_HTTP.match(link) or len(link) > max_chars:
+            return None
+        parts = urlsplit(link)
+        if not parts.hostname:
+            return None
+        parts.port  # noqa: B018 - raises ValueError on a non-numeric or out-of-range port
+    except ValueError:
+        return None
+    return link
 
 
 def _entry_language(entry: Mapping, feed_language: str | None) -> str | None:
@@ -400,13 +617,36 @@ def _entry_language(entry: Mapping, feed_language: str | None) -> str | None:
     return normalise_language(entry.get("language"))
 
 
-def _entry_content(entry: Mapping, max_chars: int) -> str:
+def _entry_content(entry: Mapping, max_chars: int, max_field_chars: int) -> str:
     parts = []
+    budget = max_field_chars
     for block in entry.get("content") or []:
         value = block.get("value") if isinstance(block, Mapping) else None
+        if value and budget > 0:
+            parts.append(clean_text(value, max_field_chars=budget))
+            budget -= len(value)
+    return clean_text(" ".join(parts), max_chars, max_field_chars)
+
+
+def _bounded_guid(value: Any, config: ParseConfig, repairs: Counter) -> str | None:
+    guid = clean_text(value, max_field_chars=config.max_field_chars) or None
+    if guid is not None and len(guid) > config.max_guid_chars:
+        # Cut, but keep it unique: the hash of the whole GUID ends the cut one.
+        digest = hashlib.sha1(guid.encode("utf-8", "replace")).hexdigest()[:20]
+        guid = f"{guid[: config.max_guid_chars - 22]}…#{digest}"
+        repairs["guids_cut"] += 1
+    return guid
+
+
+def _parsed_timestamp(entry: Mapping) -> float:
+    for key in ("published_parsed", "updated_parsed", "created_parsed"):
+        value = entry.get(key)
         if value:
-            parts.append(clean_text(value))
-    return clean_text(" ".join(parts), max_chars)
+            try:
+                return float(calendar.timegm(value))
+            except (OverflowError, ValueError, TypeError):
+                continue
+    return float("-inf")
 
 
 def parse_feed(
@@ -421,7 +661,9 @@ def parse_feed(
     visible_before: datetime | None = None,
     config: ParseConfig = ParseConfig(),
 ) -> ParseResult:
-    """Parse one feed body.
+    """Parse one feed body. Never raises for bad input: a failure of the
+    whole feed is `ParseResult.error`, a failure of one entry is a skipped
+    entry with reason `entry_error`.
 
     `fetched_at` dates undated entries and bounds future/old dates.
     `base_url` (the final URL after redirects) resolves relative links when
@@ -430,19 +672,35 @@ def parse_feed(
     """
     if fetched_at.tzinfo is None:
         raise ValueError("fetched_at must be timezone-aware")
-    fetched_at = fetched_at.astimezone(timezone.utc)
+    deadline = time.monotonic() + config.time_budget
+    try:
+        return _parse_feed(body, source_id, fetched_at.astimezone(timezone.utc), content_type, headers, base_url,
+                           source_language, visible_before, config, deadline)
+    except ParseBudgetExceeded as exc:
+        return ParseResult(source_id=source_id, error=f"parse time budget of {config.time_budget:g}s exceeded{exc}")
+    except (MemoryError, RecursionError) as exc:
+        return ParseResult(source_id=source_id, error=f"parse failed: {type(exc).__name__}")
+    except Exception as exc:  # a parser bug on hostile bytes fails this feed only
+        return ParseResult(source_id=source_id, error=_one_line(f"parse failed: {type(exc).__name__}: {exc}"))
+
+
+def _parse_feed(body, source_id, fetched_at, content_type, headers, base_url, source_language, visible_before,
+                config: ParseConfig, deadline: float) -> ParseResult:
     headers = {k.lower(): v for k, v in (headers or {}).items()}
     content_type = content_type or headers.get("content-type")
     if not body or not body.strip():
         return ParseResult(source_id=source_id, error="empty body: nothing to parse")
 
     text, encoding, encoding_note = decode_feed_bytes(body, content_type, source_language)
+    text, document_repairs = sanitise_document(text)
+    repairs: Counter = Counter(document_repairs)
+    text, dropped_before = cap_entries(text, config.max_entries)
     media_type = _media_type(content_type) or "application/xml"
     parser_headers = {"content-type": f"{media_type}; charset=utf-8"}
     if base_url:
         parser_headers["content-location"] = base_url
     if headers.get("content-language"):
-        parser_headers["content-language"] = headers["content-language"]
+        parser_headers["content-language"] = _one_line(headers["content-language"], 100)
     # A stream, never the bytes: feedparser treats a str/bytes argument that
     # looks like a path or URL as something to open. Its HTML sanitiser and
     # relative-URI rewriting inside HTML are off: we reduce all HTML to plain
@@ -452,19 +710,24 @@ def parse_feed(
     # still resolved by feedparser (xml:base) and again below (feed URL).
     parsed = feedparser.parse(io.BytesIO(_as_utf8_document(text)), response_headers=parser_headers,
                               resolve_relative_uris=False, sanitize_html=False)
+    del text
 
     bozo_error = None
     if parsed.get("bozo"):
         exc = parsed.get("bozo_exception")
         bozo_error = _one_line(f"{type(exc).__name__}: {exc}") if exc is not None else "malformed feed"
+    if repairs.get("declarations_removed"):
+        note = "DOCTYPE/ENTITY declarations removed before parsing"
+        bozo_error = f"{note}; {bozo_error}" if bozo_error else note
     feed = parsed.get("feed") or {}
     feed_language = normalise_language(feed.get("language")) or normalise_language(headers.get("content-language"))
-    feed_title = clean_text(feed.get("title"), config.max_title_chars) or None
+    feed_title = clean_text(feed.get("title"), config.max_title_chars, config.max_field_chars) or None
     entries = parsed.get("entries") or []
     version = parsed.get("version") or None
+    entry_count = len(entries) + dropped_before
 
     if not entries and not version:
-        head = text[:2048].lower()
+        head = body[:2048].decode("latin-1").lower()
         if "<html" in head or media_type in ("text/html", "application/xhtml+xml"):
             error = f"not a feed: got an HTML page ({media_type or 'no content type'})"
         elif bozo_error:
@@ -472,95 +735,134 @@ def parse_feed(
         else:
             error = "not a feed: no RSS, Atom or RDF root element"
         return ParseResult(source_id=source_id, feed_title=feed_title, encoding=encoding,
-                           encoding_note=encoding_note, bozo_error=bozo_error, error=error)
+                           encoding_note=encoding_note, bozo_error=bozo_error, error=error, repairs=dict(repairs))
 
-    effective_base = base_url
-    items: list[ParsedItem] = []
     skipped: list[SkippedEntry] = []
+    dropped_after = 0
+    if config.max_entries > 0 and len(entries) > config.max_entries:
+        # The tags did not pair up before parsing: cap what feedparser found.
+        order = sorted(range(len(entries)), key=lambda i: (-_parsed_timestamp(entries[i]), i))
+        keep = sorted(order[: config.max_entries])
+        dropped_after = len(entries) - len(keep)
+        entries = [entries[i] for i in keep]
+    if dropped_before + dropped_after:
+        skipped.append(SkippedEntry(-1, None, "over_entry_cap",
+                                    f"{dropped_before + dropped_after} older entries beyond the cap of "
+                                    f"{config.max_entries} dropped"))
+
+    items: list[ParsedItem] = []
     seen_guids: set[str] = set()
     seen_ids: set[str] = set()
     for index, entry in enumerate(entries):
-        guid = clean_text(entry.get("id")) or None
-        raw_title = clean_text(entry.get("title"), config.max_title_chars)
-        summary = clean_text(entry.get("summary"), config.max_summary_chars)
-        content = _entry_content(entry, config.max_content_chars)
-
-        raw_date, date_origin, date_flag = _entry_date(entry, fetched_at)
-        if visible_before is not None and raw_date is not None and raw_date >= visible_before:
-            skipped.append(SkippedEntry(index, guid, "after_window", raw_date.isoformat()))
-            continue
-
-        if guid is not None:
-            if guid in seen_guids:
-                skipped.append(SkippedEntry(index, guid, "duplicate_guid", "same guid earlier in this feed"))
-                continue
-            seen_guids.add(guid)
-
-        title, title_origin = raw_title, "title"
-        if not title:
-            fallback_text = summary or content
-            if not fallback_text:
-                skipped.append(SkippedEntry(index, guid, "no_title", "entry has neither title nor summary"))
-                continue
-            title, title_origin = _title_from_summary(fallback_text, config.synthetic_title_chars), "summary"
-
-        url = _resolve_link(effective_base, entry.get("link"))
-        if url is None and guid and _ABSOLUTE_HTTP.match(guid):
-            url = guid
-        if url is not None:
-            canonical = canonical_url(url)
+        if time.monotonic() > deadline:
+            raise ParseBudgetExceeded(f" (after {index} of {len(entries)} entries)")
+        try:
+            outcome = _entry_item(entry, index, source_id=source_id, fetched_at=fetched_at, base_url=base_url,
+                                  source_language=source_language, feed_language=feed_language,
+                                  visible_before=visible_before, config=config, seen_guids=seen_guids,
+                                  seen_ids=seen_ids, repairs=repairs)
+        except Exception as exc:  # one entry's surprise skips that entry only
+            outcome = SkippedEntry(index, None, "entry_error", _one_line(f"{type(exc).__name__}: {exc}", 200))
+        if isinstance(outcome, SkippedEntry):
+            skipped.append(outcome)
         else:
-            # No URL at all: a stable id from the source and the guid (or, without
-            # a guid, the title), so a rerun gives the same id.
-            key = guid or raw_title
-            if not key:
-                skipped.append(SkippedEntry(index, guid, "no_identity", "no link, guid or title"))
-                continue
-            canonical = _synthetic_id(source_id, key)
-        identifier = item_id(canonical)
-        if identifier in seen_ids:
-            skipped.append(SkippedEntry(index, guid, "duplicate_url", canonical))
-            continue
-        seen_ids.add(identifier)
+            items.append(outcome)
 
-        if raw_date is None:
-            published_at = fetched_at
-        elif raw_date > fetched_at + config.max_future_skew:
-            published_at, date_origin, date_flag = fetched_at, "fetched", "future_clamped"
-        elif raw_date < config.min_date or raw_date < fetched_at - config.max_age:
-            published_at, date_origin, date_flag = fetched_at, "fetched", "too_old_clamped"
-        else:
-            published_at = raw_date
-        published_at = published_at.replace(microsecond=0)
-
-        language = _entry_language(entry, feed_language)
-        language_origin = "entry"
-        if language is None and feed_language:
-            language, language_origin = feed_language, "feed"
-        if language is None and source_language:
-            language, language_origin = normalise_language(source_language), "source"
-        if language is None and config.detect_language:
-            sample = f"{title} {summary}".strip()
-            language = detect_language(sample) if len(sample) >= config.min_detect_chars else None
-            language_origin = "detected" if language else "unknown"
-        if language is None:
-            language_origin = "unknown"
-
-        items.append(ParsedItem(
-            item_id=identifier, source_id=source_id, guid=guid, url=url, canonical_url=canonical,
-            title=title, summary=summary or None, content=(content or None) if content != summary else None,
-            author=clean_text(entry.get("author"), 300) or None, published_at=published_at,
-            date_origin=date_origin, date_flag=date_flag, language=language, language_origin=language_origin,
-            title_origin=title_origin,
-        ))
-
-    counts: dict[str, int] = {}
-    for skip in skipped:
-        counts[skip.reason] = counts.get(skip.reason, 0) + 1
+    counts = Counter(skip.reason for skip in skipped if skip.reason != "over_entry_cap")
+    if dropped_before + dropped_after:
+        counts["over_entry_cap"] = dropped_before + dropped_after
     return ParseResult(
-        source_id=source_id, items=tuple(items), skipped=tuple(skipped), entry_count=len(entries),
+        source_id=source_id, items=tuple(items), skipped=tuple(skipped), entry_count=entry_count,
         feed_title=feed_title, feed_language=feed_language, feed_format=version, encoding=encoding,
-        encoding_note=encoding_note, bozo_error=bozo_error, skipped_counts=counts,
+        encoding_note=encoding_note, bozo_error=bozo_error, skipped_counts=dict(counts),
+        repairs={k: v for k, v in repairs.items() if v},
+    )
+
+
+def _entry_item(entry: Mapping, index: int, *, source_id: str, fetched_at: datetime, base_url: str | None,
+                source_language: str | None, feed_language: str | None, visible_before: datetime | None,
+                config: ParseConfig, seen_guids: set[str], seen_ids: set[str],
+                repairs: Counter) -> ParsedItem | SkippedEntry:
+    """One entry as an item, or why it is skipped."""
+    cap = config.max_field_chars
+    guid = _bounded_guid(entry.get("id"), config, repairs)
+    raw_title_value = entry.get("title")
+    for value in (raw_title_value, entry.get("summary")):
+        if isinstance(value, str) and len(value) > cap:
+            repairs["fields_cut"] += 1
+    raw_title = clean_text(raw_title_value, config.max_title_chars, cap)
+    summary = clean_text(entry.get("summary"), config.max_summary_chars, cap)
+    content = _entry_content(entry, config.max_content_chars, cap)
+
+    raw_date, date_origin, date_flag = _entry_date(entry, fetched_at)
+    if visible_before is not None and raw_date is not None and raw_date >= visible_before:
+        return SkippedEntry(index, guid, "after_window", raw_date.isoformat())
+
+    if guid is not None:
+        if guid in seen_guids:
+            return SkippedEntry(index, guid, "duplicate_guid", "same guid earlier in this feed")
+        seen_guids.add(guid)
+
+    title, title_origin = raw_title, "title"
+    if not title:
+        fallback_text = summary or content
+        if not fallback_text:
+            return SkippedEntry(index, guid, "no_title", "entry has neither title nor summary")
+        title, title_origin = _title_from_summary(fallback_text, config.synthetic_title_chars), "summary"
+
+    raw_link = entry.get("link")
+    url = _resolve_link(base_url, raw_link, config.max_url_chars)
+    if url is None and raw_link:
+        repairs["links_dropped"] += 1
+    if url is None and guid and _ABSOLUTE_HTTP.match(guid):
+        url = _resolve_link(None, guid, config.max_url_chars)
+    canonical = None
+    if url is not None:
+        canonical = canonical_url(url)
+        if len(canonical) > config.max_url_chars:
+            canonical, url = None, None
+            repairs["links_dropped"] += 1
+    if canonical is None:
+        # No usable URL: a stable id from the source and the guid (or, without
+        # a guid, the title), so a rerun gives the same id.
+        key = guid or raw_title
+        if not key:
+            return SkippedEntry(index, guid, "no_identity", "no link, guid or title")
+        canonical = _synthetic_id(source_id, key)
+    identifier = item_id(canonical)
+    if identifier in seen_ids:
+        return SkippedEntry(index, guid, "duplicate_url", canonical[:200])
+    seen_ids.add(identifier)
+
+    if raw_date is None:
+        published_at = fetched_at
+    elif raw_date > fetched_at + config.max_future_skew:
+        published_at, date_origin, date_flag = fetched_at, "fetched", "future_clamped"
+    elif raw_date < config.min_date or raw_date < fetched_at - config.max_age:
+        published_at, date_origin, date_flag = fetched_at, "fetched", "too_old_clamped"
+    else:
+        published_at = raw_date
+    published_at = published_at.replace(microsecond=0)
+
+    language = _entry_language(entry, feed_language)
+    language_origin = "entry"
+    if language is None and feed_language:
+        language, language_origin = feed_language, "feed"
+    if language is None and source_language:
+        language, language_origin = normalise_language(source_language), "source"
+    if language is None and config.detect_language:
+        sample = f"{title} {summary}".strip()
+        language = detect_language(sample) if len(sample) >= config.min_detect_chars else None
+        language_origin = "detected" if language else "unknown"
+    if language is None:
+        language_origin = "unknown"
+
+    return ParsedItem(
+        item_id=identifier, source_id=source_id, guid=guid, url=url, canonical_url=canonical,
+        title=title, summary=summary or None, content=(content or None) if content != summary else None,
+        author=clean_text(entry.get("author"), 300, cap) or None, published_at=published_at,
+        date_origin=date_origin, date_flag=date_flag, language=language, language_origin=language_origin,
+        title_origin=title_origin,
     )
 
 
@@ -583,10 +885,11 @@ def parse_fetch_result(result: FetchResult, source: Source | None = None, *,
 
 # ------------------------------------------------------------------ many feeds
 # feedparser is pure Python (~0.28 ms per entry here): with hundreds of feeds, parsing, not
-# the network, bounds an hourly run. Feeds are independent, so large batches are parsed in
-# worker processes. Below this many body bytes, process start-up costs more than it saves
-# (bench/ingest.py: 200 feeds x 50 entries = ~4 MB).
-PARALLEL_PARSE_MIN_BYTES = 1_000_000
+# the network, bounds an hourly run. Feeds are independent, so they are parsed in worker
+# processes: in parallel on several cores, and each under a hard time budget (a worker that
+# overruns is stopped and replaced; a worker that dies takes only its feed with it).
+# Seconds a worker gets beyond the feed's own cooperative budget before it is stopped.
+HARD_BUDGET_GRACE = 2.0
 
 
 def _parse_job(job):
@@ -594,18 +897,45 @@ def _parse_job(job):
     return parse_fetch_result(result, source, visible_before=visible_before, config=config)
 
 
-def parse_many(jobs, *, workers: int | None = None):
+def _failed(job, error: str) -> ParseResult:
+    return ParseResult(source_id=job[0].source_id, error=error)
+
+
+def parse_many(jobs, *, workers: int | None = None, isolate: bool = True) -> list[ParseResult]:
     """parse_fetch_result over (result, source, visible_before, config) jobs, in order.
-    Uses a fork-based process pool for large batches on multi-core machines."""
+
+    With `isolate` (and fork available), every feed is parsed in a worker
+    process (pebble) with a hard timeout of its config's time_budget plus
+    HARD_BUDGET_GRACE: a feed that overruns, crashes its worker or raises
+    comes back as a ParseResult with `error` set; the others are unaffected."""
     import multiprocessing
     import os
-    from concurrent.futures import ProcessPoolExecutor
 
     jobs = list(jobs)
-    workers = workers or min(len(jobs), os.cpu_count() or 1)
-    total = sum(len(job[0].body or b"") for job in jobs)
-    if workers < 2 or total < PARALLEL_PARSE_MIN_BYTES or "fork" not in multiprocessing.get_all_start_methods():
+    if not jobs:
+        return []
+    if not isolate or "fork" not in multiprocessing.get_all_start_methods():
         return [_parse_job(job) for job in jobs]
-    # fork: children inherit the imported modules (no re-import); they only run pure parsing.
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(_parse_job, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    import pebble
+
+    workers = max(1, min(len(jobs), workers or os.cpu_count() or 1))
+    detect_language("warm up")  # load the language model once, before forking
+    results: list[ParseResult] = []
+    # fork: workers inherit the imported modules (no re-import); they only run pure parsing.
+    with pebble.ProcessPool(max_workers=workers, context=multiprocessing.get_context("fork")) as pool:
+        futures = [pool.schedule(_parse_job, args=(job,), timeout=job[3].time_budget + HARD_BUDGET_GRACE)
+                   for job in jobs]
+        for job, future in zip(jobs, futures):
+            try:
+                results.append(future.result())
+            except FutureTimeout:
+                results.append(_failed(job, f"parse time budget of {job[3].time_budget:g}s exceeded "
+                                            "(worker stopped)"))
+            except pebble.ProcessExpired as exc:
+                results.append(_failed(job, f"parse worker died (exit code {exc.exitcode}): "
+                                            "the feed is archived and is parsed again on a rerun"))
+            except Exception as exc:  # noqa: BLE001 - one feed's failure stays with that feed
+                results.append(_failed(job, _one_line(f"parse failed: {type(exc).__name__}: {exc}")))
+    return results

@@ -21,9 +21,11 @@ SQL lives in sql/queries/ingest_*.sql, loaded by name with db.load_sql.
 from __future__ import annotations
 
 import gzip
+import json
+import re
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -31,6 +33,7 @@ import psycopg
 
 from ..db import load_sql
 from .fetch import FetchConfig, FetchRequest, FetchResult, fetch_feeds_sync
+from .netguard import AddressPolicy
 from .parse import ParseConfig, ParsedItem, ParseResult, parse_many
 from .replay import load_jsonl_partition, replay_fetch_results, replay_window
 from .sources import Source
@@ -69,9 +72,11 @@ class SourceIngestRow:
     new_links: int = 0  # (item, source) pairs inserted into item_sources by this run
     error: str | None = None  # fetch error or fatal parse error (one line)
     bozo_error: str | None = None  # malformed-feed complaint (items were kept)
-    skipped: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)  # entries skipped, by reason
     elapsed_ms: int | None = None
     attempts: int | None = None
+    parse_status: str | None = None  # 'ok' | 'partial' | 'failed'; None when nothing was parsed
+    repairs: dict[str, int] = field(default_factory=dict)  # hostile input fixed or removed, by kind
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,21 @@ class IngestReport:
     def errors(self) -> tuple[SourceIngestRow, ...]:
         return tuple(row for row in self.rows if row.status == "error" or row.error)
 
+    def skipped_totals(self) -> dict[str, int]:
+        """Entries skipped this hour, by reason, over all sources."""
+        totals: dict[str, int] = {}
+        for row in self.rows:
+            for reason, count in row.skipped.items():
+                totals[reason] = totals.get(reason, 0) + count
+        return dict(sorted(totals.items()))
+
+    def repair_totals(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for row in self.rows:
+            for kind, count in row.repairs.items():
+                totals[kind] = totals.get(kind, 0) + count
+        return dict(sorted(totals.items()))
+
     def counts_by_status(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for row in self.rows:
@@ -99,15 +119,35 @@ class IngestReport:
 
     def as_markdown(self, limit: int = 50) -> str:
         """Per-source table for Dagster metadata (errors first)."""
-        ordered = sorted(self.rows, key=lambda r: (r.status not in ("error",) and not r.error, r.source_id))
-        lines = ["| source | origin | status | http | items | new | error |", "|---|---|---|---|---|---|---|"]
+        ordered = sorted(self.rows, key=lambda r: (r.status != "error" and not r.error, r.source_id))
+        lines = ["| source | origin | status | http | parse | items | new | skipped | error |",
+                 "|---|---|---|---|---|---|---|---|---|"]
         for row in ordered[:limit]:
             error = (row.error or row.bozo_error or "").replace("|", "\\|")[:120]
+            skipped = ", ".join(f"{reason} {count}" for reason, count in sorted(row.skipped.items()))
             lines.append(f"| {row.source_id} | {row.origin} | {row.status} | {row.http_status or ''} | "
-                         f"{row.items} | {row.new_items} | {error} |")
+                         f"{row.parse_status or ''} | {row.items} | {row.new_items} | {skipped} | {error} |")
         if len(ordered) > limit:
-            lines.append(f"| … {len(ordered) - limit} more | | | | | | |")
+            lines.append(f"| … {len(ordered) - limit} more | | | | | | | | |")
         return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ settings
+
+
+def configs_for(settings) -> tuple[FetchConfig, ParseConfig]:
+    """FetchConfig and ParseConfig from config.IngestSettings (read by the caller)."""
+    fetch = FetchConfig(
+        max_concurrency=settings.max_concurrency, max_per_host=settings.max_per_host,
+        total_timeout=settings.total_timeout, max_body_bytes=settings.max_body_bytes,
+        max_decoded_bytes=settings.max_decoded_bytes,
+        address_policy=AddressPolicy.from_entries(settings.allow_private))
+    parse = ParseConfig(
+        max_entries=settings.max_entries, max_field_chars=settings.max_field_chars,
+        max_title_chars=settings.max_title_chars, max_summary_chars=settings.max_summary_chars,
+        max_content_chars=settings.max_content_chars, max_url_chars=settings.max_url_chars,
+        time_budget=settings.parse_time_budget)
+    return fetch, parse
 
 
 # ------------------------------------------------------------------ helpers
@@ -140,6 +180,28 @@ def choose_mode(partition_start: datetime, fetch_mode: str, now: datetime | None
 def compress_body(body: bytes | None) -> bytes | None:
     # mtime=0: the same body always compresses to the same bytes.
     return gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0) if body is not None else None
+
+
+_NOT_PG_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+def pg_text(value: str | None) -> str | None:
+    """`value` as PostgreSQL accepts text: no NUL, no lone surrogates (parsing
+    already removes both; this is the last line, for any other string such as
+    a server's header or an exception message)."""
+    if value is None or not _NOT_PG_TEXT.search(value):
+        return value
+    return _NOT_PG_TEXT.sub(lambda m: "" if m.group(0) == "\x00" else "\ufffd", value)
+
+
+def _pg_texts(values: Iterable[str | None]) -> list[str | None]:
+    return [pg_text(v) for v in values]
+
+
+def _connection_lost(conn: psycopg.Connection, exc: BaseException) -> bool:
+    """True when `exc` means the database itself is unreachable (then the
+    hour fails and is retried), False for an error caused by one source's data."""
+    return conn.broken or conn.closed or isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
 
 
 def _source_from_row(row: Sequence) -> Source:
@@ -201,15 +263,46 @@ def archive_fetches(conn: psycopg.Connection, results: Sequence[FetchResult], pa
     bodies = [compress_body(r.body) for r in results]
     rows = conn.execute(load_sql("ingest_fetch_insert"), {
         "source_ids": [r.source_id for r in results], "partition_hours": [partition_start] * len(results),
-        "modes": [mode] * len(results), "urls": [r.url for r in results],
-        "final_urls": [r.final_url for r in results], "fetched_ats": [r.fetched_at for r in results],
+        "modes": [mode] * len(results), "urls": _pg_texts(r.url for r in results),
+        "final_urls": _pg_texts(r.final_url for r in results), "fetched_ats": [r.fetched_at for r in results],
         "statuses": [r.status for r in results], "http_statuses": [r.http_status for r in results],
         "elapsed_ms": [r.elapsed_ms for r in results], "attempts": [max(1, r.attempts) for r in results],
-        "etags": [r.etag for r in results], "last_modifieds": [r.last_modified for r in results],
-        "content_types": [r.content_type for r in results], "errors": [r.error for r in results],
+        "etags": _pg_texts(r.etag for r in results), "last_modifieds": _pg_texts(r.last_modified for r in results),
+        "content_types": _pg_texts(r.content_type for r in results), "errors": _pg_texts(r.error for r in results),
         "bodies": bodies, "body_bytes": [len(r.body) if r.body is not None else None for r in results],
     }).fetchall()
     return {source_id: fetch_id for fetch_id, source_id in rows}
+
+
+def archive_fetches_isolated(conn: psycopg.Connection, results: Sequence[FetchResult], partition_start: datetime,
+                             mode: str) -> dict[str, int]:
+    """archive_fetches, one source's failure kept to that source: on a data
+    error the rows are inserted one by one, and a row that still fails is
+    archived without its body, as an error naming the reason."""
+    try:
+        with conn.transaction():
+            return archive_fetches(conn, results, partition_start, mode)
+    except psycopg.Error as exc:
+        if _connection_lost(conn, exc):
+            raise
+    fetch_ids: dict[str, int] = {}
+    for result in results:
+        try:
+            with conn.transaction():
+                fetch_ids.update(archive_fetches(conn, [result], partition_start, mode))
+        except psycopg.Error as exc:
+            if _connection_lost(conn, exc):
+                raise
+            failed = replace(result, status="error", body=None, etag=None, last_modified=None,
+                             error=_one_line_error(f"archive failed: {type(exc).__name__}: {exc}"))
+            with conn.transaction():
+                fetch_ids.update(archive_fetches(conn, [failed], partition_start, mode))
+    return fetch_ids
+
+
+def _one_line_error(text: str, limit: int = 300) -> str:
+    text = pg_text(" ".join(str(text).split())) or ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def load_archived_fetches(conn: psycopg.Connection, partition_start: datetime) -> list[ArchivedFetch]:
@@ -219,13 +312,26 @@ def load_archived_fetches(conn: psycopg.Connection, partition_start: datetime) -
                             {"partition_hour": _utc_hour(partition_start)}).fetchall():
         (fetch_id, source_id, mode, url, final_url, fetched_at, status, http_status, elapsed_ms, attempts,
          etag, last_modified, content_type, error, body_gzip) = row
-        body = gzip.decompress(body_gzip) if body_gzip is not None else None
+        try:
+            body = gzip.decompress(body_gzip) if body_gzip is not None else None
+        except (OSError, EOFError, ValueError) as exc:  # a damaged archive row fails its source only
+            body, status, error = None, "error", _one_line_error(f"archived body unreadable: {exc}")
         archived.append(ArchivedFetch(fetch_id=fetch_id, mode=mode, result=FetchResult(
             source_id=source_id, url=url, final_url=final_url, status=status, http_status=http_status,
             elapsed_ms=elapsed_ms or 0, etag=etag, last_modified=last_modified, body=body,
             content_type=content_type, headers={"content-type": content_type} if content_type else {},
             error=error, attempts=attempts, fetched_at=fetched_at)))
     return archived
+
+
+def parse_status(parsed: ParseResult) -> str:
+    """'failed' (nothing usable), 'partial' (malformed, entries skipped for
+    errors or over the cap) or 'ok'."""
+    if parsed.error:
+        return "failed"
+    if parsed.bozo_error or parsed.skipped_counts.get("entry_error") or parsed.skipped_counts.get("over_entry_cap"):
+        return "partial"
+    return "ok"
 
 
 def record_parse_outcomes(conn: psycopg.Connection, outcomes: dict[int, ParseResult]) -> None:
@@ -235,9 +341,15 @@ def record_parse_outcomes(conn: psycopg.Connection, outcomes: dict[int, ParseRes
     errors = []
     for fetch_id in ids:
         parsed = outcomes[fetch_id]
-        errors.append(parsed.error or (f"malformed feed (items kept): {parsed.bozo_error}" if parsed.bozo_error else None))
+        errors.append(pg_text(parsed.error or (f"malformed feed (items kept): {parsed.bozo_error}"
+                                               if parsed.bozo_error else None)))
     conn.execute(load_sql("ingest_fetch_update_parse"), {
-        "ids": ids, "parse_errors": errors, "items_parsed": [len(outcomes[i].items) for i in ids]})
+        "ids": ids, "parse_errors": errors, "items_parsed": [len(outcomes[i].items) for i in ids],
+        "parse_statuses": [parse_status(outcomes[i]) for i in ids],
+        "entries_totals": [outcomes[i].entry_count for i in ids],
+        "skipped": [json.dumps(outcomes[i].skipped_counts, sort_keys=True) if outcomes[i].skipped_counts else None
+                    for i in ids],
+        "repairs": [json.dumps(outcomes[i].repairs, sort_keys=True) if outcomes[i].repairs else None for i in ids]})
 
 
 # ------------------------------------------------------------------ items
@@ -251,26 +363,29 @@ class UpsertOutcome:
 
 
 def upsert_items(conn: psycopg.Connection, items: Sequence[tuple[ParsedItem, int | None]],
-                 partition_start: datetime) -> UpsertOutcome:
+                 partition_start: datetime, *, claimed: frozenset[str] | set[str] = frozenset()) -> UpsertOutcome:
     """Upsert (item, fetch_id) pairs into items and item_sources (idempotent).
 
     The first pair of an item id decides the `items` row (its source_id is the
-    "first source seen"); every (item, source) pair gets an item_sources row."""
+    "first source seen"); every (item, source) pair gets an item_sources row.
+    Ids in `claimed` already had their `items` row written by an earlier call
+    of the same run: only their item_sources rows are written."""
     partition_start = _utc_hour(partition_start)
     first: dict[str, tuple[ParsedItem, int | None]] = {}
     links: dict[tuple[str, str], tuple[ParsedItem, int | None]] = {}
     for item, fetch_id in items:
-        first.setdefault(item.item_id, (item, fetch_id))
+        if item.item_id not in claimed:
+            first.setdefault(item.item_id, (item, fetch_id))
         links.setdefault((item.item_id, item.source_id), (item, fetch_id))
-    if not first:
+    if not links:
         return UpsertOutcome(frozenset(), frozenset())
     rows = list(first.values())
     inserted = conn.execute(load_sql("ingest_items_upsert"), {
-        "ids": [i.item_id for i, _ in rows], "canonical_urls": [i.canonical_url for i, _ in rows],
+        "ids": [i.item_id for i, _ in rows], "canonical_urls": _pg_texts(i.canonical_url for i, _ in rows),
         # items.url is NOT NULL: link-less entries keep their urn:newsdedup: identity there.
-        "urls": [i.url or i.canonical_url for i, _ in rows], "guids": [i.guid for i, _ in rows],
-        "titles": [i.title for i, _ in rows], "summaries": [i.summary or "" for i, _ in rows],
-        "contents": [i.content for i, _ in rows], "authors": [i.author for i, _ in rows],
+        "urls": _pg_texts(i.url or i.canonical_url for i, _ in rows), "guids": _pg_texts(i.guid for i, _ in rows),
+        "titles": _pg_texts(i.title for i, _ in rows), "summaries": _pg_texts(i.summary or "" for i, _ in rows),
+        "contents": _pg_texts(i.content for i, _ in rows), "authors": _pg_texts(i.author for i, _ in rows),
         "langs": [i.language for i, _ in rows], "lang_origins": [i.language_origin for i, _ in rows],
         "published_ats": [i.published_at for i, _ in rows], "date_flags": [i.date_flag for i, _ in rows],
         "partition_hours": [partition_start] * len(rows), "source_ids": [i.source_id for i, _ in rows],
@@ -279,12 +394,48 @@ def upsert_items(conn: psycopg.Connection, items: Sequence[tuple[ParsedItem, int
     pairs = list(links.values())
     linked = conn.execute(load_sql("ingest_item_sources_upsert"), {
         "item_ids": [i.item_id for i, _ in pairs], "source_ids": [i.source_id for i, _ in pairs],
-        "urls": [i.url or i.canonical_url for i, _ in pairs], "guids": [i.guid for i, _ in pairs],
+        "urls": _pg_texts(i.url or i.canonical_url for i, _ in pairs), "guids": _pg_texts(i.guid for i, _ in pairs),
         "fetch_ids": [f for _, f in pairs], "partition_hours": [partition_start] * len(pairs),
     }).fetchall()
     new_ids = frozenset(r[0] for r in inserted if r[1])
     return UpsertOutcome(new_item_ids=new_ids, new_links=frozenset((r[0], r[1]) for r in linked if r[2]),
                          new_item_sources={item_id: first[item_id][0].source_id for item_id in new_ids})
+
+
+def _store_groups(conn: psycopg.Connection, groups: list[tuple[str, int, ParseResult, bool]],
+                  partition_start: datetime) -> tuple[list[tuple[str, int, ParseResult, bool]], UpsertOutcome]:
+    """Upsert every group's items in one statement; when the database refuses
+    the batch for a reason other than a lost connection, store source by source
+    (a savepoint each) and record a refused source as failed, items dropped."""
+    pairs = [(item, fetch_id) for _, fetch_id, parsed, _ in groups for item in parsed.items]
+    try:
+        with conn.transaction():
+            return groups, upsert_items(conn, pairs, partition_start)
+    except psycopg.Error as exc:
+        if _connection_lost(conn, exc):
+            raise
+    kept: list[tuple[str, int, ParseResult, bool]] = []
+    claimed: set[str] = set()
+    new_ids: set[str] = set()
+    new_links: set[tuple[str, str]] = set()
+    new_sources: dict[str, str] = {}
+    for source_id, fetch_id, parsed, record in groups:
+        try:
+            with conn.transaction():
+                outcome = upsert_items(conn, [(item, fetch_id) for item in parsed.items], partition_start,
+                                       claimed=claimed)
+        except psycopg.Error as exc:
+            if _connection_lost(conn, exc):
+                raise
+            parsed = replace(parsed, items=(), error=_one_line_error(
+                f"store failed: {type(exc).__name__}: {exc} (the body is archived; a rerun parses it again)"))
+        else:
+            claimed.update(item.item_id for item in parsed.items)
+            new_ids |= outcome.new_item_ids
+            new_links |= outcome.new_links
+            new_sources.update(outcome.new_item_sources)
+        kept.append((source_id, fetch_id, parsed, record))
+    return kept, UpsertOutcome(frozenset(new_ids), frozenset(new_links), new_sources)
 
 
 def partition_item_counts(conn: psycopg.Connection, partition_start: datetime) -> dict[str, int]:
@@ -371,7 +522,20 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
                                                 error="no archived fetch for this hour (past hours are never fetched)"))
     fetch_seconds = time.monotonic() - started
 
-    # 3. Parse archives and fresh results.
+    # 3. Archive before parsing, committed on its own: a source whose body then
+    #    fails to parse (or kills its parser) is re-parsed from here by a rerun.
+    started = time.monotonic()
+    with conn.transaction():
+        sync_report = sync_sources(conn, sources) if sync else None
+        fetch_ids = archive_fetches_isolated(conn, fresh, partition_start, "replay" if mode == "replay" else "live")
+        validators = [r for r in fresh if mode == "live" and r.status in ("ok", "not_modified")]
+        if validators:
+            conn.execute(load_sql("ingest_sources_update_validators"), {
+                "ids": [r.source_id for r in validators], "etags": _pg_texts(r.etag for r in validators),
+                "last_modifieds": _pg_texts(r.last_modified for r in validators)})
+    archive_seconds = time.monotonic() - started
+
+    # 4. Parse archives and fresh results (worker processes, a time budget per feed).
     started = time.monotonic()
     source_for = {sid: entry[0] for sid, entry in stored.items()}
     source_for.update(configured)
@@ -383,34 +547,30 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
     jobs += [(result, source_for.get(result.source_id), visible_before if mode == "replay" else None, parse_config)
              for result in fresh_results]
     parsed_all = parse_many(jobs)
-    parsed_archives: list[tuple[ArchivedFetch, ParseResult]] = list(zip(archive_entries, parsed_all))
-    parsed_fresh: list[tuple[FetchResult, ParseResult]] = list(zip(fresh_results, parsed_all[len(archive_entries):]))
     parse_seconds = time.monotonic() - started
 
-    # 4. Write the hour in one transaction.
+    # 5. Store items, one source's bad data kept to that source.
     started = time.monotonic()
+    # (source_id, fetch_id, parsed, record the outcome on the fetch row) in a fixed order,
+    # so that the first source of a shared item is the same in every run.
+    groups: list[tuple[str, int, ParseResult, bool]] = []
+    for entry, parsed in zip(archive_entries, parsed_all):
+        groups.append((entry.result.source_id, entry.fetch_id, parsed, True))
+    for result, parsed in zip(fresh_results, parsed_all[len(archive_entries):]):
+        if result.source_id in fetch_ids:
+            groups.append((result.source_id, fetch_ids[result.source_id], parsed, result.status == "ok"))
     with conn.transaction():
-        sync_report = sync_sources(conn, sources) if sync else None
-        fetch_ids = archive_fetches(conn, fresh, partition_start, "replay" if mode == "replay" else "live")
-        validators = [r for r in fresh if mode == "live" and r.status in ("ok", "not_modified")]
-        if validators:
-            conn.execute(load_sql("ingest_sources_update_validators"), {
-                "ids": [r.source_id for r in validators], "etags": [r.etag for r in validators],
-                "last_modifieds": [r.last_modified for r in validators]})
-        pairs: list[tuple[ParsedItem, int | None]] = []
-        outcomes: dict[int, ParseResult] = {}
-        for entry, parsed in parsed_archives:
-            outcomes[entry.fetch_id] = parsed
-            pairs.extend((item, entry.fetch_id) for item in parsed.items)
-        for result, parsed in parsed_fresh:
-            fetch_id = fetch_ids[result.source_id]
-            if result.status == "ok":
-                outcomes[fetch_id] = parsed
-            pairs.extend((item, fetch_id) for item in parsed.items)
-        upserted = upsert_items(conn, pairs, partition_start)
-        record_parse_outcomes(conn, outcomes)
+        groups, upserted = _store_groups(conn, groups, partition_start)
+        record_parse_outcomes(conn, {fetch_id: parsed for _, fetch_id, parsed, record in groups if record})
         counts = partition_item_counts(conn, partition_start)
-    store_seconds = time.monotonic() - started
+    store_seconds = time.monotonic() - started + archive_seconds
+    parsed_archives: list[tuple[ArchivedFetch, ParseResult]] = list(
+        zip(archive_entries, [g[2] for g in groups[:len(archive_entries)]]))
+    parsed_by_fresh = {g[0]: g[2] for g in groups[len(archive_entries):]}
+    parsed_fresh: list[tuple[FetchResult, ParseResult]] = [
+        (result, parsed_by_fresh.get(result.source_id, ParseResult(source_id=result.source_id)))
+        for result in fresh_results]
+    pairs = [(item, fetch_id) for _, fetch_id, parsed, _ in groups for item in parsed.items]
 
     # 5. Report, one row per source.
     rows: list[SourceIngestRow] = list(missing_rows)
@@ -421,14 +581,22 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
         for parsed in parsed_list:
             for reason, count in parsed.skipped_counts.items():
                 skipped[reason] = skipped.get(reason, 0) + count
+        repairs: dict[str, int] = {}
+        for parsed in parsed_list:
+            for kind, count in parsed.repairs.items():
+                repairs[kind] = repairs.get(kind, 0) + count
         parse_error = next((p.error for p in parsed_list if p.error), None)
+        statuses = [parse_status(p) for p in parsed_list]
+        status_of_parse = next((st for st in ("failed", "partial", "ok") if st in statuses), None)
         return SourceIngestRow(
             source_id=source_id, origin=origin, status=result.status, http_status=result.http_status,
             fetch_id=fetch_id, entries=sum(p.entry_count for p in parsed_list), items=len(items),
             new_items=sum(1 for i in items if upserted.new_item_sources.get(i) == source_id),
             new_links=sum(1 for i in items if (i, source_id) in upserted.new_links),
             error=result.error or parse_error, bozo_error=next((p.bozo_error for p in parsed_list if p.bozo_error), None),
-            skipped=skipped, elapsed_ms=result.elapsed_ms, attempts=result.attempts)
+            skipped=skipped, elapsed_ms=result.elapsed_ms, attempts=result.attempts,
+            parse_status=status_of_parse if result.body is not None else None,
+            repairs=repairs)
 
     by_source: dict[str, list[tuple[ArchivedFetch, ParseResult]]] = {}
     for entry, parsed in parsed_archives:
@@ -438,7 +606,7 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
         rows.append(row_for(source_id, "archive", last.result, last.fetch_id, [p for _, p in entries]))
     for result, parsed in parsed_fresh:
         rows.append(row_for(result.source_id, "replayed" if mode == "replay" else "fetched", result,
-                            fetch_ids[result.source_id], [parsed]))
+                            fetch_ids.get(result.source_id), [parsed] if result.status == "ok" else []))
     if mode == "archive":
         for source_id, entry in sorted(archived_errors.items()):
             if source_id not in usable_archive:
@@ -488,7 +656,7 @@ def reparse_partition(conn: psycopg.Connection, sources: Sequence[Source], parti
 
 __all__ = [
     "ArchivedFetch", "IngestReport", "LIVE_GRACE", "SourceIngestRow", "SourceSyncReport", "UpsertOutcome",
-    "archive_fetches", "choose_mode", "compress_body", "ingest_jsonl_partition", "ingest_partition",
+    "archive_fetches", "archive_fetches_isolated", "choose_mode", "configs_for", "parse_status", "pg_text", "compress_body", "ingest_jsonl_partition", "ingest_partition",
     "load_archived_fetches", "partition_item_counts", "record_parse_outcomes", "reparse_partition",
     "stored_sources", "sync_sources", "upsert_items",
 ]

@@ -1,0 +1,184 @@
+"""Where a fetch may connect: public addresses only unless allowed, checked after DNS for the
+first request and every redirect, the checked address is the one connected to, no https ->
+http downgrade, no validators or cookies to another host. Real servers on 127.0.0.x."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import ssl
+import subprocess
+import threading
+from dataclasses import replace
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpcore
+import pytest
+from feedserver import FAST, GOOD_A, FeedServer, Response
+
+from newsdedup_dagster.ingest.fetch import FetchRequest, fetch_feeds_sync
+from newsdedup_dagster.ingest.netguard import AddressPolicy, AddressRefused, GuardedBackend, non_global_reason
+from newsdedup_dagster.ingest.sources import Source
+from newsdedup_dagster.ingest.store import ingest_partition
+
+H = datetime(2026, 11, 2, 10, tzinfo=timezone.utc)
+PUBLIC_ONLY = replace(FAST, address_policy=AddressPolicy())
+
+
+@pytest.mark.parametrize("address", [
+    "127.0.0.1", "127.8.9.10", "10.0.0.1", "172.16.5.4", "192.168.1.1", "169.254.169.254", "100.64.0.1",
+    "0.0.0.0", "224.0.0.251", "239.255.255.250", "240.0.0.1", "255.255.255.255", "192.0.2.1", "198.18.0.1",
+    "::1", "::", "fc00::1", "fd12:3456::1", "fe80::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:169.254.169.254",
+    "::ffff:10.1.2.3", "64:ff9b::a9fe:a9fe", "2002:7f00:1::1", "2001:db8::1", "::127.0.0.1",
+])
+def test_non_global_addresses_are_refused(address):
+    assert non_global_reason(ipaddress.ip_address(address)) is not None
+    assert AddressPolicy().refusal("feeds.example", ipaddress.ip_address(address))
+
+
+@pytest.mark.parametrize("address", ["93.184.215.14", "8.8.8.8", "2a00:1450:4001:80b::200e",
+                                     "::ffff:93.184.215.14", "2002:5db8:d70e::1"])
+def test_public_addresses_are_allowed(address):
+    assert non_global_reason(ipaddress.ip_address(address)) is None
+
+
+def test_allow_list_by_network_and_host_name():
+    policy = AddressPolicy.from_entries(["10.20.0.0/16", "intranet.corp.example", "*.feeds.corp.example"])
+    assert policy.refusal("x", ipaddress.ip_address("10.20.3.4")) is None
+    assert policy.refusal("x", ipaddress.ip_address("::ffff:10.20.3.4")) is None
+    assert policy.refusal("x", ipaddress.ip_address("10.21.0.1"))
+    assert policy.refusal("intranet.corp.example", ipaddress.ip_address("192.168.0.9")) is None
+    assert policy.refusal("a.feeds.corp.example", ipaddress.ip_address("192.168.0.9")) is None
+    assert policy.refusal("feeds.corp.example.evil.example", ipaddress.ip_address("192.168.0.9"))
+    with pytest.raises(ValueError):
+        AddressPolicy.from_entries(["http://x/"])
+
+
+def test_loopback_feed_is_refused_without_the_allow_list(conn):
+    """Through the ingest path: the refusal is the source's recorded error, the server sees nothing."""
+    with FeedServer() as server:
+        server.add("/feed.xml", GOOD_A)
+        port = server.base_url.rsplit(":", 1)[1]
+        sources = [Source(id="loop", name="l", feed_url=server.url("/feed.xml"), language="en", country="GB"),
+                   Source(id="name", name="n", feed_url=f"http://localhost:{port}/feed.xml", language="en",
+                          country="GB"),
+                   Source(id="decimal", name="d", feed_url=f"http://2130706433:{port}/feed.xml", language="en",
+                          country="GB")]
+        report = ingest_partition(conn, sources, H, mode="live", fetch_config=PUBLIC_ONLY)
+        assert server.count("/feed.xml") == 0
+    rows = {row.source_id: row for row in report.rows}
+    for source_id in ("loop", "name", "decimal"):
+        assert rows[source_id].status == "error" and rows[source_id].attempts == 1  # never retried
+        assert "loopback address" in rows[source_id].error and "NEWSDEDUP_FETCH_ALLOW_PRIVATE" in rows[source_id].error
+    stored = dict(conn.execute("SELECT source_id, error FROM feed_fetches WHERE status = 'error'").fetchall())
+    assert set(stored) == {"loop", "name", "decimal"} and "refused to connect" in stored["loop"]
+
+    # The same sources with the allow-list setting: fetched.
+    with FeedServer() as server:
+        server.add("/feed.xml", GOOD_A)
+        sources = [Source(id="loop", name="l", feed_url=server.url("/feed.xml"), language="en", country="GB")]
+        allowed = ingest_partition(conn, sources, H, mode="live", fetch_config=FAST)
+    assert {row.source_id: (row.status, row.items) for row in allowed.rows}["loop"] == ("ok", 5)
+
+
+# Only 127.0.0.1 is allowed; /ok is really served on 127.0.0.2, so a missed check would fetch it.
+@pytest.mark.parametrize("target", ["http://169.254.169.254/latest/meta-data/", "http://[::ffff:127.0.0.2]:{port}/ok",
+                                    "http://10.0.0.1/feed", "http://[::1]:{port}/ok", "http://127.0.0.2:{port}/ok",
+                                    "http://2130706434:{port}/ok"])
+def test_redirect_to_a_private_address_is_refused(target):
+    with FeedServer(hosts=["127.0.0.1", "127.0.0.2"]) as server:
+        port = server.base_urls[1].rsplit(":", 1)[1]
+        server.add("/ok", GOOD_A)
+        server.redirect("/start", target.format(port=port))
+        only_first = replace(FAST, address_policy=AddressPolicy.from_entries(["127.0.0.1/32"]))
+        [result] = fetch_feeds_sync([FetchRequest("r", server.url("/start"))], only_first)
+        assert server.count("/ok") == 0
+    assert result.status == "error" and result.attempts == 1
+    assert "refused to connect" in result.error and "redirected to" in result.error
+
+
+def test_connects_to_the_address_it_checked():
+    """The backend resolves once and hands the checked address, never the name, to the socket layer
+    (a recording inner backend stands in for the socket layer: no other way to observe it)."""
+    calls = []
+
+    class Recorder(httpcore.AsyncNetworkBackend):
+        async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+            calls.append(host)
+            raise httpcore.ConnectError("stop here")
+
+    async def run(host):
+        backend = GuardedBackend(AddressPolicy.from_entries(["localhost"]), inner=Recorder())
+        with pytest.raises(httpcore.ConnectError):
+            await backend.connect_tcp(host, 80, timeout=5)
+
+    asyncio.run(run("localhost"))
+    assert calls and all(ipaddress.ip_address(host).is_loopback for host in calls)
+
+    async def refused():
+        with pytest.raises(AddressRefused):
+            await GuardedBackend(AddressPolicy(), inner=Recorder()).connect_tcp("localhost", 80, timeout=5)
+
+    calls.clear()
+    asyncio.run(refused())
+    assert calls == []  # refused before any connection attempt
+
+
+def test_validators_and_cookies_stay_with_their_host():
+    with FeedServer(hosts=["127.0.0.1", "127.0.0.2"]) as server:
+        other = server.base_urls[1]
+        server.route("/moved", Response(status=302, headers={"Location": other + "/feed", "Content-Length": "0",
+                                                             "Set-Cookie": "session=secret; Path=/"}))
+        server.route("/feed", Response(body=GOOD_A, headers={"Content-Type": "application/rss+xml", "ETag": '"x"',
+                                                             "Set-Cookie": "tracker=1; Path=/"}))
+        request = FetchRequest("m", server.url("/moved"), etag='"old"', last_modified="Mon, 02 Nov 2026 09:00:00 GMT")
+        [first] = fetch_feeds_sync([request], FAST)
+        [again] = fetch_feeds_sync([request, FetchRequest("n", other + "/feed")], FAST)[:1]
+        moved, landed = server.requests_for("/moved")[0], server.requests_for("/feed")[0]
+    assert first.status == "ok" and again.status == "ok"
+    assert moved.headers.get("if-none-match") == '"old"'  # the feed's own host gets its validators
+    assert "if-none-match" not in landed.headers and "if-modified-since" not in landed.headers
+    assert first.etag is None  # another host's validator is not stored for ours
+    assert all("cookie" not in r.headers for r in server.requests)
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tls")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(folder / "key.pem"),
+                    "-out", str(folder / "cert.pem")], check=True, capture_output=True)
+    return folder / "cert.pem", folder / "key.pem"
+
+
+def test_https_to_http_redirect_is_refused(tls_files, monkeypatch):
+    cert, key = tls_files
+    with FeedServer() as plain:
+        plain.add("/feed", GOOD_A)
+        target = plain.url("/feed")
+
+        class Redirect(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                self.send_response(301)
+                self.send_header("Location", target if self.path == "/down" else "/ok")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        try:
+            monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trust the test certificate
+            config = replace(FAST, trust_env=True, total_timeout=10.0, read_timeout=5.0)
+            [result] = fetch_feeds_sync([FetchRequest("tls", f"https://127.0.0.1:{httpd.server_port}/down")], config)
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+        assert plain.count("/feed") == 0
+    assert result.status == "error" and "redirect from https to http refused" in result.error
