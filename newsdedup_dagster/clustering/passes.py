@@ -180,6 +180,7 @@ def cluster_partition(
         attached_to = {s for _, s, *_ in matches}
         result.attached = len(matches)
         timings["pass1"] = time.perf_counter() - mark
+        from ..crashpoints import crash_point; crash_point("stories.after_pass1")  # noqa: E702 (test-only hook)
 
         # ---- pass 2
         mark = time.perf_counter()

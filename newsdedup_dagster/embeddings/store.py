@@ -293,6 +293,7 @@ def fill_cache(conn: psycopg.Connection, embedder: Embedder, info: ModelInfo, un
                 {"model": info.model, "hashes": chunk, "vectors": [vector_literal(v) for v in vectors]},
             )
         computed += len(chunk)
+        from ..crashpoints import crash_point; crash_point("item_embeddings.after_cache_batch")  # noqa: E702 (test-only hook)
     return len(unique) - len(missing), computed
 
 

@@ -87,6 +87,7 @@ def group_hour(
 
         plan = plan_hour(candidates, open_events, story_event, story_story, now, settings)
         result.plan = plan
+        from ..crashpoints import crash_point; crash_point("events.after_plan")  # noqa: E702 (test-only hook)
 
         if plan.new_events:
             conn.execute(db.load_sql("event_insert_new"), {

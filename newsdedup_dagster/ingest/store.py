@@ -408,6 +408,7 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
                 outcomes[fetch_id] = parsed
             pairs.extend((item, fetch_id) for item in parsed.items)
         upserted = upsert_items(conn, pairs, partition_start)
+        from ..crashpoints import crash_point; crash_point("raw_items.after_upsert")  # noqa: E702 (test-only hook)
         record_parse_outcomes(conn, outcomes)
         counts = partition_item_counts(conn, partition_start)
     store_seconds = time.monotonic() - started

@@ -139,6 +139,7 @@ def dedup_partition(conn: psycopg.Connection, hour: datetime, *, lookback_hours:
             )
             for _, rule, _ in matches.values():
                 report.by_rule[rule] += 1
+        from ..crashpoints import crash_point; crash_point("item_duplicates.after_insert")  # noqa: E702 (test-only hook)
         anchors = sorted({a for a, _, _ in matches.values()})
         _refresh_groups(conn, anchors, hour, report)
         # Groups that lost their members in this rerun.
