@@ -378,6 +378,7 @@ class LLMClient:
         max_tokens: int | None = 1200,
         prompt_version: str | None = None,
         target_langs: tuple[str, ...] | list[str] = (),
+        input_material: str | None = None,
     ) -> tuple[Any, Usage]:
         """One validated JSON answer (see the module docstring for the retry rules).
 
@@ -390,7 +391,7 @@ class LLMClient:
         usage = Usage(model=model)
         key: CacheKey | None = None
         if self.cache is not None and prompt_version is not None:
-            key = cache_key(task, model, prompt_version, system, user, tuple(target_langs))
+            key = cache_key(task, model, prompt_version, system, user, tuple(target_langs), input_material)
             reused = self._reuse(key, validator, story_id, event_id, partition_hour, usage)
             if reused is not None:
                 return reused, usage
@@ -417,6 +418,9 @@ class LLMClient:
                     raise LLMConfigError(rec.error, attempts=attempt, usage=usage) from None
                 if status in (400, 413, 422):
                     self._finish(task, usage)
+                    if key is not None:
+                        self._store(key, CachedAnswer(None, usage.tokens_in, usage.tokens_out, usage.cost_usd,
+                                                      "rejected", rec.error, attempt))
                     raise RequestRejected(rec.error, attempts=attempt, usage=usage) from None
                 retry_after = parse_retry_after(getattr(exc.response, "headers", None))
                 if attempt < attempts_allowed:
@@ -465,6 +469,9 @@ class LLMClient:
 
         self._finish(task, usage)
         if last_invalid is not None and last_kind == "invalid":
+            if key is not None:
+                self._store(key, CachedAnswer(None, usage.tokens_in, usage.tokens_out, usage.cost_usd,
+                                              "invalid", last_error, usage.attempts))
             raise OutputInvalid(f"invalid output after {usage.attempts} attempts: {last_error}",
                                 attempts=usage.attempts, usage=usage)
         raise LLMUnavailable(f"failed after {usage.attempts} attempts: {last_error}",
@@ -541,6 +548,16 @@ class LLMClient:
             return None
         if answer is None:
             return None
+        if answer.status != "ok":  # the same request failed permanently before: fail the same way, free
+            self._record(CallRecord(task=key.task, model=key.model, status="invalid" if answer.status == "invalid" else "error",
+                                    attempt=0, latency_ms=0, story_id=story_id, event_id=event_id,
+                                    partition_hour=partition_hour, error=answer.error, cached=True, cache_key=key.key))
+            usage.reused, usage.saved_usd, usage.attempts = 1, answer.cost_usd, answer.attempts
+            with self._totals_lock:
+                self._totals.setdefault(key.task, Usage(model=usage.model)).add(usage)
+            error_class = OutputInvalid if answer.status == "invalid" else RequestRejected
+            raise error_class(f"{answer.error} (stored answer for the same request)",
+                              attempts=answer.attempts, usage=usage)
         try:
             data = clean_model_output(answer.data)
             result = validator(data) if validator is not None else data

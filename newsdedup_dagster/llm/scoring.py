@@ -100,6 +100,7 @@ class Article:
     lang: str | None
     source: str
     published_at: datetime | None = None
+    item_id: str | None = None
 
 
 @dataclass
@@ -204,6 +205,18 @@ def user_prompt(facts: StoryFacts) -> str:
         lines.append(json.dumps(entry, ensure_ascii=False))
     lines.append(ARTICLES_CLOSE)
     return "\n".join(lines)
+
+
+def input_material(facts: StoryFacts) -> str:
+    """What a score is computed from, independent of article order: the coverage counts and the
+    story's articles (item id, language, source, time, title, the lead as the prompt cuts it),
+    sorted. Two stories with the same members and texts get the same material (llm/cache.py)."""
+    arts = ([facts.representative] if facts.representative else []) + list(facts.articles)
+    rows = sorted({(a.item_id or "", a.lang or "", a.source or "", _iso(a.published_at), clean_text(a.title),
+                    clean_text(a.summary)[:ARTICLE_TEXT_CHARS]) for a in arts})
+    return json.dumps({"items": facts.item_count, "sources": facts.source_count,
+                       "languages": sorted(facts.languages), "first": _iso(facts.first_published_at),
+                       "latest": _iso(facts.latest_published_at), "articles": rows}, ensure_ascii=False)
 
 
 def _iso(moment: datetime | None) -> str:

@@ -85,10 +85,11 @@ def load_story_facts(conn: psycopg.Connection, hour: datetime, limit: int) -> li
     ids = [r[0] for r in rows]
     articles: dict[str, list[scoring.Article]] = defaultdict(list)
     reps: dict[str, scoring.Article] = {}
-    for story_id, _item, title, summary, lang, source, published, is_rep in conn.execute(
+    for story_id, item_id, title, summary, lang, source, published, is_rep in conn.execute(
         db.load_sql("llm_story_articles"), {"story_ids": ids}
     ):
-        art = scoring.Article(title=title or "", summary=summary or "", lang=lang, source=source, published_at=published)
+        art = scoring.Article(title=title or "", summary=summary or "", lang=lang, source=source, published_at=published,
+                              item_id=item_id)
         if is_rep and story_id not in reps:
             reps[story_id] = art
         else:
@@ -183,7 +184,7 @@ def run_scoring(
             "score", model, system, scoring.user_prompt(facts),
             lambda data: scoring.validate_score(data, settings.pivot_lang),
             story_id=facts.story_id, partition_hour=hour, prompt_version=scoring.PROMPT_VERSION,
-            target_langs=(settings.pivot_lang,))
+            target_langs=(settings.pivot_lang,), input_material=scoring.input_material(facts))
 
     transient: list[tuple[scoring.StoryFacts, dict, LLMError]] = []
     config_error: LLMConfigError | None = None

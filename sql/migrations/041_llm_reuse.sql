@@ -8,7 +8,12 @@ CREATE TABLE IF NOT EXISTS llm_results (
     prompt_version  text NOT NULL,
     target_langs    text NOT NULL DEFAULT '',
     input_hash      text NOT NULL,              -- sha256 of the system + user text the model read
-    result          jsonb NOT NULL,             -- the model's (cleaned) JSON reply
+    -- ok: the model's (cleaned) JSON reply; invalid / rejected: a permanent failure (the same
+    -- request fails the same way on a rebuild: marked -1 again without paying for it again)
+    status          text NOT NULL DEFAULT 'ok' CHECK (status IN ('ok', 'invalid', 'rejected')),
+    result          jsonb,
+    error           text,
+    attempts        integer NOT NULL DEFAULT 1,
     tokens_in       integer NOT NULL DEFAULT 0,
     tokens_out      integer NOT NULL DEFAULT 0,
     cost_usd        numeric(12, 6) NOT NULL DEFAULT 0,
