@@ -61,7 +61,7 @@ def group_hour(
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (EVENTS_LOCK_KEY,))
         undone = {r[0] for r in conn.execute(db.load_sql("event_undo_memberships"), {"hour": hour})}
         result.reopened = len(conn.execute(db.load_sql("event_reopen"), {"hour": hour}).fetchall())
-        stale = {r[0] for r in conn.execute(db.load_sql("event_stale"))}
+        stale = {r[0] for r in conn.execute(db.load_sql("event_stale"), {"hour": hour})}
         if stale:  # centroids and windows must reflect current members before we compare
             conn.execute(db.load_sql("event_refresh"), {"event_ids": sorted(stale), "hour": hour})
 
