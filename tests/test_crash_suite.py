@@ -94,8 +94,19 @@ def stop_immediate_and_restart(server) -> None:
 
     pgexec("pg_ctl", ("-D", str(server.pgdata), "-m", "immediate", "-w", "stop"),
            bin_path=server.bin_path, user=server.system_user)
-    with PostgresServer._lock:
-        server.ensure_postgres_running()
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            # pgserver gives pg_ctl 10 s; crash recovery on a loaded machine can take longer. The
+            # server keeps starting after that timeout: the next attempt attaches to it.
+            with PostgresServer._lock:
+                server.ensure_postgres_running()
+            with psycopg.connect(admin_url(server), connect_timeout=5):
+                return
+        except (subprocess.SubprocessError, psycopg.OperationalError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
 
 
 # ------------------------------------------------------------------ running an hour

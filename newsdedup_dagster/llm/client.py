@@ -40,6 +40,10 @@ Retry rules (``settings.max_attempts`` attempts in total per call):
 - HTTP 401/403/404 (bad key, no access, unknown model): `LLMConfigError` at once; a configuration
   problem must fail the run, not mark every story as failed.
 
+Reuse and text: with a result cache (llm/cache.py) and a ``prompt_version``, an answer stored for the
+same request is returned without a call and recorded as a cached ``llm_calls`` row at zero cost;
+every reply is cleaned to plain text (llm/text.py) before validation and storage.
+
 Concurrency: at most ``settings.concurrency`` requests in flight per client (a semaphore), so a
 caller may simply submit work to a thread pool. The API key is given only to the openai client; every
 error string passes through `redact()` (the key, ``Bearer ...`` and ``sk-...`` shapes), and the
