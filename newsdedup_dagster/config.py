@@ -140,6 +140,11 @@ class LLMSettings:
     )
     # USD per 1M tokens, "model=in/out,model=in/out"; unknown models cost 0 and are flagged.
     prices: str = field(default_factory=lambda: env_str("NEWSDEDUP_LLM_PRICES", "deepseek-chat=0.27/1.10,qwen-plus=0.40/1.20,gpt-4o-mini=0.15/0.60"))
+    # Reuse stored answers for identical requests (llm/cache.py); off = always ask the model.
+    reuse: bool = field(default_factory=lambda: (env_str("NEWSDEDUP_LLM_REUSE", "true") or "").strip().lower()
+                        not in ("0", "false", "no", "off"))
+    # How far a model's significance may exceed the coverage heuristic (llm/scoring.py: bound_significance).
+    significance_margin: float = field(default_factory=lambda: env_float("NEWSDEDUP_SIGNIFICANCE_MARGIN", 4.0))
 
     @property
     def offline(self) -> bool:

@@ -32,6 +32,7 @@ from dagster import (
 from .. import db
 from ..config import LLMSettings
 from ..llm import report as llm_report
+from ..llm.cache import PostgresResultCache
 from ..llm.client import BackoffPolicy, LLMClient, PostgresCallRecorder, Usage, redact
 from ..llm.stages import MAX_STORIES_PER_RUN, MAX_TRANSLATION_ROWS_PER_RUN, OFFLINE_NOTE, run_scoring, run_translations
 from ..partitions import HOURLY_PARTITIONS, hour_start
@@ -92,7 +93,8 @@ class LLMResource(ConfigurableResource):
         if settings.offline:
             yield None
             return
-        client = LLMClient(settings, PostgresCallRecorder(database_url), backoff=self.backoff())
+        cache = PostgresResultCache(database_url) if settings.reuse else None
+        client = LLMClient(settings, PostgresCallRecorder(database_url), backoff=self.backoff(), cache=cache)
         try:
             yield client
         finally:
@@ -126,6 +128,9 @@ def _usage_metadata(usage: Usage) -> dict:
         "llm_calls": usage.calls, "llm_attempts": usage.attempts,
         "tokens_in": usage.tokens_in, "tokens_out": usage.tokens_out, "tokens_cached": usage.tokens_cached,
         "cost_usd": MetadataValue.float(float(usage.cost_usd)),
+        # answers reused from llm_results (same articles, model, prompt version, languages): no call, no cost
+        "llm_reused": usage.reused,
+        "cost_saved_usd": MetadataValue.float(float(usage.saved_usd)),
     }
 
 
@@ -133,9 +138,9 @@ def _partition_totals_md(conn, hour, tasks: list[str]) -> str:
     rows = conn.execute(db.load_sql("llm_partition_totals"), {"hour": hour, "tasks": tasks}).fetchall()
     if not rows:
         return "_no LLM calls recorded for this partition_"
-    lines = ["| task | calls | failed | tokens in | tokens out | cost (USD) |", "|---|---|---|---|---|---|"]
-    for task, calls, failed, tin, tout, cost in rows:
-        lines.append(f"| {task} | {calls} | {failed} | {tin} | {tout} | {float(cost):.6f} |")
+    lines = ["| task | calls | failed | reused | tokens in | tokens out | cost (USD) |", "|---|---|---|---|---|---|---|"]
+    for task, calls, failed, reused, tin, tout, cost in rows:
+        lines.append(f"| {task} | {calls} | {failed} | {reused} | {tin} | {tout} | {float(cost):.6f} |")
     return "\n".join(lines)
 
 
@@ -186,6 +191,8 @@ def story_scores(context: AssetExecutionContext, postgres: PostgresResource, llm
         "scored": rep.scored,
         "failed_permanent": rep.failed_permanent,
         "failed_transient": rep.failed_transient,
+        "reused": rep.reused,
+        "significance_capped": rep.capped,
         "top_stories": MetadataValue.md(llm_report.top_stories_markdown(top)),
         **_usage_metadata(rep.usage),
         "partition_llm_totals": MetadataValue.md(totals_md),
@@ -251,6 +258,7 @@ def story_translations(context: AssetExecutionContext, postgres: PostgresResourc
         "batches_failed_permanent": rep.batches_failed_permanent,
         "batches_failed_transient": rep.batches_failed_transient,
         "rows_translated": rep.rows_done,
+        "batches_reused": rep.batches_reused,
         "status_by_language": MetadataValue.md("\n".join(table) if status_rows else "_no stories scored in this partition_"),
         **_usage_metadata(rep.usage),
         "partition_llm_totals": MetadataValue.md(totals_md),

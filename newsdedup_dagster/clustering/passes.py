@@ -27,6 +27,7 @@ from ..embeddings.store import ModelInfo
 from . import store
 from .settings import ClusterSettings
 from .unionfind import UnionFind
+from ..crashpoints import crash_point
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +181,7 @@ def cluster_partition(
         attached_to = {s for _, s, *_ in matches}
         result.attached = len(matches)
         timings["pass1"] = time.perf_counter() - mark
+        crash_point("stories.after_pass1")
 
         # ---- pass 2
         mark = time.perf_counter()

@@ -26,6 +26,7 @@ from .providers import (
 )
 from .centring_prior import PRIOR_LANG, PRIOR_TEXTS, PRIOR_WEIGHT
 from .text import embedding_text, text_hash
+from ..crashpoints import crash_point
 
 # Advisory-lock key serialising model registration / index creation across processes.
 MODEL_LOCK_KEY = 727_030
@@ -293,6 +294,7 @@ def fill_cache(conn: psycopg.Connection, embedder: Embedder, info: ModelInfo, un
                 {"model": info.model, "hashes": chunk, "vectors": [vector_literal(v) for v in vectors]},
             )
         computed += len(chunk)
+        crash_point("item_embeddings.after_cache_batch")
     return len(unique) - len(missing), computed
 
 

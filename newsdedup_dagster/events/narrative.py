@@ -32,6 +32,7 @@ from psycopg.types.json import Jsonb
 
 from .. import db
 from ..config import LLMSettings, env_float, env_int
+from ..crashpoints import crash_point
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,8 @@ TITLE_MAX = 120
 # ones matter most; older ones are what the previous narrative already summarises.
 TIMELINE_MAX = 12
 
+# Part of every stored answer's key (llm/cache.py): bump it when the meaning of an answer changes.
+PROMPT_VERSION = "narrative-v1"
 SYSTEM_PROMPT = """You are a news editor who keeps a running explainer for a multi-day news event.
 The user message is a JSON object with "output_language", "event_title", "previous_narrative" (null the first time)
 and "timeline" (the event's stories in time order: date, headline, summary, sources, languages).
@@ -174,6 +177,7 @@ class NarrativeResult:
     translated_batches: int = 0
     failed_batches: int = 0
     translation_rows_skipped: int = 0
+    reused: int = 0              # narratives and translation batches reused from llm_results (no model call)
     errors: list[str] = field(default_factory=list)
 
     def as_metadata(self) -> dict:
@@ -233,10 +237,11 @@ def generate_narratives(
         from ..llm.translation import TRANSIENT_RUNS_BEFORE_GIVING_UP
 
         try:
-            data, _usage = client.complete_json(
+            data, usage = client.complete_json(
                 "narrative", llm_settings.narrative_model, SYSTEM_PROMPT,
                 narrative_prompt(title, timeline, previous, llm_settings.pivot_lang), validate_narrative,
-                event_id=event_id, partition_hour=hour, max_tokens=1500)
+                event_id=event_id, partition_hour=hour, max_tokens=1500, prompt_version=PROMPT_VERSION,
+                target_langs=(llm_settings.pivot_lang,))
         except LLMConfigError:
             raise
         except LLMError as exc:
@@ -260,6 +265,8 @@ def generate_narratives(
         _store(conn, event_id, hour, sections, llm_settings.pivot_lang, llm_settings.narrative_model, False,
                story_count, langs, llm_title=data.get("title"))
         result.generated += 1
+        result.reused += usage.reused
+        crash_point("events.after_first_narrative")
     return result
 
 
@@ -318,6 +325,7 @@ def translate_narratives(
                         "model": llm_settings.translation_model, "generated_at": job.extra["generated_at"],
                         "attempts": outcome.attempts})
             result.translated_batches += 1
+            result.reused += outcome.usage.reused
             return
         result.failed_batches += 1
         result.errors.append(f"{job.key} {','.join(job.langs)}: {outcome.error}")

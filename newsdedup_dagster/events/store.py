@@ -20,6 +20,7 @@ import psycopg
 
 from .. import db
 from .grouping import GroupingPlan, GroupingSettings, OpenEvent, StoryCandidate, plan_hour, timeline_gaps_hours, timeline_in_order
+from ..crashpoints import crash_point
 
 __all__ = ["HourResult", "group_hour", "check_invariants", "event_summaries", "InvariantReport"]
 
@@ -61,7 +62,7 @@ def group_hour(
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (EVENTS_LOCK_KEY,))
         undone = {r[0] for r in conn.execute(db.load_sql("event_undo_memberships"), {"hour": hour})}
         result.reopened = len(conn.execute(db.load_sql("event_reopen"), {"hour": hour}).fetchall())
-        stale = {r[0] for r in conn.execute(db.load_sql("event_stale"))}
+        stale = {r[0] for r in conn.execute(db.load_sql("event_stale"), {"hour": hour})}
         if stale:  # centroids and windows must reflect current members before we compare
             conn.execute(db.load_sql("event_refresh"), {"event_ids": sorted(stale), "hour": hour})
 
@@ -87,6 +88,7 @@ def group_hour(
 
         plan = plan_hour(candidates, open_events, story_event, story_story, now, settings)
         result.plan = plan
+        crash_point("events.after_plan")
 
         if plan.new_events:
             conn.execute(db.load_sql("event_insert_new"), {

@@ -37,6 +37,7 @@ from .netguard import AddressPolicy
 from .parse import ParseConfig, ParsedItem, ParseResult, parse_many
 from .replay import load_jsonl_partition, replay_fetch_results, replay_window
 from .sources import Source
+from ..crashpoints import crash_point
 
 MODES = ("live", "replay", "archive")
 # Live fetching of hour H is allowed until this long after H ends: the hourly
@@ -561,6 +562,7 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
             groups.append((result.source_id, fetch_ids[result.source_id], parsed, result.status == "ok"))
     with conn.transaction():
         groups, upserted = _store_groups(conn, groups, partition_start)
+        crash_point("raw_items.after_upsert")
         record_parse_outcomes(conn, {fetch_id: parsed for _, fetch_id, parsed, record in groups if record})
         counts = partition_item_counts(conn, partition_start)
     store_seconds = time.monotonic() - started + archive_seconds

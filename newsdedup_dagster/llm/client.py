@@ -40,6 +40,10 @@ Retry rules (``settings.max_attempts`` attempts in total per call):
 - HTTP 401/403/404 (bad key, no access, unknown model): `LLMConfigError` at once; a configuration
   problem must fail the run, not mark every story as failed.
 
+Reuse and text: with a result cache (llm/cache.py) and a ``prompt_version``, an answer stored for the
+same request is returned without a call and recorded as a cached ``llm_calls`` row at zero cost;
+every reply is cleaned to plain text (llm/text.py) before validation and storage.
+
 Concurrency: at most ``settings.concurrency`` requests in flight per client (a semaphore), so a
 caller may simply submit work to a thread pool. The API key is given only to the openai client; every
 error string passes through `redact()` (the key, ``Bearer ...`` and ``sk-...`` shapes), and the
@@ -64,6 +68,8 @@ from typing import Any, Protocol
 
 from ..config import LLMSettings, env_float
 from . import pricing
+from .cache import CachedAnswer, CacheKey, ResultCache, cache_key
+from .text import clean_model_output
 
 log = logging.getLogger(__name__)
 
@@ -121,9 +127,11 @@ class Usage:
     tokens_cached: int = 0
     cost_usd: Decimal = Decimal(0)
     attempts: int = 0
-    calls: int = 0          # completed complete_json() calls (ok or failed)
+    calls: int = 0          # completed complete_json() calls that reached the model (ok or failed)
     latency_ms: int = 0
     model: str = ""
+    reused: int = 0         # answers reused from llm_results instead of calling the model
+    saved_usd: Decimal = Decimal(0)  # what those answers cost when they were first paid for
 
     def add(self, other: "Usage") -> "Usage":
         self.tokens_in += other.tokens_in
@@ -133,12 +141,15 @@ class Usage:
         self.attempts += other.attempts
         self.calls += other.calls
         self.latency_ms += other.latency_ms
+        self.reused += other.reused
+        self.saved_usd += other.saved_usd
         return self
 
     def as_dict(self) -> dict:
         return {
             "tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "tokens_cached": self.tokens_cached,
             "cost_usd": float(self.cost_usd), "attempts": self.attempts, "calls": self.calls,
+            "reused": self.reused, "saved_usd": float(self.saved_usd),
         }
 
 
@@ -159,6 +170,8 @@ class CallRecord:
     story_id: str | None = None
     event_id: str | None = None
     partition_hour: datetime | None = None
+    cached: bool = False            # a reused answer (llm_results), no HTTP request made
+    cache_key: str | None = None
 
 
 class CallRecorder(Protocol):
@@ -319,6 +332,7 @@ class LLMClient:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         json_mode: bool = True,
+        cache: ResultCache | None = None,
     ):
         if settings.offline:
             raise ValueError("LLMClient needs NEWSDEDUP_LLM_BASE_URL; use the offline fallback instead")
@@ -330,6 +344,7 @@ class LLMClient:
         self.backoff = backoff or BackoffPolicy()
         self.prices = pricing.parse_prices(settings.prices)
         self.json_mode = json_mode
+        self.cache = cache
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._rng_lock = threading.Lock()
@@ -365,11 +380,25 @@ class LLMClient:
         max_attempts: int | None = None,
         temperature: float = 0.2,
         max_tokens: int | None = 1200,
+        prompt_version: str | None = None,
+        target_langs: tuple[str, ...] | list[str] = (),
+        input_material: str | None = None,
     ) -> tuple[Any, Usage]:
-        """One validated JSON answer (see the module docstring for the retry rules)."""
+        """One validated JSON answer (see the module docstring for the retry rules).
+
+        With a result cache and a ``prompt_version``, an answer stored for the same task, model,
+        prompt version, target languages and request text is reused (llm/cache.py) and no request
+        is made; every valid answer is stored. Everything the model writes is cleaned to plain text
+        (llm/text.py) before the validator, the cache or the caller see it."""
         attempts_allowed = max(1, max_attempts or self.settings.max_attempts)
         messages: list[dict] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         usage = Usage(model=model)
+        key: CacheKey | None = None
+        if self.cache is not None and prompt_version is not None:
+            key = cache_key(task, model, prompt_version, system, user, tuple(target_langs), input_material)
+            reused = self._reuse(key, validator, story_id, event_id, partition_hour, usage)
+            if reused is not None:
+                return reused, usage
         last_invalid: OutputInvalid | None = None
         last_error = "no attempt made"
         last_kind = "error"  # what the final attempt ended with decides the exception type
@@ -393,6 +422,9 @@ class LLMClient:
                     raise LLMConfigError(rec.error, attempts=attempt, usage=usage) from None
                 if status in (400, 413, 422):
                     self._finish(task, usage)
+                    if key is not None:
+                        self._store(key, CachedAnswer(None, usage.tokens_in, usage.tokens_out, usage.cost_usd,
+                                                      "rejected", rec.error, attempt))
                     raise RequestRejected(rec.error, attempts=attempt, usage=usage) from None
                 retry_after = parse_retry_after(getattr(exc.response, "headers", None))
                 if attempt < attempts_allowed:
@@ -417,7 +449,7 @@ class LLMClient:
             usage.latency_ms += rec.latency_ms
             content = completion.choices[0].message.content if completion.choices else None
             try:
-                data = parse_json_reply(content)
+                data = clean_model_output(parse_json_reply(content))
                 result = validator(data) if validator is not None else data
             except OutputInvalid as exc:
                 rec.status = "invalid"
@@ -432,12 +464,18 @@ class LLMClient:
                 ]
                 continue
             rec.status = "ok"
+            rec.cache_key = key.key if key is not None else None
             self._record(rec)
+            if key is not None:
+                self._store(key, CachedAnswer(data, rec.tokens_in, rec.tokens_out, rec.cost_usd))
             self._finish(task, usage)
             return result, usage
 
         self._finish(task, usage)
         if last_invalid is not None and last_kind == "invalid":
+            if key is not None:
+                self._store(key, CachedAnswer(None, usage.tokens_in, usage.tokens_out, usage.cost_usd,
+                                              "invalid", last_error, usage.attempts))
             raise OutputInvalid(f"invalid output after {usage.attempts} attempts: {last_error}",
                                 attempts=usage.attempts, usage=usage)
         raise LLMUnavailable(f"failed after {usage.attempts} attempts: {last_error}",
@@ -455,9 +493,10 @@ class LLMClient:
         for name in _FILTERED_LOGGERS:
             logging.getLogger(name).removeFilter(self._filter)
         self._openai.close()
-        close = getattr(self.recorder, "close", None)
-        if close is not None:
-            close()
+        for part in (self.recorder, self.cache):
+            close = getattr(part, "close", None)
+            if close is not None:
+                close()
 
     def __enter__(self) -> "LLMClient":
         return self
@@ -502,6 +541,47 @@ class LLMClient:
             delay = max(delay, retry_after)
         log.info("llm %s attempt %d failed (%s); retrying in %.2fs", task, attempt, error, delay)
         self._sleep(delay)
+
+    def _reuse(self, key: CacheKey, validator: Validator | None, story_id, event_id, partition_hour,
+               usage: Usage) -> Any:
+        """The validated stored answer for ``key`` (recorded as a cached call), or None."""
+        try:
+            answer = self.cache.get(key)
+        except Exception as exc:  # a cache outage costs money, not correctness
+            log.error("llm result cache lookup failed: %s", self._error_text(str(exc)))
+            return None
+        if answer is None:
+            return None
+        if answer.status != "ok":  # the same request failed permanently before: fail the same way, free
+            self._record(CallRecord(task=key.task, model=key.model, status="invalid" if answer.status == "invalid" else "error",
+                                    attempt=0, latency_ms=0, story_id=story_id, event_id=event_id,
+                                    partition_hour=partition_hour, error=answer.error, cached=True, cache_key=key.key))
+            usage.reused, usage.saved_usd, usage.attempts = 1, answer.cost_usd, answer.attempts
+            with self._totals_lock:
+                self._totals.setdefault(key.task, Usage(model=usage.model)).add(usage)
+            error_class = OutputInvalid if answer.status == "invalid" else RequestRejected
+            raise error_class(f"{answer.error} (stored answer for the same request)",
+                              attempts=answer.attempts, usage=usage)
+        try:
+            data = clean_model_output(answer.data)
+            result = validator(data) if validator is not None else data
+        except OutputInvalid as exc:
+            log.info("stored %s answer no longer validates (%s); asking the model again", key.task, exc)
+            return None
+        self._record(CallRecord(task=key.task, model=key.model, status="ok", attempt=0, latency_ms=0,
+                                story_id=story_id, event_id=event_id, partition_hour=partition_hour,
+                                cached=True, cache_key=key.key))
+        usage.reused = 1
+        usage.saved_usd = answer.cost_usd
+        with self._totals_lock:
+            self._totals.setdefault(key.task, Usage(model=usage.model)).add(usage)
+        return result
+
+    def _store(self, key: CacheKey, answer: CachedAnswer) -> None:
+        try:
+            self.cache.put(key, answer)
+        except Exception as exc:  # the answer is still good for this run
+            log.error("could not store an llm answer for reuse: %s", self._error_text(str(exc)))
 
     def _record(self, rec: CallRecord) -> None:
         try:

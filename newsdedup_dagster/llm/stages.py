@@ -33,6 +33,7 @@ import psycopg
 from .. import db
 from ..config import LLMSettings
 from . import scoring, translation
+from ..crashpoints import crash_point
 from .client import LLMClient, LLMConfigError, LLMError, LLMUnavailable, Usage
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,8 @@ class ScoringReport:
     scored: int = 0
     failed_permanent: int = 0
     failed_transient: int = 0
+    reused: int = 0            # scores taken from llm_results (no model call)
+    capped: int = 0            # significance lowered to what the story's coverage supports
     usage: Usage = field(default_factory=Usage)
     errors: list[str] = field(default_factory=list)   # redacted, at most 10
 
@@ -68,6 +71,7 @@ class TranslationReport:
     batches_failed_permanent: int = 0
     batches_failed_transient: int = 0
     rows_done: int = 0
+    batches_reused: int = 0    # batches taken from llm_results (no model call)
     usage: Usage = field(default_factory=Usage)
     errors: list[str] = field(default_factory=list)
 
@@ -81,10 +85,11 @@ def load_story_facts(conn: psycopg.Connection, hour: datetime, limit: int) -> li
     ids = [r[0] for r in rows]
     articles: dict[str, list[scoring.Article]] = defaultdict(list)
     reps: dict[str, scoring.Article] = {}
-    for story_id, _item, title, summary, lang, source, published, is_rep in conn.execute(
+    for story_id, item_id, title, summary, lang, source, published, is_rep in conn.execute(
         db.load_sql("llm_story_articles"), {"story_ids": ids}
     ):
-        art = scoring.Article(title=title or "", summary=summary or "", lang=lang, source=source, published_at=published)
+        art = scoring.Article(title=title or "", summary=summary or "", lang=lang, source=source, published_at=published,
+                              item_id=item_id)
         if is_rep and story_id not in reps:
             reps[story_id] = art
         else:
@@ -103,10 +108,16 @@ def load_story_facts(conn: psycopg.Connection, hour: datetime, limit: int) -> li
 
 
 def _save_score(conn, facts: scoring.StoryFacts, meta: dict, result: scoring.ScoreResult, model: str,
-                hour: datetime, langs: tuple[str, ...]) -> None:
+                hour: datetime, langs: tuple[str, ...], margin: float = scoring.SIGNIFICANCE_MARGIN) -> bool:
+    """Store a score. A model's significance is capped by the story's coverage
+    (scoring.bound_significance); the model's own figure is kept in model_significance when lowered."""
+    significance, model_significance = result.significance, None
+    if not result.offline:
+        significance = scoring.bound_significance(result.significance, facts, margin)
+        model_significance = result.significance if significance < result.significance else None
     params = {
         "story_id": facts.story_id, **{d: result.dims.get(d) for d in scoring.DIMENSIONS},
-        "significance": result.significance, "headline": result.headline, "summary": result.summary,
+        "significance": significance, "model_significance": model_significance, "headline": result.headline, "summary": result.summary,
         "pivot_lang": result.pivot_lang, "model": model, "offline": result.offline,
         "article_count": facts.item_count, "languages": facts.languages, "source_count": facts.source_count,
         "hour": hour,
@@ -120,6 +131,7 @@ def _save_score(conn, facts: scoring.StoryFacts, meta: dict, result: scoring.Sco
         "status": 2 if result.offline else 1,
         "error": OFFLINE_NOTE if result.offline else None,
     })
+    return model_significance is not None
 
 
 def _fail_score(conn, facts: scoring.StoryFacts, meta: dict, exc: LLMError, max_attempts: int) -> int:
@@ -171,7 +183,8 @@ def run_scoring(
         return client.complete_json(
             "score", model, system, scoring.user_prompt(facts),
             lambda data: scoring.validate_score(data, settings.pivot_lang),
-            story_id=facts.story_id, partition_hour=hour)
+            story_id=facts.story_id, partition_hour=hour, prompt_version=scoring.PROMPT_VERSION,
+            target_langs=(settings.pivot_lang,), input_material=scoring.input_material(facts))
 
     transient: list[tuple[scoring.StoryFacts, dict, LLMError]] = []
     config_error: LLMConfigError | None = None
@@ -201,8 +214,12 @@ def run_scoring(
                     continue
                 report.usage.add(usage)
                 with conn.transaction():  # each story commits on its own, as it returns
-                    _save_score(conn, facts, meta, result, model, hour, settings.translation_langs)
+                    capped = _save_score(conn, facts, meta, result, model, hour, settings.translation_langs,
+                                         settings.significance_margin)
                 report.scored += 1
+                report.reused += usage.reused
+                report.capped += capped
+                crash_point("story_scores.after_first_commit")
             if config_error is not None:
                 pending = {f for f in pending if not f.cancelled()}
     if config_error is not None:
@@ -284,7 +301,9 @@ def run_translations(
                     "summaries": [outcome.translations[lang]["summary"] for lang in langs],
                     "scored_at": job.extra["scored_at"]})
             report.batches_ok += 1
+            report.batches_reused += outcome.usage.reused
             report.rows_done += cur.rowcount
+            crash_point("story_translations.after_first_batch")
             return
         _note(report.errors, f"{job.story_id} {'/'.join(job.langs)}: {outcome.error}")
         if outcome.error.permanent:

@@ -50,6 +50,8 @@ from .client import LLMClient, LLMConfigError, LLMError, OutputInvalid, Usage
 from .scoring import language_name
 
 LANGS_PER_CALL = 2
+# Part of every stored answer's key (llm/cache.py): bump it when the meaning of an answer changes.
+PROMPT_VERSION = "translate-v1"
 # A transient failure (endpoint trouble) is retried on later runs; after this many runs' worth of
 # attempts (x settings.max_attempts) the item is given up as -1 so it cannot be retried forever.
 TRANSIENT_RUNS_BEFORE_GIVING_UP = 3
@@ -124,7 +126,7 @@ def translate_fields(
         task, model, SYSTEM_PROMPT, translation_prompt(fields, langs, source_lang),
         lambda data: validate_translations(data, fields, langs),
         story_id=story_id, event_id=event_id, partition_hour=partition_hour,
-        max_tokens=max(800, min(4000, budget)),
+        max_tokens=max(800, min(4000, budget)), prompt_version=PROMPT_VERSION, target_langs=tuple(langs),
     )
 
 

@@ -25,6 +25,7 @@ from ..db import load_sql
 from .cluster import cluster_headlines
 from .headline import NearDupConfig
 from .representative import HeadlineItem, choose_representative
+from ..crashpoints import crash_point
 
 # Lookback for candidates and IDF (the default). Same-story wire copies
 # arrive within hours; 36 h also matches the story age limit.
@@ -139,6 +140,7 @@ def dedup_partition(conn: psycopg.Connection, hour: datetime, *, lookback_hours:
             )
             for _, rule, _ in matches.values():
                 report.by_rule[rule] += 1
+        crash_point("item_duplicates.after_insert")
         anchors = sorted({a for a, _, _ in matches.values()})
         _refresh_groups(conn, anchors, hour, report)
         # Groups that lost their members in this rerun.

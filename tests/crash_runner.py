@@ -1,0 +1,28 @@
+"""Run one hourly partition of the pipeline in this process (the crash suite's subprocess).
+
+    python tests/crash_runner.py 2026-11-02-01:00
+
+Everything comes from the environment the suite sets (NEWSDEDUP_DATABASE_URL, the LLM endpoint,
+and the test-only NEWSDEDUP_TEST_CRASH_AT read by newsdedup_dagster/crashpoints.py). Exit code 0
+when every step succeeded, 1 otherwise; a crash point ends the process with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from dagster import DagsterInstance
+
+from newsdedup_dagster.definitions import HOURLY_JOB_NAME, defs
+from newsdedup_dagster.instance import QUIET_RUN_CONFIG
+
+
+def main(partition_key: str) -> int:
+    job = defs.resolve_job_def(HOURLY_JOB_NAME)
+    result = job.execute_in_process(partition_key=partition_key, instance=DagsterInstance.ephemeral(),
+                                    raise_on_error=False, run_config=QUIET_RUN_CONFIG)
+    return 0 if result.success else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
