@@ -31,8 +31,9 @@ JSON_FEED_VERSION = "https://jsonfeed.org/version/1.1"
 GENERATOR = "newsdedup"
 
 # Characters XML 1.0 cannot carry at all (escaping does not help): C0 controls except tab/LF/CR,
-# lone surrogates, U+FFFE/U+FFFF.
-_XML_INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# lone surrogates, U+FFFE/U+FFFF; and the C1 controls it discourages, which feed readers decode
+# as Windows-1252 (U+0080 shows as "€").
+_XML_INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\u007e\u00a0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def xml_text(value: str | None) -> str:
