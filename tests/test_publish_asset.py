@@ -122,8 +122,14 @@ def test_feeds_parse_and_a_grown_story_updates_in_place(clean_db, conn, tmp_path
     assert (tmp_path / "en" / "atom.xml").read_text(encoding="utf-8") == before_bytes
 
     # An hour later the story gained an article from a new outlet and a new score.
+    s2_page = tmp_path / "en" / "story" / "s2.html"
+    s2_mtime = s2_page.stat().st_mtime_ns
+    (tmp_path / "fr" / "story" / "s2.html").unlink()  # a lost page is written again
     _grow(conn, "s1", "en", 10.5, 8.5)
     r2 = _run(clean_db, H1, tmp_path)
+    assert s2_page.stat().st_mtime_ns == s2_mtime  # unchanged story: its page is not rewritten
+    assert (tmp_path / "fr" / "story" / "s2.html").exists()
+    assert "New outlet en" in (tmp_path / "fr" / "story" / "s1.html").read_text(encoding="utf-8")
     md2 = r2.asset_materializations_for_node("story_feeds")[-1].metadata
     assert md2["new_entries"].value == 0 and md2["updated_entries"].value >= 2  # s1 in en and fr
     second = check_output_dir(tmp_path)

@@ -30,7 +30,7 @@ from ..digest.select import Selected
 from .labels import labels_for, text_direction
 from .model import (EventView, FeedCandidate, StoryView, decide_stamp, feed_tag_uri, fingerprint, story_views)
 from .render import (EventStoryLine, FeedMeta, RootLanguage, build_atom, build_json_feed, render_event,
-                     render_index, render_root, render_story)
+                     render_index, render_root, render_story, story_page_hash)
 from .select import load_since, select_day, select_feed
 from .write import atomic_write
 
@@ -133,17 +133,20 @@ def publish_hour(conn: psycopg.Connection, hour: datetime, settings: PublishSett
     shown = set(shown_ids)
 
     upserts: dict[str, list] = {k: [] for k in ("story_ids", "langs", "entry_ids", "published", "updated",
-                                                "fingerprints", "article_counts", "partitions")}
+                                                "fingerprints", "page_hashes", "article_counts", "partitions")}
     root_langs: list[RootLanguage] = []
     root_stamp = None
     for lang in langs:
         labels = labels_for(lang)
         views = story_views(hour.date(), lang, records + extra_records, by_id)
         view_of = {v.story_id: v for v in views}
-        stored = {sid: (eid, pub, upd, fp) for sid, eid, pub, upd, fp in conn.execute(
-            db.load_sql("publish_entries_load"), {"lang": lang, "story_ids": shown_ids})}
+        stored, stored_pages = {}, {}
+        for sid, eid, pub, upd, fp, page_hash in conn.execute(db.load_sql("publish_entries_load"),
+                                                               {"lang": lang, "story_ids": shown_ids}):
+            stored[sid], stored_pages[sid] = (eid, pub, upd, fp), page_hash
         lang_out = LanguageOutput(lang, out_dir / lang / "atom.xml", out_dir / lang / "feed.json",
                                   out_dir / lang / "index.html")
+        decisions = {}
         for sid in shown_ids:
             view = view_of.get(sid)
             if view is None:
@@ -152,12 +155,7 @@ def publish_hour(conn: psycopg.Connection, hour: datetime, settings: PublishSett
             decided = decide_stamp(stored.get(sid), view.fingerprint, stamp, settings.tag_authority, sid, lang)
             view.entry_id, view.published_at, view.updated_at = decided.entry_id, decided.published_at, decided.updated_at
             setattr(lang_out, decided.status, getattr(lang_out, decided.status) + 1)
-            if decided.status != "unchanged":
-                for key, value in (("story_ids", sid), ("langs", lang), ("entry_ids", decided.entry_id),
-                                   ("published", decided.published_at), ("updated", decided.updated_at),
-                                   ("fingerprints", view.fingerprint), ("article_counts", view.article_count),
-                                   ("partitions", hour)):
-                    upserts[key].append(value)
+            decisions[sid] = decided
         feed_views = [view_of[s] for s in result.feed_stories if s in view_of]
         # Newest change first: what a reader scrolling the raw feed expects.
         feed_views.sort(key=lambda v: (v.updated_at, v.significance, v.story_id), reverse=True)
@@ -171,9 +169,18 @@ def publish_hour(conn: psycopg.Connection, hour: datetime, settings: PublishSett
         others = [x for x in langs if x != lang]
         changed = 0
         # Pages first, feeds last: a feed never links to a page that is not there yet.
-        for view in (view_of[s] for s in shown_ids if s in view_of):
-            changed += atomic_write(lang_dir / view.page, render_story(meta, view, others))
-            lang_out.story_pages += 1
+        for sid in decisions:
+            view, decided = view_of[sid], decisions[sid]
+            page_hash = story_page_hash(meta, view, others)
+            if page_hash != stored_pages.get(sid) or not (lang_dir / view.page).exists():
+                changed += atomic_write(lang_dir / view.page, render_story(meta, view, others))
+                lang_out.story_pages += 1
+            if decided.status != "unchanged" or page_hash != stored_pages.get(sid):
+                for key, value in (("story_ids", sid), ("langs", lang), ("entry_ids", decided.entry_id),
+                                   ("published", decided.published_at), ("updated", decided.updated_at),
+                                   ("fingerprints", view.fingerprint), ("page_hashes", page_hash),
+                                   ("article_counts", view.article_count), ("partitions", hour)):
+                    upserts[key].append(value)
         events: dict[str, EventView] = {v.event.event_id: v.event for v in view_of.values()
                                         if v.story_id in shown and v.event is not None}
         for eid, event in events.items():

@@ -86,6 +86,8 @@ class StoryView:
     entry_id: str = ""
     published_at: datetime | None = None
     updated_at: datetime | None = None
+    content_html: str | None = None     # the feed entry's body, rendered once for Atom and JSON
+    content_key: tuple | None = None
 
 
 def _event_view(e: DigestEvent | None) -> EventView | None:

@@ -9,6 +9,7 @@ server or bucket; feeds carry absolute URLs under the configured base URL, as re
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -21,7 +22,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from .model import EventView, StoryView
 
 __all__ = ["FeedMeta", "EventStoryLine", "RootLanguage", "xml_text", "rfc3339", "build_atom", "build_json_feed",
-           "render_entry_content", "render_index", "render_story", "render_event", "render_root",
+           "render_entry_content", "render_index", "render_story", "story_page_hash", "render_event", "render_root",
            "ATOM_NS", "JSON_FEED_VERSION"]
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
@@ -98,10 +99,10 @@ def _fmt(template: str, **values) -> str:
 
 
 def _page(template: str, meta: FeedMeta | None, lang: str, direction: str, labels: dict, root: str,
-          page_title: str, site_title: str, generated: datetime, **context) -> str:
+          page_title: str, site_title: str, generated: datetime | None, **context) -> str:
     return _env().get_template(template).render(
         lang=lang, dir=direction, L=labels, fmt=_fmt, root=root, page_title=page_title, site_title=site_title,
-        feeds=meta, generated=rfc3339(generated), **context)
+        feeds=meta, generated=rfc3339(generated) if generated else None, **context)
 
 
 # ------------------------------------------------------------------------------ HTML pages
@@ -111,15 +112,39 @@ def render_index(meta: FeedMeta, day: date, stories: list[StoryView]) -> str:
                  meta.updated, day=day.isoformat(), stories=stories)
 
 
+_TEMPLATES_HASH: str | None = None
+
+
+def _templates_hash() -> str:
+    global _TEMPLATES_HASH
+    if _TEMPLATES_HASH is None:
+        digest = hashlib.sha256()
+        for path in sorted(TEMPLATES_DIR.glob("*.j2")):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        _TEMPLATES_HASH = digest.hexdigest()
+    return _TEMPLATES_HASH
+
+
+def story_page_hash(meta: FeedMeta, story: StoryView, other_langs: list[str]) -> str:
+    """Everything `render_story` reads, hashed: an unchanged story page is not rendered again."""
+    inputs = (story.story_id, story.headline, story.headline_lang, story.is_original, story.summary,
+              story.summary_lang, story.significance, story.langs, story.source_count, story.article_count,
+              story.sources, story.first_published_at, story.latest_published_at, story.updated_at, story.event,
+              story.page, other_langs, meta.lang, meta.dir, meta.title, meta.site_title, sorted(meta.labels.items()),
+              _templates_hash())
+    return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# A story or event page carries no site-wide stamp, so it is rewritten only when it changed.
 def render_story(meta: FeedMeta, story: StoryView, other_langs: list[str]) -> str:
     return _page("story.html.j2", meta, meta.lang, meta.dir, meta.labels, "../../",
-                 f"{story.headline} · {meta.site_title}", meta.site_title, meta.updated,
+                 f"{story.headline} · {meta.site_title}", meta.site_title, None,
                  s=story, other_langs=other_langs)
 
 
 def render_event(meta: FeedMeta, event: EventView, stories: list[EventStoryLine]) -> str:
     return _page("event.html.j2", meta, meta.lang, meta.dir, meta.labels, "../../",
-                 f"{event.title} · {meta.site_title}", meta.site_title, meta.updated, e=event, stories=stories)
+                 f"{event.title} · {meta.site_title}", meta.site_title, None, e=event, stories=stories)
 
 
 def render_root(site_title: str, lang: str, direction: str, labels: dict, languages: list[RootLanguage],
@@ -129,7 +154,17 @@ def render_root(site_title: str, lang: str, direction: str, labels: dict, langua
 
 
 def render_entry_content(meta: FeedMeta, story: StoryView) -> str:
-    """The entry's HTML body (summary, counts, every source, the event), absolute links only."""
+    """The entry's HTML body (summary, counts, every source, the event), absolute links only.
+    Cached on the view: the Atom and the JSON feed carry the same body."""
+    key = (meta.base_url, meta.lang)
+    if story.content_html is not None and story.content_key == key:
+        return story.content_html
+    story.content_key = key
+    story.content_html = _entry_content(meta, story)
+    return story.content_html
+
+
+def _entry_content(meta: FeedMeta, story: StoryView) -> str:
     event_url = meta.url(story.event.page) if story.event else ""
     return _env().get_template("entry_content.html.j2").render(
         s=story, L=meta.labels, fmt=_fmt, story_url=meta.url(story.page), event_url=event_url).strip()

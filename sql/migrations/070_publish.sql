@@ -10,6 +10,7 @@ CREATE TABLE IF NOT EXISTS publish_entries (
     published_at       timestamptz NOT NULL,   -- first time the entry appeared in a feed
     updated_at         timestamptz NOT NULL,   -- last time its content changed
     fingerprint        text NOT NULL,          -- hash of what the entry shows
+    page_hash          text,                   -- hash of what the story page shows (skip re-rendering)
     article_count      integer NOT NULL DEFAULT 0,
     first_partition    timestamptz NOT NULL,
     updated_partition  timestamptz NOT NULL,
