@@ -39,10 +39,10 @@ def story_feeds(context: AssetExecutionContext, config: StoryFeedsConfig, postgr
     settings = PublishSettings()
     if config.output_dir:
         settings = replace(settings, output_dir=Path(config.output_dir).expanduser().resolve())
-    langs = [x.strip() for x in config.langs.split(",") if x.strip()] if config.langs else None
+    langs = ([x.strip() for x in config.langs.split(",") if x.strip()] if config.langs else None) or settings.feed_langs()
     hour = hour_start(context.partition_key)
     with postgres.connection() as conn:
-        result = publish_hour(conn, hour, settings, now=datetime.now(timezone.utc), langs=langs, force=config.force)
+        result = publish_hour(conn, hour, settings, langs, now=datetime.now(timezone.utc), force=config.force)
     if result.skipped:
         context.log.info("story_feeds %s: skipped: %s", context.partition_key, result.skipped)
         return MaterializeResult(metadata={"skipped": MetadataValue.text(result.skipped),

@@ -3,7 +3,7 @@ every language's feeds and pages atomically, remember what was published. No Dag
 settings are passed in.
 
     from newsdedup_dagster.publish.build import publish_hour
-    result = publish_hour(conn, hour, PublishSettings(), now=datetime.now(timezone.utc))
+    result = publish_hour(conn, hour, PublishSettings(), ["en", "fr"], now=datetime.now(timezone.utc))
     result.languages["en"].atom_path      # <output_dir>/en/atom.xml
 
 Layout of the output directory:
@@ -99,13 +99,13 @@ def _event_stories(conn: psycopg.Connection, event_ids: list[str]) -> dict[str, 
     return out
 
 
-def publish_hour(conn: psycopg.Connection, hour: datetime, settings: PublishSettings, *, now: datetime,
-                 langs: list[str] | tuple[str, ...] | None = None, force: bool = False) -> PublishResult:
+def publish_hour(conn: psycopg.Connection, hour: datetime, settings: PublishSettings,
+                 langs: list[str] | tuple[str, ...], *, now: datetime, force: bool = False) -> PublishResult:
     """Write the feeds and site as of the end of `hour`. Idempotent: unchanged stories keep their
     stamps, so a rerun writes the same bytes. An hour older than the newest one already written
     to the directory is skipped unless `force` (a backfill must not roll a live feed back)."""
     out_dir = settings.output_dir
-    langs = list(dict.fromkeys(langs or settings.feed_langs()))
+    langs = list(dict.fromkeys(langs))
     until = hour + timedelta(hours=1)
     result = PublishResult(hour, out_dir)
     conn.execute(db.load_sql("publish_lock"), {"output_dir": str(out_dir)})
