@@ -13,7 +13,8 @@ def atomic_write(path: Path, data: str | bytes) -> bool:
     """Write `data` to `path` via a temporary file in the same directory and os.replace, so a
     reader sees the old file or the new one, never half of one. Identical content is left alone
     (its mtime too: conditional GETs and syncs stay cheap). Returns True when the file changed."""
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    # "replace": a lone surrogate (never stored by PostgreSQL, but possible in a str) is no reason to fail.
+    payload = data.encode("utf-8", "replace") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         if path.stat().st_size == len(payload) and path.read_bytes() == payload:
