@@ -197,3 +197,21 @@ def test_site_pages_and_window(clean_db, conn, tmp_path, monkeypatch):
     assert 'href="en/atom.xml"' in root and 'href="en/feed.json"' in root
     leftovers = [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
     assert leftovers == []
+
+
+def test_directory_lock_is_released_after_a_failure(clean_db, conn, tmp_path):
+    import pytest
+
+    from newsdedup_dagster.config import PublishSettings
+    from newsdedup_dagster.publish.build import publish_hour
+
+    _seed(conn)
+    settings = PublishSettings(output_dir=tmp_path)
+    hour = datetime(2026, 11, 2, 10, tzinfo=timezone.utc)
+    with pytest.raises(TypeError):
+        publish_hour(conn, hour, settings, ["en"], now="not a time")  # fails after taking the lock
+    held = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
+    assert conn.execute(held).fetchone()[0] == 0
+    result = publish_hour(conn, hour, settings, ["en"], now=hour + timedelta(hours=2))
+    assert result.languages["en"].feed_entries == 2
+    assert conn.execute(held).fetchone()[0] == 0

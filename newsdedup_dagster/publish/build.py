@@ -104,11 +104,22 @@ def publish_hour(conn: psycopg.Connection, hour: datetime, settings: PublishSett
     """Write the feeds and site as of the end of `hour`. Idempotent: unchanged stories keep their
     stamps, so a rerun writes the same bytes. An hour older than the newest one already written
     to the directory is skipped unless `force` (a backfill must not roll a live feed back)."""
+    lock = {"output_dir": str(settings.output_dir)}
+    conn.execute(db.load_sql("publish_lock"), lock)
+    conn.commit()
+    try:
+        return _publish_locked(conn, hour, settings, list(dict.fromkeys(langs)), now, force)
+    finally:
+        conn.rollback()  # a failed statement must not keep the unlock from running
+        conn.execute(db.load_sql("publish_unlock"), lock)
+        conn.commit()
+
+
+def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishSettings, langs: list[str],
+                    now: datetime, force: bool) -> PublishResult:
     out_dir = settings.output_dir
-    langs = list(dict.fromkeys(langs))
     until = hour + timedelta(hours=1)
     result = PublishResult(hour, out_dir)
-    conn.execute(db.load_sql("publish_lock"), {"output_dir": str(out_dir)})
     row = conn.execute(db.load_sql("publish_state_get"), {"output_dir": str(out_dir)}).fetchone()
     if row and hour < row[0] and not force:
         conn.commit()

@@ -1,2 +1,2 @@
--- One writer per output directory at a time (released at commit).
-SELECT pg_advisory_xact_lock(hashtext('newsdedup.publish:' || %(output_dir)s))
+-- One writer per output directory at a time (session lock: the run commits several times).
+SELECT pg_advisory_lock(hashtext('newsdedup.publish:' || %(output_dir)s))
