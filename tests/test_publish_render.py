@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from newsdedup_dagster.config import PublishSettings
 from newsdedup_dagster.digest.render import SourceLink, StoryRecord, clean_line
 from newsdedup_dagster.publish.labels import labels_for
-from newsdedup_dagster.publish.model import (FeedCandidate, decide_stamp, fingerprint, safe_name, story_views,
+from newsdedup_dagster.publish.model import (FeedCandidate, SourceArticle, decide_stamp, fingerprint, safe_name, story_views,
                                              valid_lang_tag)
 from newsdedup_dagster.publish.render import (ATOM_NS, FeedMeta, build_atom, build_json_feed, render_index, render_story,
                                               xml_text)
@@ -205,11 +205,16 @@ PAGE_TAGS = {"html", "head", "meta", "title", "link", "style", "body", "header",
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(headline=ANY_TEXT, summary=ANY_TEXT, source=ANY_TEXT)
 def test_any_text_stays_text_on_the_pages(headline, summary, source):
-    view = _view(_record(headline or "x", summary, [SourceLink(source, "https://ok.example/a", "en")]))
-    for page in (render_story(_meta(), view, ["fr"]), render_index(_meta(), T.date(), [view])):
+    articles = {"s1": [SourceArticle(source, "https://ok.example/a", "en", headline, T)]}
+    view = story_views(T.date(), "en", [_record(headline or "x", summary)], {"s1": _candidate()}, articles)[0]
+    view.entry_id, view.published_at, view.updated_at = "tag:x,2026:s1", T, T
+    story_page = render_story(_meta(), view, ["fr"])
+    for page in (story_page, render_index(_meta(), T.date(), [view])):
         parser = _Tags()
         parser.feed(page)
         parser.close()
         assert parser.tags <= PAGE_TAGS, parser.tags - PAGE_TAGS   # no element came from the data
         assert not any(name.startswith("on") for name, _ in parser.attrs)
         assert view.headline in "".join(parser.text)
+        if page is story_page:  # the article's own headline, listed with its source, is text too
+            assert view.sources[0].title in "".join(parser.text)

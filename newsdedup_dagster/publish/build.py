@@ -28,7 +28,7 @@ from ..digest.build import load_records
 from ..digest.render import StoryRecord
 from ..digest.select import Selected
 from .labels import labels_for, text_direction
-from .model import (EventView, FeedCandidate, StoryView, decide_stamp, feed_tag_uri, fingerprint, story_views)
+from .model import (EventView, FeedCandidate, SourceArticle, decide_stamp, feed_tag_uri, fingerprint, story_views)
 from .render import (EventStoryLine, FeedMeta, RootLanguage, build_atom, build_json_feed, render_event,
                      render_index, render_root, render_story, story_page_hash)
 from .select import load_since, select_day, select_feed
@@ -91,6 +91,15 @@ def _records(conn: psycopg.Connection, story_ids: list[str]) -> list[StoryRecord
     return load_records(conn, [Selected(n + 1, sid, None, None, 0.0) for n, sid in enumerate(story_ids)])
 
 
+def _source_articles(conn: psycopg.Connection, story_ids: list[str]) -> dict[str, list[SourceArticle]]:
+    out: dict[str, list[SourceArticle]] = {}
+    if story_ids:
+        for sid, name, url, lang, title, published in conn.execute(db.load_sql("publish_story_sources"),
+                                                                   {"story_ids": story_ids}):
+            out.setdefault(sid, []).append(SourceArticle(name, url, lang, title, published))
+    return out
+
+
 def _event_stories(conn: psycopg.Connection, event_ids: list[str]) -> dict[str, list[tuple[str, datetime, int]]]:
     out: dict[str, list[tuple[str, datetime, int]]] = {}
     if event_ids:
@@ -139,6 +148,7 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
     event_members = _event_stories(conn, event_ids)
     extra_ids = sorted({sid for members in event_members.values() for sid, _, _ in members} - set(shown_ids))
     extra_records = _records(conn, extra_ids)
+    articles = _source_articles(conn, shown_ids)
     first_published = dict(conn.execute(db.load_sql("publish_feed_first")).fetchall())
     stamp = min(until, now)
     shown = set(shown_ids)
@@ -149,7 +159,7 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
     root_stamp = None
     for lang in langs:
         labels = labels_for(lang)
-        views = story_views(hour.date(), lang, records + extra_records, by_id)
+        views = story_views(hour.date(), lang, records + extra_records, by_id, articles)
         view_of = {v.story_id: v for v in views}
         stored, stored_pages = {}, {}
         for sid, eid, pub, upd, fp, page_hash in conn.execute(db.load_sql("publish_entries_load"),

@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from ..digest.render import DigestEvent, SourceLink, StoryRecord, build_view, clean_line, safe_url
+from ..digest.render import DigestEvent, StoryRecord, build_view, clean_line, safe_url
 
-__all__ = ["FeedCandidate", "StoryView", "EventView", "EntryStamp", "story_views", "fingerprint", "decide_stamp",
+__all__ = ["FeedCandidate", "SourceArticle", "StoryView", "EventView", "EntryStamp", "story_views", "fingerprint", "decide_stamp",
            "entry_tag_uri", "feed_tag_uri", "safe_name", "valid_lang_tag"]
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,120}$")
@@ -53,6 +53,17 @@ class FeedCandidate:
 
 
 @dataclass(frozen=True)
+class SourceArticle:
+    """One source of a story with its own article: what a story page lists."""
+
+    name: str
+    url: str                    # "" when the article's URL is not an absolute http(s) URL
+    lang: str | None
+    title: str = ""
+    published_at: datetime | None = None
+
+
+@dataclass(frozen=True)
 class EventView:
     event_id: str
     title: str
@@ -77,7 +88,7 @@ class StoryView:
     langs: tuple[str, ...]
     source_count: int
     article_count: int
-    sources: list[SourceLink]   # every source, safe http(s) links only (url "" = no link)
+    sources: list[SourceArticle]  # every source, safe http(s) links only (url "" = no link)
     first_published_at: datetime
     latest_published_at: datetime
     event: EventView | None
@@ -97,15 +108,17 @@ def _event_view(e: DigestEvent | None) -> EventView | None:
                      e.days, f"event/{safe_name(e.event_id)}.html")
 
 
-def story_views(day: date, lang: str, records: list[StoryRecord],
-                candidates: dict[str, FeedCandidate]) -> list[StoryView]:
-    """One view per record (in the records' order) for the feed in `lang`."""
+def story_views(day: date, lang: str, records: list[StoryRecord], candidates: dict[str, FeedCandidate],
+                articles: dict[str, list[SourceArticle]] | None = None) -> list[StoryView]:
+    """One view per record (in the records' order) for the feed in `lang`. `articles` (story id ->
+    its sources with their articles' titles) replaces the record's plain source links."""
     view = build_view(day, lang, records)
     out: list[StoryView] = []
     for record, shown in zip(records, view.stories):
         cand = candidates.get(record.story_id)
-        sources = [SourceLink(clean_line(s.name), safe_url(s.url) or "", valid_lang_tag(s.lang))
-                   for s in record.sources]
+        raw = (articles or {}).get(record.story_id) or [SourceArticle(s.name, s.url, s.lang) for s in record.sources]
+        sources = [SourceArticle(clean_line(s.name), safe_url(s.url) or "", valid_lang_tag(s.lang),
+                                 clean_line(s.title), s.published_at) for s in raw]
         out.append(StoryView(
             story_id=record.story_id, headline=shown.headline, headline_lang=valid_lang_tag(shown.headline_lang),
             is_original=shown.is_original, summary=shown.summary, summary_lang=valid_lang_tag(shown.summary_lang),
