@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import os
 import xml.etree.ElementTree as ET
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
+from html.parser import HTMLParser
 
 import feedparser
 import pytest
@@ -183,7 +184,7 @@ def test_publish_settings(monkeypatch, tmp_path):
         PublishSettings()
 
 
-class _Tags(__import__("html.parser").parser.HTMLParser):
+class _Tags(HTMLParser):
     def __init__(self):
         super().__init__()
         self.tags: set[str] = set()
