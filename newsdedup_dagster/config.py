@@ -149,3 +149,38 @@ class LLMSettings:
     @property
     def offline(self) -> bool:
         return not self.base_url
+
+
+# ------------------------------------------------------------------ publish (story feeds + site)
+@dataclass(frozen=True)
+class PublishSettings:
+    """Where and what `story_feeds` publishes: Atom + JSON Feed per language and a static site."""
+
+    output_dir: Path = field(default_factory=lambda: Path(
+        env_str("NEWSDEDUP_PUBLISH_DIR", str(home_dir() / "public"))).expanduser().resolve())
+    # Empty = the pivot language and every story translation language.
+    langs: tuple[str, ...] = field(default_factory=lambda: env_list("NEWSDEDUP_PUBLISH_LANGS", ""))
+    # A feed holds the stories active in the last N hours, the most significant first, at most
+    # max_stories of them (0 = no limit on either, but not both).
+    window_hours: int = field(default_factory=lambda: env_int("NEWSDEDUP_PUBLISH_WINDOW_HOURS", 24))
+    max_stories: int = field(default_factory=lambda: env_int("NEWSDEDUP_PUBLISH_MAX_STORIES", 100))
+    min_significance: float = field(default_factory=lambda: env_float("NEWSDEDUP_PUBLISH_MIN_SIGNIFICANCE", 0.0))
+    # Absolute URL the directory is served at: feeds need absolute links (self, entries).
+    base_url: str = field(default_factory=lambda: env_str("NEWSDEDUP_PUBLISH_BASE_URL", "http://127.0.0.1:8000/"))
+    # Entry ids are tag URIs minted under this name once per story and then kept for good.
+    tag_authority: str = field(default_factory=lambda: env_str("NEWSDEDUP_PUBLISH_TAG_AUTHORITY", "newsdedup.localhost"))
+    title: str = field(default_factory=lambda: env_str("NEWSDEDUP_PUBLISH_TITLE", "newsdedup"))
+
+    def __post_init__(self) -> None:
+        if self.window_hours < 0 or self.max_stories < 0 or (self.window_hours == 0 and self.max_stories == 0):
+            raise ValueError("NEWSDEDUP_PUBLISH_WINDOW_HOURS / _MAX_STORIES: >= 0, and not both 0")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"NEWSDEDUP_PUBLISH_BASE_URL={self.base_url!r}: expected an http(s) URL")
+        if not self.base_url.endswith("/"):
+            object.__setattr__(self, "base_url", self.base_url + "/")
+
+    def feed_langs(self, llm: LLMSettings | None = None) -> tuple[str, ...]:
+        if self.langs:
+            return self.langs
+        llm = llm or LLMSettings()
+        return tuple(dict.fromkeys([llm.pivot_lang, *llm.translation_langs]))

@@ -3,6 +3,7 @@
 Hourly graph (partition H, UTC):
   raw_items -> item_duplicates -> item_embeddings -> stories -> story_scores -> story_translations
                                                       stories/story_scores -> events
+  story_translations + events -> story_feeds
 Daily: digest (events + story_translations of the day).
 """
 
@@ -30,6 +31,7 @@ STAGE_MODULES = (
     "llm",         # story_scores, story_translations
     "events",      # events
     "digest",      # digest (daily)
+    "publish",     # story_feeds (hourly: Atom, JSON Feed, static site)
 )
 
 HOURLY_JOB_NAME = "hourly_pipeline"

@@ -10,4 +10,5 @@ COMMAND_MODULES = (
     "subscribers",  # subscribers add/remove/list
     "digest",       # digest
     "doctor",       # doctor (checks every part and says how to fix it)
+    "serve",        # serve (the published feeds and site)
 )

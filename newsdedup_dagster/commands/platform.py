@@ -220,6 +220,10 @@ def cmd_demo(args) -> int:
         )
     for path in paths:
         print(f"digest: {path}")
+    publish = config.PublishSettings()  # story_feeds ran with every hour of the hourly job
+    if (publish.output_dir / "index.html").exists():
+        print(f"feeds and site: {publish.output_dir} (index.html; <lang>/atom.xml, <lang>/feed.json)\n"
+              f"  view: newsdedup serve, then open {publish.base_url}")
     elapsed = time.monotonic() - started
     print(f"\ndemo finished in {elapsed:.1f} s ({failures} failed runs)")
     if args.json:

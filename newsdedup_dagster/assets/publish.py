@@ -1,0 +1,67 @@
+"""`story_feeds` (hourly): the deduplicated stories as an Atom feed and a JSON Feed per language
+and a static site (today's index, a page per story and per event), written atomically into
+NEWSDEDUP_PUBLISH_DIR. Thin: the rules live in newsdedup_dagster/publish/.
+"""
+
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
+
+from ..config import PublishSettings
+from ..partitions import HOURLY_PARTITIONS, hour_start
+from ..publish.build import publish_hour
+from ..resources import PostgresResource
+
+
+class StoryFeedsConfig(Config):
+    """Per-run overrides (launchpad); unset fields come from NEWSDEDUP_PUBLISH_* env vars."""
+
+    output_dir: Optional[str] = None
+    langs: Optional[str] = None       # comma-separated
+    # Write even when the directory already holds a newer hour (normally a backfill is skipped).
+    force: bool = False
+
+
+@asset(
+    name="story_feeds",
+    partitions_def=HOURLY_PARTITIONS,
+    deps=["story_translations", "events"],
+    group_name="publish",
+    kinds={"html", "json"},
+    pool="newsdedup_publish",
+    description="Atom 1.0 and JSON Feed 1.1 per language (one entry per story, updated in place when the story "
+                "grows) and a static reader site, written atomically into the publish directory.",
+)
+def story_feeds(context: AssetExecutionContext, config: StoryFeedsConfig, postgres: PostgresResource) -> MaterializeResult:
+    settings = PublishSettings()
+    if config.output_dir:
+        settings = replace(settings, output_dir=Path(config.output_dir).expanduser().resolve())
+    langs = ([x.strip() for x in config.langs.split(",") if x.strip()] if config.langs else None) or settings.feed_langs()
+    hour = hour_start(context.partition_key)
+    with postgres.connection() as conn:
+        result = publish_hour(conn, hour, settings, langs, now=datetime.now(timezone.utc), force=config.force)
+    if result.skipped:
+        context.log.info("story_feeds %s: skipped: %s", context.partition_key, result.skipped)
+        return MaterializeResult(metadata={"skipped": MetadataValue.text(result.skipped),
+                                           "output_dir": MetadataValue.path(str(result.output_dir))})
+    counts = result.counts()
+    context.log.info("story_feeds %s: %s", context.partition_key, counts)
+    rows = ["| language | feed entries | new | updated | index | feed |", "|---|---|---|---|---|---|"]
+    for lang, out in result.languages.items():
+        rows.append(f"| {lang} | {out.feed_entries} | {out.new} | {out.updated} | {out.index_stories} "
+                    f"| {lang}/atom.xml, {lang}/feed.json |")
+    first = next(iter(result.languages.values()), None)
+    return MaterializeResult(metadata={
+        **{k: MetadataValue.int(v) for k, v in counts.items()},
+        "output_dir": MetadataValue.path(str(result.output_dir)),
+        "index": MetadataValue.path(str(result.output_dir / "index.html")),
+        "atom_feed": MetadataValue.path(str(first.atom_path)) if first else MetadataValue.text("-"),
+        "base_url": MetadataValue.url(settings.base_url),
+        "feeds": MetadataValue.md("\n".join(rows)),
+    })
+
+
+ASSETS = [story_feeds]

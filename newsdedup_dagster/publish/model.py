@@ -1,0 +1,172 @@
+"""What one language's feed and site show, built from the digest's story records (pure).
+
+The choice of text per language is the digest's (`digest.render.build_view`): the story's
+translation, else the rewritten text when already in that language, else the story's own
+article in that language, else the original headline marked with its language. The feed adds
+what the digest leaves out: every source article, counts, languages, the entry's stamps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from ..digest.render import DigestEvent, StoryRecord, build_view, clean_line, safe_url
+
+__all__ = ["FeedCandidate", "SourceArticle", "StoryView", "EventView", "EntryStamp", "story_views", "fingerprint", "decide_stamp",
+           "entry_tag_uri", "feed_tag_uri", "safe_name", "valid_lang_tag"]
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,120}$")
+_LANG_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$")
+
+
+def safe_name(identifier: str) -> str:
+    """A file name for a story/event id: the id itself when it is plain, else a hash of it."""
+    if _SAFE_NAME.match(identifier):
+        return identifier
+    return "x" + hashlib.sha256(identifier.encode("utf-8")).hexdigest()[:32]
+
+
+def valid_lang_tag(lang: str | None) -> str | None:
+    """A BCP 47-shaped language tag or None ('und', 'mul', junk from feeds)."""
+    if not lang or lang in ("und", "mul") or not _LANG_TAG.match(lang):
+        return None
+    return lang
+
+
+@dataclass(frozen=True)
+class FeedCandidate:
+    """One scored story, as the candidate query returns it."""
+
+    story_id: str
+    significance: float
+    event_id: str | None
+    first_published_at: datetime
+    latest_published_at: datetime
+    article_count: int
+    source_count: int
+    langs: tuple[str, ...]
+    articles_hash: str          # changes whenever the story gains (or loses) an article
+
+
+@dataclass(frozen=True)
+class SourceArticle:
+    """One source of a story with its own article: what a story page lists."""
+
+    name: str
+    url: str                    # "" when the article's URL is not an absolute http(s) URL
+    lang: str | None
+    title: str = ""
+    published_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class EventView:
+    event_id: str
+    title: str
+    title_lang: str | None
+    sections: list[tuple[str, str]]
+    narrative_lang: str | None
+    offline: bool
+    story_count: int
+    days: int
+    page: str                   # path under the language directory: event/<id>.html
+
+
+@dataclass
+class StoryView:
+    story_id: str
+    headline: str
+    headline_lang: str | None
+    is_original: bool           # no text in the feed's language: the original headline, marked
+    summary: str
+    summary_lang: str | None
+    significance: float
+    langs: tuple[str, ...]
+    source_count: int
+    article_count: int
+    sources: list[SourceArticle]  # every source, safe http(s) links only (url "" = no link)
+    first_published_at: datetime
+    latest_published_at: datetime
+    event: EventView | None
+    page: str                   # path under the language directory: story/<id>.html
+    fingerprint: str = ""
+    entry_id: str = ""
+    published_at: datetime | None = None
+    updated_at: datetime | None = None
+    content_html: str | None = None     # the feed entry's body, rendered once for Atom and JSON
+    content_key: tuple | None = None
+
+
+def _event_view(e: DigestEvent | None) -> EventView | None:
+    if e is None:
+        return None
+    return EventView(e.event_id, e.title, e.title_lang, e.sections, e.narrative_lang, e.offline, e.story_count,
+                     e.days, f"event/{safe_name(e.event_id)}.html")
+
+
+def story_views(day: date, lang: str, records: list[StoryRecord], candidates: dict[str, FeedCandidate],
+                articles: dict[str, list[SourceArticle]] | None = None) -> list[StoryView]:
+    """One view per record (in the records' order) for the feed in `lang`. `articles` (story id ->
+    its sources with their articles' titles) replaces the record's plain source links."""
+    view = build_view(day, lang, records)
+    out: list[StoryView] = []
+    for record, shown in zip(records, view.stories):
+        cand = candidates.get(record.story_id)
+        raw = (articles or {}).get(record.story_id) or [SourceArticle(s.name, s.url, s.lang) for s in record.sources]
+        sources = [SourceArticle(clean_line(s.name), safe_url(s.url) or "", valid_lang_tag(s.lang),
+                                 clean_line(s.title), s.published_at) for s in raw]
+        out.append(StoryView(
+            story_id=record.story_id, headline=shown.headline, headline_lang=valid_lang_tag(shown.headline_lang),
+            is_original=shown.is_original, summary=shown.summary, summary_lang=valid_lang_tag(shown.summary_lang),
+            significance=record.significance,
+            langs=cand.langs if cand else tuple(sorted({s.lang for s in sources if s.lang})),
+            source_count=cand.source_count if cand else (record.source_total or len(sources)),
+            article_count=cand.article_count if cand else len(sources),
+            sources=sources,
+            first_published_at=cand.first_published_at if cand else record.first_published_at,
+            latest_published_at=cand.latest_published_at if cand else record.first_published_at,
+            event=_event_view(shown.event), page=f"story/{safe_name(record.story_id)}.html",
+        ))
+    return out
+
+
+def fingerprint(story: StoryView, articles_hash: str) -> str:
+    """What a subscriber would see change: the articles, the score, the text, the event."""
+    payload = [articles_hash, round(story.significance, 2), story.headline, story.summary,
+               story.is_original, story.event.event_id if story.event else None]
+    return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class EntryStamp:
+    entry_id: str
+    published_at: datetime
+    updated_at: datetime
+    status: str                 # new | updated | unchanged
+
+
+def entry_tag_uri(authority: str, minted: datetime, story_id: str, lang: str) -> str:
+    """RFC 4151 tag URI, minted once per (story, language) and then kept."""
+    return f"tag:{authority},{minted.date().isoformat()}:story/{story_id}/{lang}"
+
+
+def feed_tag_uri(authority: str, minted: datetime, lang: str) -> str:
+    return f"tag:{authority},{minted.date().isoformat()}:feed/{lang}"
+
+
+def decide_stamp(stored: tuple[str, datetime, datetime, str] | None, new_fingerprint: str, stamp: datetime,
+                 authority: str, story_id: str, lang: str) -> EntryStamp:
+    """The entry's id and stamps. `stored` = (entry_id, published_at, updated_at, fingerprint) from
+    an earlier run, `stamp` = this run's time. Unchanged content keeps its stamps (a rerun is a
+    no-op); changed content moves `updated` forward, never backwards, so a reader always sees the
+    newer version as newer."""
+    if stored is None:
+        return EntryStamp(entry_tag_uri(authority, stamp, story_id, lang), stamp, stamp, "new")
+    entry_id, published_at, updated_at, old = stored
+    if old == new_fingerprint:
+        return EntryStamp(entry_id, published_at, updated_at, "unchanged")
+    return EntryStamp(entry_id, published_at, max(stamp, updated_at + timedelta(seconds=1)), "updated")

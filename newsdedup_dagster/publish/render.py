@@ -1,0 +1,263 @@
+"""Render one language's Atom 1.0 feed, JSON Feed 1.1 and static HTML pages (pure).
+
+Every value that came from a feed or a model is data: HTML goes through Jinja2 with
+autoescaping, Atom through ElementTree (which escapes) after removing the characters XML 1.0
+cannot carry, JSON through json.dumps. Links are only absolute http(s) URLs (sources) or the
+site's own pages. Site pages link to each other relatively, so the directory works from any
+server or bucket; feeds carry absolute URLs under the configured base URL, as readers need.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from .model import EventView, StoryView
+
+__all__ = ["FeedMeta", "EventStoryLine", "RootLanguage", "xml_text", "rfc3339", "build_atom", "build_json_feed",
+           "render_entry_content", "render_index", "render_story", "story_page_hash", "render_event", "render_root",
+           "ATOM_NS", "JSON_FEED_VERSION"]
+
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
+ATOM_NS = "http://www.w3.org/2005/Atom"
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+JSON_FEED_VERSION = "https://jsonfeed.org/version/1.1"
+GENERATOR = "newsdedup"
+
+# Characters XML 1.0 cannot carry at all (escaping does not help): C0 controls except tab/LF/CR,
+# lone surrogates, U+FFFE/U+FFFF; and the C1 controls it discourages, which feed readers decode
+# as Windows-1252 (U+0080 shows as "€").
+_XML_INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\u007e\u00a0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_text(value: str | None) -> str:
+    return _XML_INVALID.sub("", value or "")
+
+
+def rfc3339(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class FeedMeta:
+    lang: str
+    dir: str
+    title: str
+    subtitle: str
+    site_title: str
+    base_url: str            # absolute, ends with "/"
+    feed_id: str
+    updated: datetime
+    labels: dict
+
+    def url(self, path: str) -> str:
+        """Absolute URL of a path under this language's directory."""
+        return f"{self.base_url}{self.lang}/{path}"
+
+
+@dataclass(frozen=True)
+class EventStoryLine:
+    story_id: str
+    headline: str
+    headline_lang: str | None
+    first_published_at: datetime
+    source_count: int
+    page: str
+    linked: bool             # the story has a page in this language
+
+
+@dataclass(frozen=True)
+class RootLanguage:
+    lang: str
+    title: str
+    count: int
+
+
+_ENV: Environment | None = None
+
+
+def _env() -> Environment:
+    global _ENV
+    if _ENV is None:
+        _ENV = Environment(
+            loader=FileSystemLoader(TEMPLATES_DIR),
+            autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=True, default=True),
+            undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        )
+    return _ENV
+
+
+def _fmt(template: str, **values) -> str:
+    return template.format(**values)
+
+
+def _page(template: str, meta: FeedMeta | None, lang: str, direction: str, labels: dict, root: str,
+          page_title: str, site_title: str, generated: datetime | None, **context) -> str:
+    return _env().get_template(template).render(
+        lang=lang, dir=direction, L=labels, fmt=_fmt, root=root, page_title=page_title, site_title=site_title,
+        feeds=meta, generated=rfc3339(generated) if generated else None, **context)
+
+
+# ------------------------------------------------------------------------------ HTML pages
+def render_index(meta: FeedMeta, day: date, stories: list[StoryView]) -> str:
+    title = f"{_fmt(meta.labels['today'], date=day.isoformat())} · {meta.site_title}"
+    return _page("index.html.j2", meta, meta.lang, meta.dir, meta.labels, "../", title, meta.site_title,
+                 meta.updated, day=day.isoformat(), stories=stories)
+
+
+_TEMPLATES_HASH: str | None = None
+
+
+def _templates_hash() -> str:
+    global _TEMPLATES_HASH
+    if _TEMPLATES_HASH is None:
+        digest = hashlib.sha256()
+        for path in sorted(TEMPLATES_DIR.glob("*.j2")):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        _TEMPLATES_HASH = digest.hexdigest()
+    return _TEMPLATES_HASH
+
+
+def story_page_hash(meta: FeedMeta, story: StoryView, other_langs: list[str]) -> str:
+    """Everything `render_story` reads, hashed: an unchanged story page is not rendered again."""
+    inputs = (story.story_id, story.headline, story.headline_lang, story.is_original, story.summary,
+              story.summary_lang, story.significance, story.langs, story.source_count, story.article_count,
+              story.sources, story.first_published_at, story.latest_published_at, story.updated_at, story.event,
+              story.page, other_langs, meta.lang, meta.dir, meta.title, meta.site_title, sorted(meta.labels.items()),
+              _templates_hash())
+    return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# A story or event page carries no site-wide stamp, so it is rewritten only when it changed.
+def render_story(meta: FeedMeta, story: StoryView, other_langs: list[str]) -> str:
+    return _page("story.html.j2", meta, meta.lang, meta.dir, meta.labels, "../../",
+                 f"{story.headline} · {meta.site_title}", meta.site_title, None,
+                 s=story, other_langs=other_langs)
+
+
+def render_event(meta: FeedMeta, event: EventView, stories: list[EventStoryLine]) -> str:
+    return _page("event.html.j2", meta, meta.lang, meta.dir, meta.labels, "../../",
+                 f"{event.title} · {meta.site_title}", meta.site_title, None, e=event, stories=stories)
+
+
+def render_root(site_title: str, lang: str, direction: str, labels: dict, languages: list[RootLanguage],
+                generated: datetime) -> str:
+    return _page("root.html.j2", None, lang, direction, labels, "", site_title, site_title, generated,
+                 languages=languages)
+
+
+def render_entry_content(meta: FeedMeta, story: StoryView) -> str:
+    """The entry's HTML body (summary, counts, every source, the event), absolute links only.
+    Cached on the view: the Atom and the JSON feed carry the same body."""
+    key = (meta.base_url, meta.lang)
+    if story.content_html is not None and story.content_key == key:
+        return story.content_html
+    story.content_key = key
+    story.content_html = _entry_content(meta, story)
+    return story.content_html
+
+
+def _entry_content(meta: FeedMeta, story: StoryView) -> str:
+    event_url = meta.url(story.event.page) if story.event else ""
+    return _env().get_template("entry_content.html.j2").render(
+        s=story, L=meta.labels, fmt=_fmt, story_url=meta.url(story.page), event_url=event_url).strip()
+
+
+# ------------------------------------------------------------------------------------- Atom
+def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str | None) -> ET.Element:
+    el = ET.SubElement(parent, f"{{{ATOM_NS}}}{tag}")
+    for key, value in attrs.items():
+        if value is not None:
+            el.set(XML_LANG if key == "xml_lang" else key, xml_text(value))
+    if text is not None:
+        el.text = xml_text(text)
+    return el
+
+
+def build_atom(meta: FeedMeta, stories: list[StoryView]) -> bytes:
+    """RFC 4287 feed. Each story is one entry: its tag URI id, `published` when it first appeared,
+    `updated` when what it shows last changed, the story page as alternate link and every source
+    article as a `related` link."""
+    ET.register_namespace("", ATOM_NS)
+    feed = ET.Element(f"{{{ATOM_NS}}}feed", {XML_LANG: meta.lang})
+    _sub(feed, "id", meta.feed_id)
+    _sub(feed, "title", meta.title, type="text")
+    _sub(feed, "subtitle", meta.subtitle, type="text")
+    _sub(feed, "updated", rfc3339(meta.updated))
+    _sub(feed, "link", rel="self", type="application/atom+xml", href=meta.url("atom.xml"))
+    _sub(feed, "link", rel="alternate", type="text/html", href=meta.url("index.html"))
+    _sub(feed, "link", rel="alternate", type="application/feed+json", href=meta.url("feed.json"))
+    author = _sub(feed, "author")
+    _sub(author, "name", meta.site_title)
+    _sub(feed, "generator", GENERATOR)
+    for s in stories:
+        entry = _sub(feed, "entry")
+        _sub(entry, "id", s.entry_id)
+        _sub(entry, "title", s.headline, type="text", xml_lang=s.headline_lang)
+        _sub(entry, "published", rfc3339(s.published_at or meta.updated))
+        _sub(entry, "updated", rfc3339(s.updated_at or meta.updated))
+        _sub(entry, "link", rel="alternate", type="text/html", href=meta.url(s.page))
+        for src in s.sources:
+            if src.url:
+                _sub(entry, "link", rel="related", type="text/html", href=src.url, title=src.name, hreflang=src.lang)
+        if s.event:
+            _sub(entry, "category", term=s.event.event_id, scheme=meta.url("event/"), label=s.event.title)
+        if s.summary:
+            _sub(entry, "summary", s.summary, type="text", xml_lang=s.summary_lang)
+        _sub(entry, "content", render_entry_content(meta, s), type="html")
+    ET.indent(feed)
+    return ET.tostring(feed, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+# -------------------------------------------------------------------------------- JSON Feed
+def build_json_feed(meta: FeedMeta, stories: list[StoryView]) -> str:
+    """JSON Feed 1.1 (https://www.jsonfeed.org/version/1.1/): the same entries as the Atom feed,
+    with the story's counts and sources also as data under `_newsdedup`."""
+    items = []
+    for s in stories:
+        item = {
+            "id": s.entry_id,
+            "url": meta.url(s.page),
+            "title": s.headline,
+            "content_html": render_entry_content(meta, s),
+            "summary": s.summary,
+            "date_published": rfc3339(s.published_at or meta.updated),
+            "date_modified": rfc3339(s.updated_at or meta.updated),
+            "language": s.headline_lang or meta.lang,
+            "_newsdedup": {
+                "about": meta.url("index.html"),
+                "story_id": s.story_id,
+                "significance": round(s.significance, 2),
+                "languages": list(s.langs),
+                "source_count": s.source_count,
+                "article_count": s.article_count,
+                "translated": not s.is_original,
+                "sources": [{"name": x.name, "url": x.url, "language": x.lang} for x in s.sources if x.url],
+                "event": ({"id": s.event.event_id, "title": s.event.title, "url": meta.url(s.event.page)}
+                          if s.event else None),
+            },
+        }
+        first_source = next((x.url for x in s.sources if x.url), None)
+        if first_source:
+            item["external_url"] = first_source
+        if s.event:
+            item["tags"] = [s.event.title]
+        items.append(item)
+    feed = {
+        "version": JSON_FEED_VERSION,
+        "title": meta.title,
+        "home_page_url": meta.url("index.html"),
+        "feed_url": meta.url("feed.json"),
+        "description": meta.subtitle,
+        "language": meta.lang,
+        "authors": [{"name": meta.site_title, "url": meta.base_url}],
+        "items": items,
+    }
+    return json.dumps(feed, ensure_ascii=False, indent=1) + "\n"
