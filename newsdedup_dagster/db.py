@@ -248,6 +248,17 @@ def dagster_database_url() -> str:
     return _resolved_urls()[1]
 
 
+_SQL_RESERVED = frozenset("all analyse analyze and any array as asc user group order table select default "
+                          "current_user session_user to from where grant create".split())
+
+
+def sql_identifier(name: str) -> str:
+    """An identifier as an administrator would type it: bare when it can be, quoted otherwise."""
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name) and name not in _SQL_RESERVED:
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -285,8 +296,8 @@ def ensure_dagster_database(dagster_url: str, app_url: str | None = None, *,
     # Same server and role as the application: ask there whether the database exists.
     with connect(app_url, autocommit=True) as conn:
         role = conn.execute("SELECT current_user").fetchone()[0]
-        database = pgsql.Identifier(dbname).as_string(conn)
-        grantee = pgsql.Identifier(role).as_string(conn)
+        database = sql_identifier(dbname)
+        grantee = sql_identifier(role)
         if _database_exists(conn, dbname):
             raise DatabaseError(
                 f"cannot connect to Dagster's storage database \"{dbname}\" at {describe_url(dagster_url)} "
@@ -406,15 +417,15 @@ def _require_create_privilege(conn: psycopg.Connection) -> None:
         raise DatabaseError(
             f"role \"{role}\" has no schema to create tables in (search_path finds none) in database "
             f"\"{dbname}\": an administrator runs CREATE SCHEMA newsdedup AUTHORIZATION "
-            f"{pgsql.Identifier(role).as_string(conn)}; and ALTER ROLE {pgsql.Identifier(role).as_string(conn)} "
+            f"{sql_identifier(role)}; and ALTER ROLE {sql_identifier(role)} "
             "SET search_path = newsdedup;"
         )
     if not allowed:
         raise DatabaseError(
             f"role \"{role}\" may not create tables in schema \"{schema}\" of database \"{dbname}\", which "
             f"the migrations need: an administrator runs, connected to database \"{dbname}\": "
-            f"GRANT CREATE ON SCHEMA {pgsql.Identifier(schema).as_string(conn)} TO "
-            f"{pgsql.Identifier(role).as_string(conn)}; (or makes that role the database's owner)"
+            f"GRANT CREATE ON SCHEMA {sql_identifier(schema)} TO "
+            f"{sql_identifier(role)}; (or makes that role the database's owner)"
         )
 
 
@@ -429,7 +440,7 @@ def _privilege_error(conn: psycopg.Connection, what: str, exc: psycopg.Error) ->
     owned = (
         f"; newsdedup's tables belong to role \"{owner[0]}\": run `newsdedup migrate` as that role, "
         f"or have an administrator give them to \"{role}\" (ALTER TABLE … OWNER TO "
-        f"{pgsql.Identifier(role).as_string(conn)})"
+        f"{sql_identifier(role)})"
         if owner and owner[0] != role else ""
     )
     return DatabaseError(

@@ -51,8 +51,8 @@ def _resolve(value) -> str | None:
 
 
 def storage_url(path: Path) -> str | None:
-    """The PostgreSQL URL an instance file stores runs in (a psycopg URL), or None when it does not
-    use dagster-postgres (or cannot be read: Dagster then reports it itself)."""
+    """The PostgreSQL URL an instance file stores runs in, as dagster-postgres will use it, or None
+    when it does not use dagster-postgres (or cannot be read: Dagster then reports it itself)."""
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError):
@@ -73,11 +73,14 @@ def storage_url(path: Path) -> str | None:
         if fields.get("password"):
             auth += ":" + quote(fields["password"], safe="")
         port = f":{fields['port']}" if fields.get("port") else ""
-        url = f"postgresql://{auth}@{fields['hostname']}{port}/{fields['db_name']}"
+        scheme = fields.get("scheme") or "postgresql"
+        url = f"{scheme}://{auth}@{fields['hostname']}{port}/{fields['db_name']}"
     else:
         return None
-    if not url:
-        return None
+    return url or None
+
+
+def _psycopg_url(url: str) -> str:
     scheme, _, rest = url.partition("://")
     return "postgresql://" + rest if scheme.startswith("postgres") else url
 
@@ -90,18 +93,34 @@ def prepare_instance(*, write: bool = True, overwrite: bool = False) -> tuple[Pa
     path = instance_file()
     os.environ["DAGSTER_HOME"] = str(path.parent)
     os.environ[PG_URL_VARIABLE] = db.sqlalchemy_psycopg2_url(db.dagster_database_url())
-    if write:
-        write_dagster_yaml(overwrite=overwrite)
+    if overwrite or not path.exists():
+        # The storage the new file will name is checked before the file is written.
+        storage = db.dagster_database_url()
+        check_instance_storage(path, url=storage)
+        if write:
+            write_dagster_yaml(overwrite=overwrite)
+        return path, storage
     return path, check_instance_storage(path)
 
 
-def check_instance_storage(path: Path | None = None) -> str | None:
-    """Connect once to the storage database the instance file names (creating the default
-    `dagster` database when the role may); DatabaseError with the fix otherwise."""
+def check_instance_storage(path: Path | None = None, url: str | None = None) -> str | None:
+    """Connect once to the storage database the instance file names (or `url`), creating the
+    default `dagster` database when the role may; DatabaseError with the fix otherwise."""
     path = path or instance_file()
-    url = storage_url(path) if path.exists() else db.dagster_database_url()
+    from_file = url is None and path.exists()
+    if url is None:
+        url = storage_url(path) if from_file else db.dagster_database_url()
     if url is None:
         return None
+    if from_file and url.split("://", 1)[0] in ("postgresql", "postgres"):
+        # SQLAlchemy 2.1 maps a driverless postgresql:// to psycopg 3, with which dagster-postgres
+        # fails on its first statement (`NOTIFY run_events, $1`).
+        raise db.DatabaseError(
+            f"{path}: a driverless postgresql:// storage URL makes dagster-postgres use psycopg 3, which it "
+            "does not support; write postgresql+psycopg2:// (postgres_url) or add "
+            "`scheme: postgresql+psycopg2` (postgres_db)"
+        )
+    url = _psycopg_url(url)
     default = db.dagster_database_url()
     if url == default and not os.environ.get("NEWSDEDUP_DAGSTER_DATABASE_URL"):
         alternative = "set NEWSDEDUP_DAGSTER_DATABASE_URL to a database the role may use"
