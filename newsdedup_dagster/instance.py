@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import yaml
 
@@ -74,7 +74,9 @@ def storage_url(path: Path) -> str | None:
             auth += ":" + quote(fields["password"], safe="")
         port = f":{fields['port']}" if fields.get("port") else ""
         scheme = fields.get("scheme") or "postgresql"
-        url = f"{scheme}://{auth}@{fields['hostname']}{port}/{fields['db_name']}"
+        params = storage["postgres_db"].get("params") or {}
+        query = "?" + urlencode({k: _resolve(v) for k, v in params.items()}) if params else ""
+        url = f"{scheme}://{auth}@{fields['hostname']}{port}/{fields['db_name']}{query}"
     else:
         return None
     return url or None

@@ -175,8 +175,18 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait(10)
 
 
+@pytest.fixture()
+def work_dir():
+    # Not pytest's tmp_path: concurrent pytest sessions of the same user prune each other's
+    # numbered base directories, and this test runs for minutes.
+    path = Path(tempfile.mkdtemp(prefix="nd-prod-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.mark.slow
-def test_production_setup_on_a_non_superuser_role(second_server, tmp_path):
+def test_production_setup_on_a_non_superuser_role(second_server, work_dir):
+    tmp_path = work_dir
     server = second_server
     app_password = secrets.token_urlsafe(12)
     server.admin(f"CREATE ROLE newsdedup LOGIN PASSWORD '{app_password}'")  # no SUPERUSER, no CREATEDB
@@ -252,10 +262,11 @@ storage:
       password: {{env: OPERATOR_DAGSTER_PASSWORD}}
       db_name: dagster
       scheme: postgresql+psycopg2
-run_queue:
-  max_concurrent_runs: 1
-telemetry:
-  enabled: false
+      params: {{sslmode: disable}}
+concurrency:
+  runs: {{max_concurrent_runs: 1}}
+  pools: {{default_limit: 1}}
+telemetry: {{enabled: false}}
 """
     env["OPERATOR_DAGSTER_PASSWORD"] = app_password
     # Without the driver, SQLAlchemy 2.1 would hand dagster-postgres psycopg 3: said before it fails.
