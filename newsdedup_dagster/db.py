@@ -543,7 +543,8 @@ def _verify_applied(conn: psycopg.Connection, version: int, path: Path, body: st
         if recorded != hashlib.sha256(body.encode()).hexdigest():
             log.info("migration %s (%s): re-recording a checksum of the earlier form; the file was "
                      "edited since it was applied here", version, path.name)
-        conn.execute("UPDATE schema_migrations SET checksum = %s WHERE version = %s", (current, version))
+        with contextlib.suppress(psycopg.errors.InsufficientPrivilege):  # a read-only role keeps the old form
+            conn.execute("UPDATE schema_migrations SET checksum = %s WHERE version = %s", (current, version))
         return
     log.warning("migration %s (%s) changed after it was applied here; "
                 "put schema changes in a new migration file", version, path.name)
@@ -568,11 +569,12 @@ def migrate(url: str | None = None, migrations_dir: Path | None = None) -> list[
                 raise _privilege_error(conn, "reading schema_migrations", exc) from None
             if not has_table or any(version not in done for version, _, _ in files):
                 _require_create_privilege(conn)
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                " version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
-                " applied_at timestamptz NOT NULL DEFAULT now())"
-            )
+            if not has_table:  # (IF NOT EXISTS alone would still need CREATE on the schema)
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                    " version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
+                    " applied_at timestamptz NOT NULL DEFAULT now())"
+                )
             for version, name, path in files:
                 body = path.read_text(encoding="utf-8")
                 if version in done:

@@ -181,6 +181,19 @@ def _start_holder(home: Path, seconds: float) -> subprocess.Popen:
     return proc
 
 
+@pytest.fixture()
+def server_home():
+    """A home for an embedded server outside pytest's tmp_path: as root the server runs as another
+    user who must traverse the parents, and a concurrent pytest session of the same user resets
+    the shared pytest-of-<user> directory to 0700."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="nd-platform-"))
+    yield base / "home"
+    shutil.rmtree(base, ignore_errors=True)
+
+
 def _wait_gone(pgdata: Path, timeout: float = 20) -> bool:
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -190,8 +203,8 @@ def _wait_gone(pgdata: Path, timeout: float = 20) -> bool:
     return False
 
 
-def test_two_processes_share_one_server_and_sigterm_leaves_no_orphan(tmp_path):
-    home = tmp_path / "home"
+def test_two_processes_share_one_server_and_sigterm_leaves_no_orphan(server_home):
+    home = server_home
     a = _start_holder(home, 60)
     b = _start_holder(home, 60)
     pgdata = (home / "pg").resolve()
@@ -207,8 +220,8 @@ def test_two_processes_share_one_server_and_sigterm_leaves_no_orphan(tmp_path):
     assert _wait_gone(pgdata), "orphaned postgres after the last client got SIGTERM"
 
 
-def test_sigkilled_client_is_cleaned_on_next_start(tmp_path):
-    home = tmp_path / "home"
+def test_sigkilled_client_is_cleaned_on_next_start(server_home):
+    home = server_home
     victim = _start_holder(home, 60)
     pgdata = (home / "pg").resolve()
     victim.kill()
