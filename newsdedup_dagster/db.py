@@ -277,9 +277,9 @@ def _server_and_role(url: str) -> tuple:
 
 def ensure_dagster_database(dagster_url: str, app_url: str | None = None, *,
                             alternative: str = "set NEWSDEDUP_DAGSTER_DATABASE_URL to an existing database") -> None:
-    """Dagster's storage database must be reachable before dagster-postgres gets its URL:
-    dagster-postgres retries a failing connection for about a minute and then ends in a
-    traceback. One quick connection here; a missing database on the application's server is
+    """Dagster's storage database must be reachable before dagster-postgres gets its URL, as
+    dagster-postgres retries a failing connection and then ends in a traceback. One quick
+    connection here; a missing database on the application's server is
     created when the role may, otherwise a one-line DatabaseError names the SQL to run
     (or `alternative`)."""
     try:

@@ -90,7 +90,7 @@ def _psycopg_url(url: str) -> str:
 def prepare_instance(*, write: bool = True, overwrite: bool = False) -> tuple[Path, str | None]:
     """Everything a newsdedup process does before Dagster opens the instance: DAGSTER_HOME set,
     the instance file written when absent, its URL variable exported, and the storage database
-    checked with one quick connection (dagster-postgres would retry for a minute, then fail with
+    checked with one quick connection (dagster-postgres would retry, then fail with
     a traceback). Returns the instance file's path and its storage URL (None: not PostgreSQL)."""
     path = instance_file()
     os.environ["DAGSTER_HOME"] = str(path.parent)
