@@ -334,3 +334,14 @@ def test_instance_file_is_the_operators(database_url, tmp_path, monkeypatch):
 
     instance.prepare_instance(overwrite=True)  # `--write-instance`
     assert path.read_text() == written
+
+
+def test_db_status_reports_the_hours_each_stage_reached(conn, database_url):
+    _insert_story_fixture(conn, ["st1"])
+    conn.execute("INSERT INTO story_items (item_id, story_id, pass, partition_hour) "
+                 "VALUES ('i1', 'st1', 2, '2026-11-02 05:00+00')")
+    conn.commit()
+    result = _newsdedup("db", "status", env={"NEWSDEDUP_DATABASE_URL": database_url})
+    assert result.returncode == 0, result.stderr
+    assert "hours fetched: 0\n" in result.stdout
+    assert "hours clustered: 1 (2026-11-02-05:00 .. 2026-11-02-05:00 UTC)" in result.stdout, result.stdout

@@ -78,18 +78,12 @@ def cmd_db(args) -> int:
             t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
             for t in ("sources", "items", "item_duplicates", "item_embeddings", "stories", "events", "digests")
         }
-        # Hours per stage: fetched (feed archive) and clustered (items assigned to stories).
-        hours = {
-            stage: conn.execute(
-                f"SELECT count(DISTINCT partition_hour), min(partition_hour), max(partition_hour) FROM {table}"
-            ).fetchone()
-            for stage, table in (("fetched", "feed_fetches"), ("clustered", "story_items"))
-        }
+        hours = conn.execute(db.load_sql("platform_hours")).fetchall()
     print(f"database: {db.redact_url(url)}\nserver:   {version}\npgvector: {vector}\nmigrations: {migrations}")
     for table, count in counts.items():
         print(f"  {table:<16} {count}")
-    for stage, (count, first, last) in hours.items():
-        span = f" ({first:%Y-%m-%d-%H:00} .. {last:%Y-%m-%d-%H:00} UTC)" if count else ""
+    for stage, count, first, last in hours:
+        span = f" ({first} .. {last} UTC)" if count else ""
         print(f"hours {stage}: {count}{span}")
     return 0
 
