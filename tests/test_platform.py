@@ -181,6 +181,19 @@ def _start_holder(home: Path, seconds: float) -> subprocess.Popen:
     return proc
 
 
+@pytest.fixture()
+def server_home():
+    """A home for an embedded server outside pytest's tmp_path: as root the server runs as another
+    user who must traverse the parents, and a concurrent pytest session of the same user resets
+    the shared pytest-of-<user> directory to 0700."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="nd-platform-"))
+    yield base / "home"
+    shutil.rmtree(base, ignore_errors=True)
+
+
 def _wait_gone(pgdata: Path, timeout: float = 20) -> bool:
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -190,8 +203,8 @@ def _wait_gone(pgdata: Path, timeout: float = 20) -> bool:
     return False
 
 
-def test_two_processes_share_one_server_and_sigterm_leaves_no_orphan(tmp_path):
-    home = tmp_path / "home"
+def test_two_processes_share_one_server_and_sigterm_leaves_no_orphan(server_home):
+    home = server_home
     a = _start_holder(home, 60)
     b = _start_holder(home, 60)
     pgdata = (home / "pg").resolve()
@@ -207,8 +220,8 @@ def test_two_processes_share_one_server_and_sigterm_leaves_no_orphan(tmp_path):
     assert _wait_gone(pgdata), "orphaned postgres after the last client got SIGTERM"
 
 
-def test_sigkilled_client_is_cleaned_on_next_start(tmp_path):
-    home = tmp_path / "home"
+def test_sigkilled_client_is_cleaned_on_next_start(server_home):
+    home = server_home
     victim = _start_holder(home, 60)
     pgdata = (home / "pg").resolve()
     victim.kill()
@@ -217,3 +230,118 @@ def test_sigkilled_client_is_cleaned_on_next_start(tmp_path):
     survivor = _start_holder(home, 0.5)  # attaches, cleans the stale pid, exits normally
     survivor.wait(30)
     assert _wait_gone(pgdata), "server left running after the last live client exited"
+
+
+# ------------------------------------------------------- migration checksums
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_words = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True)
+_strings = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=20).map(
+    lambda body: "'" + body.replace("'", "''") + "'")
+_dollar_bodies = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00$"), max_size=30).map(
+    lambda body: "$fn$" + body + "$fn$")
+_tokens = st.one_of(_words, _strings, _dollar_bodies, st.sampled_from(["(", ")", ",", ";", "=", "::", "42"]))
+_comment_text = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=20)
+_separators = st.lists(
+    st.one_of(
+        st.sampled_from([" ", "\n", "\t", "  \n  "]),
+        _comment_text.map(lambda t: f"-- {t}\n"),
+        _comment_text.filter(lambda t: "*/" not in t and "/*" not in t).map(lambda t: f"/* {t} */"),
+    ),
+    min_size=1, max_size=3,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_tokens, _separators), min_size=1, max_size=12))
+def test_normalised_sql_ignores_comments_and_layout_only(pairs):
+    tokens = [token for token, _ in pairs]
+    text = "".join(token + separator for token, separator in pairs)
+    # Comments and whitespace between tokens vanish; literals and dollar bodies stay byte for byte.
+    assert db.normalise_sql(text) == " ".join(tokens)
+
+
+def test_normalised_sql_keeps_comment_markers_inside_literals():
+    text = "SELECT '-- not a comment', \"a /* b\", $$ -- body $$; -- real\n/* real /* nested */ */"
+    assert db.normalise_sql(text) == "SELECT '-- not a comment', \"a /* b\", $$ -- body $$;"
+    assert db.normalise_sql("SELECT 'a  b'") != db.normalise_sql("SELECT 'a b'")
+    assert db.migration_checksum("SELECT 1 -- x") == db.migration_checksum("-- y\nSELECT   1")
+    assert db.migration_checksum("SELECT 1") != db.migration_checksum("SELECT 2")
+
+
+def test_applied_migrations_tolerate_comment_edits_not_changes(database_url, tmp_path, caplog):
+    import hashlib
+    import logging
+    import shutil
+
+    admin = db.with_database(database_url, "postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS migrate_comments")
+        conn.execute("CREATE DATABASE migrate_comments")
+    url = db.with_database(database_url, "migrate_comments")
+    migrations = tmp_path / "migrations"
+    shutil.copytree(REPO / "sql" / "migrations", migrations)
+    files = {version: path for version, _, path in db.migration_files(migrations)}
+    first, second, third = sorted(files)[:3]
+    assert db.migrate(url, migrations) == sorted(files)
+
+    def warnings_now() -> list[str]:
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="newsdedup_dagster.db"):
+            assert db.migrate(url, migrations) == []  # applied migrations are never re-run
+        return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+    # Comments rewritten, added and removed, lines re-indented: no complaint.
+    body = files[second].read_text()
+    edited = "-- A new header comment.\n/* and a block */\n" + "\n".join(
+        ("    " + line.split("--")[0].rstrip() + "  -- reworded") if line.strip() and not line.lstrip().startswith("--")
+        and "'" not in line else line
+        for line in body.splitlines()
+    )
+    files[second].write_text(edited)
+    assert db.normalise_sql(edited) == db.normalise_sql(body)
+    assert warnings_now() == []
+
+    # A checksum recorded by the earlier raw-file form is upgraded in place, silently.
+    legacy = hashlib.sha256(files[first].read_text().encode()).hexdigest()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE schema_migrations SET checksum = %s WHERE version = %s", (legacy, first))
+    assert warnings_now() == []
+    with psycopg.connect(url) as conn:
+        recorded = conn.execute("SELECT checksum FROM schema_migrations WHERE version = %s", (first,)).fetchone()[0]
+    assert recorded == db.migration_checksum(files[first].read_text())
+
+    # A changed statement in an applied file still warns (it would never be applied here).
+    files[third].write_text(files[third].read_text() + "\nCREATE TABLE IF NOT EXISTS added_later (id int);\n")
+    assert [m for m in warnings_now() if files[third].name in m]
+
+
+# ------------------------------------------------------------- instance file
+def test_instance_file_is_the_operators(database_url, tmp_path, monkeypatch):
+    from newsdedup_dagster import instance
+
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+    monkeypatch.setenv(instance.PG_URL_VARIABLE, "")
+    path, storage = instance.prepare_instance()
+    written = path.read_text()
+    assert "NEWSDEDUP_DAGSTER_PG_URL" in written and storage == db.dagster_database_url()
+    assert "password" not in written
+
+    operator = written.replace("telemetry:", "# the operator's own file\ntelemetry:")
+    path.write_text(operator)
+    instance.prepare_instance()
+    assert path.read_text() == operator  # present: left alone
+
+    instance.prepare_instance(overwrite=True)  # `--write-instance`
+    assert path.read_text() == written
+
+
+def test_db_status_reports_the_hours_each_stage_reached(conn, database_url):
+    _insert_story_fixture(conn, ["st1"])
+    conn.execute("INSERT INTO story_items (item_id, story_id, pass, partition_hour) "
+                 "VALUES ('i1', 'st1', 2, '2026-11-02 05:00+00')")
+    conn.commit()
+    result = _newsdedup("db", "status", env={"NEWSDEDUP_DATABASE_URL": database_url})
+    assert result.returncode == 0, result.stderr
+    assert "hours fetched: 0\n" in result.stdout
+    assert "hours clustered: 1 (2026-11-02-05:00 .. 2026-11-02-05:00 UTC)" in result.stdout, result.stdout

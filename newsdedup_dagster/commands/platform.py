@@ -29,9 +29,14 @@ def register(subparsers) -> None:
     dev = subparsers.add_parser("dev", help="start the embedded server and `dagster dev` (UI + daemon)")
     dev.add_argument("--host", default="127.0.0.1")
     dev.add_argument("--port", type=int, default=3000)
+    dev.add_argument("--write-instance", action="store_true",
+                     help="replace an existing $DAGSTER_HOME/dagster.yaml with newsdedup's (default: write it only when absent)")
     dev.set_defaults(func=cmd_dev)
 
-    migrate = subparsers.add_parser("migrate", help="apply pending SQL migrations")
+    migrate = subparsers.add_parser(
+        "migrate", help="apply pending SQL migrations and check Dagster's storage database")
+    migrate.add_argument("--write-instance", action="store_true",
+                         help="also write $DAGSTER_HOME/dagster.yaml, replacing an existing one")
     migrate.set_defaults(func=cmd_migrate)
 
     dbp = subparsers.add_parser("db", help="database: status | url | stop")
@@ -41,8 +46,16 @@ def register(subparsers) -> None:
 
 # ------------------------------------------------------------------ migrate / db
 def cmd_migrate(args) -> int:
+    from ..instance import prepare_instance
+
     applied = db.migrate()
     print(f"applied migrations: {applied}" if applied else "schema up to date")
+    # Dagster's storage is checked here too, so an operator learns what is missing before
+    # starting dagster-webserver / dagster-daemon (which would retry, then fail with a traceback).
+    path, storage = prepare_instance(write=args.write_instance, overwrite=args.write_instance)
+    state = "written" if args.write_instance else "present" if path.exists() else "absent"
+    where = db.describe_url(storage) if storage else "not PostgreSQL, not checked"
+    print(f"dagster storage: {where} ({path}: {state})")
     return 0
 
 
@@ -67,18 +80,22 @@ def cmd_db(args) -> int:
             t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
             for t in ("sources", "items", "item_duplicates", "item_embeddings", "stories", "events", "digests")
         }
+        hours = conn.execute(db.load_sql("platform_hours")).fetchall()
     print(f"database: {db.redact_url(url)}\nserver:   {version}\npgvector: {vector}\nmigrations: {migrations}")
     for table, count in counts.items():
         print(f"  {table:<16} {count}")
+    for stage, count, first, last in hours:
+        span = f" ({first} .. {last} UTC)" if count else ""
+        print(f"hours {stage}: {count}{span}")
     return 0
 
 
 # ------------------------------------------------------------------------ dev
 def cmd_dev(args) -> int:
-    from ..instance import write_dagster_yaml
+    from ..instance import prepare_instance
 
     url = db.ensure_ready()
-    dagster_yaml = write_dagster_yaml()
+    dagster_yaml, _ = prepare_instance(overwrite=args.write_instance)
     env = dict(os.environ)
     # Children (webserver, daemon, code server, run workers) attach to the server this process holds.
     env.setdefault("NEWSDEDUP_DATABASE_URL", url)
