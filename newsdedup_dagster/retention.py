@@ -103,7 +103,7 @@ def cutoffs(settings: RetentionSettings, now: datetime) -> dict[str, datetime | 
 
 def _keep_cache_hashes() -> list[str]:
     from .embeddings.centring_prior import PRIOR_TEXTS
-    from .embeddings.store import text_hash
+    from .embeddings.text import text_hash
 
     return [text_hash(t) for t in PRIOR_TEXTS]
 
