@@ -4,9 +4,9 @@ for a week through the real hourly pipeline (offline: embedded PostgreSQL, e5, h
 
     python bench/retention.py [--days 7] [--keep DIR]
 
-1. Writes a sources file whose replay feeds hold the sample day N times: copy n has every date
-   shifted by n days and every link/GUID made unique (so each copy is new news, not the same
-   article seen again). Titles repeat day after day, so the near-duplicate lookback is set to
+1. Before day n, rewrites the replay feeds to show copy n of the sample day: every date shifted
+   by n days and every link/GUID made unique (so each copy is new news, not the same article
+   seen again). Titles repeat day after day, so the near-duplicate lookback is set to
    1 h here (default 36 h), else each day's copies would collapse into the previous day's.
 2. Materialises every hour of the N days with the hourly job (as `newsdedup demo` does, in a
    fresh database under a temporary NEWSDEDUP_HOME), then each day's digest (rendered, not sent).
@@ -59,19 +59,19 @@ def _shift_item(block: str, n: int) -> str:
     return _URL_HOST.sub(lambda m: f"{m.group(1)}/replay{n}", block)
 
 
-def write_week(out: Path, days: int) -> Path:
-    """Sources file + feeds holding `days` shifted copies of the sample day."""
+def write_day(out: Path, n: int) -> Path:
+    """Sources file + feeds showing copy n of the sample day (rewritten in place before each day,
+    so every archived fetch holds one day's feed, as a live feed would)."""
     feeds = out / "feeds"
-    feeds.mkdir(parents=True)
+    feeds.mkdir(parents=True, exist_ok=True)
     sources = yaml.safe_load((SAMPLE / "sources.yaml").read_text(encoding="utf-8"))
     for source in sources["sources"]:
         # latin-1 maps bytes 1:1: feeds in any encoding (EUC-KR, Shift_JIS, ...) pass through unchanged
         body = (SAMPLE / source["replay_file"]).read_bytes().decode("latin-1")
         items = list(_ITEM.finditer(body))
         head, tail = body[:items[0].start()], body[items[-1].end():]
-        copies = [_shift_item(m.group(0), n) for n in range(days) for m in items]
         path = feeds / Path(source["replay_file"]).name
-        path.write_bytes((head + "\n".join(copies) + tail).encode("latin-1"))
+        path.write_bytes((head + "\n".join(_shift_item(m.group(0), n) for m in items) + tail).encode("latin-1"))
         source["replay_file"] = str(path)
     sources_file = out / "sources.yaml"
     sources_file.write_text(yaml.safe_dump(sources, allow_unicode=True, sort_keys=False), encoding="utf-8")
@@ -98,7 +98,7 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     os.environ.update({
         "NEWSDEDUP_HOME": str(work / "home"), "DAGSTER_HOME": str(work / "home" / "dagster"),
-        "NEWSDEDUP_SOURCES": str(write_week(work / "week", args.days)), "NEWSDEDUP_FETCH_MODE": "replay",
+        "NEWSDEDUP_SOURCES": str(write_day(work / "week", 0)), "NEWSDEDUP_FETCH_MODE": "replay",
         "NEWSDEDUP_NEARDUP_LOOKBACK_HOURS": "1", "NEWSDEDUP_PARTITIONS_START": f"{SAMPLE_DAY:%Y-%m-%d}-00:00",
     })
     for name in ("NEWSDEDUP_DATABASE_URL", "NEWSDEDUP_LLM_BASE_URL", "NEWSDEDUP_SMTP_HOST"):
@@ -117,6 +117,7 @@ def main() -> int:
     failed = 0
     for n in range(args.days):
         day = SAMPLE_DAY + timedelta(days=n)
+        write_day(work / "week", n)
         for hour in range(24):
             result = hourly.execute_in_process(
                 partition_key=f"{day:%Y-%m-%d}-{hour:02d}:00", instance=instance, raise_on_error=False,
