@@ -184,3 +184,58 @@ class PublishSettings:
             return self.langs
         llm = llm or LLMSettings()
         return tuple(dict.fromkeys([llm.pivot_lang, *llm.translation_langs]))
+# ------------------------------------------------------------------ delivery (digest mail)
+def env_flag(name: str, default: bool = False) -> bool:
+    raw = env_str(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name}={raw!r}: expected true or false")
+
+
+def smtp_environment() -> dict:
+    """SMTP settings from NEWSDEDUP_SMTP_* (and NEWSDEDUP_OUTBOX_ONLY); keys are the fields of
+    digest.send.SmtpSettings. Unset variables are left out (the dataclass defaults apply)."""
+    values = {
+        "host": env_str("NEWSDEDUP_SMTP_HOST"),
+        "port": env_int("NEWSDEDUP_SMTP_PORT", 0) or None,
+        "security": (env_str("NEWSDEDUP_SMTP_SECURITY") or "").lower() or None,
+        "user": env_str("NEWSDEDUP_SMTP_USER"),
+        "password": env_str("NEWSDEDUP_SMTP_PASSWORD"),
+        "from_addr": env_str("NEWSDEDUP_SMTP_FROM"),
+        "batch_size": env_int("NEWSDEDUP_SMTP_BATCH_SIZE", 0) or None,
+        "timeout_s": env_float("NEWSDEDUP_SMTP_TIMEOUT", 0) or None,
+        "max_attempts": env_int("NEWSDEDUP_SMTP_MAX_ATTEMPTS", 0) or None,
+        "lease_s": env_float("NEWSDEDUP_SMTP_LEASE", 0) or None,
+        "outage_retries": env_int("NEWSDEDUP_SMTP_OUTAGE_RETRIES", 0) if env_str("NEWSDEDUP_SMTP_OUTAGE_RETRIES") else None,
+        "outage_delay_s": env_float("NEWSDEDUP_SMTP_OUTAGE_DELAY", 0) or None,
+        "outbox_only": env_flag("NEWSDEDUP_OUTBOX_ONLY") if env_str("NEWSDEDUP_OUTBOX_ONLY") else None,
+    }
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def delivery_crash_point() -> str | None:
+    """Test-only: `POINT[:N]` makes the delivery process kill itself the N-th time it reaches
+    POINT (handed_over | accepted), to prove what a crash there costs. Never set in production."""
+    return env_str("NEWSDEDUP_TEST_DELIVERY_CRASH")
+
+
+# ------------------------------------------------------------------ retention (newsdedup prune)
+@dataclass(frozen=True)
+class RetentionSettings:
+    """Ages after which `newsdedup prune` (and the daily `prune` asset) thins data; 0 = keep forever."""
+
+    # Archived feed bodies (the fetch row stays): re-parsing an hour needs its bodies.
+    feed_body_days: int = field(default_factory=lambda: env_int("NEWSDEDUP_RETENTION_FEED_BODY_DAYS", 30))
+    # llm_calls rows (per-call detail); their daily totals are kept in llm_call_daily_totals.
+    llm_call_days: int = field(default_factory=lambda: env_int("NEWSDEDUP_RETENTION_LLM_CALL_DAYS", 90))
+    # Item vectors; must exceed the longest clustering window (checked by retention.check_settings).
+    vector_days: int = field(default_factory=lambda: env_int("NEWSDEDUP_RETENTION_VECTOR_DAYS", 7))
+    # Embedding cache entries no item vector uses are kept this long (a run may be filling the cache).
+    cache_days: int = field(default_factory=lambda: env_int("NEWSDEDUP_RETENTION_CACHE_DAYS", 2))
+    # Rows per statement (each batch is its own transaction, so prune never holds long locks).
+    batch_rows: int = field(default_factory=lambda: env_int("NEWSDEDUP_RETENTION_BATCH", 5000))

@@ -5,13 +5,15 @@
         server.messages        # [ReceivedMail(mail_from, rcpt_tos, raw bytes, message)]
 
 `refuse` maps a recipient to the SMTP reply for RCPT TO (5xx = permanent, 4xx = transient);
-`refuse_times` limits how many times each refusal fires (None = always).
+`refuse_times` limits how many times each refusal fires (None = always). `port` reuses a port
+(a server "coming back up"); `data_delay_s` makes each DATA slow (so concurrent senders overlap).
 """
 
 from __future__ import annotations
 
 import email
 import email.policy
+import asyncio
 import socket
 import threading
 from dataclasses import dataclass
@@ -46,6 +48,8 @@ class _Handler:
         return "250 OK"
 
     async def handle_DATA(self, server, session, envelope):  # noqa: N802
+        if self.server.data_delay_s:
+            await asyncio.sleep(self.server.data_delay_s)
         raw = envelope.original_content or envelope.content
         if isinstance(raw, str):
             raw = raw.encode("utf-8")
@@ -62,9 +66,11 @@ def _free_port() -> int:
 
 
 class SmtpServer:
-    def __init__(self, refuse: dict[str, str] | None = None, refuse_times: int | None = None):
+    def __init__(self, refuse: dict[str, str] | None = None, refuse_times: int | None = None,
+                 port: int | None = None, data_delay_s: float = 0.0):
         self.host = "127.0.0.1"
-        self.port = _free_port()
+        self.port = port or _free_port()
+        self.data_delay_s = data_delay_s
         self.refuse = dict(refuse or {})
         self.refuse_left = {k: refuse_times for k in self.refuse} if refuse_times is not None else {}
         self.refused: list[str] = []
@@ -79,3 +85,8 @@ class SmtpServer:
 
     def __exit__(self, *exc) -> None:
         self._controller.stop()
+
+
+def free_port() -> int:
+    """A port nothing listens on (for "server down" tests)."""
+    return _free_port()

@@ -78,14 +78,23 @@ def test_backfill_renders_but_does_not_send_unless_allowed(clean_db, conn, tmp_p
         assert len(server.messages) == 2
 
 
-def test_no_smtp_means_outbox_delivery_and_demo_path(clean_db, conn, tmp_path, monkeypatch):
+def test_no_smtp_means_outbox_delivery_only_when_intended(clean_db, conn, tmp_path, monkeypatch):
     monkeypatch.setenv("NEWSDEDUP_OUTBOX", str(tmp_path))
     monkeypatch.setenv("NEWSDEDUP_DIGEST_LANGS", "en")
     _seed(conn)
+    # a worker without NEWSDEDUP_SMTP_HOST must not quietly turn readers' mail into files
+    refused = materialize([digest], partition_key=KEY, raise_on_error=False,
+                          resources={"postgres": PostgresResource(database_url=clean_db), "mailer": MailerResource()})
+    assert not refused.success
+    failure = [e for e in refused.all_events if e.is_step_failure][0]
+    assert "NEWSDEDUP_OUTBOX_ONLY" in failure.step_failure_data.error.message
+    assert conn.execute("SELECT count(*) FROM deliveries").fetchone()[0] == 0
+    conn.commit()
+    monkeypatch.setenv("NEWSDEDUP_OUTBOX_ONLY", "true")
     r = _run(clean_db, MailerResource())
     md = r.asset_materializations_for_node("digest")[-1].metadata
     assert md["outbox"].value == 2 and md["sent"].value == 0
-    assert md["delivery"].value.startswith("outbox files (no NEWSDEDUP_SMTP_HOST")
+    assert md["delivery"].value.startswith("outbox files (no NEWSDEDUP_SMTP_HOST configured, NEWSDEDUP_OUTBOX_ONLY set")
     assert len(list((tmp_path / "mail" / KEY).glob("*.eml"))) == 2
     path = sample_digest_path(KEY, database_url=clean_db)
     assert path == tmp_path / "digests" / KEY / f"digest-{KEY}-en.html" and path.exists()

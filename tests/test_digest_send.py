@@ -12,7 +12,8 @@ from smtp_server import SmtpServer
 from test_events_fixtures import add_story
 
 from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.send import SmtpSettings, build_message, deliver_day, message_id_for, valid_email
+from newsdedup_dagster.digest.send import (OutboxRefused, SmtpSettings, build_message, deliver_day, message_id_for,
+                                           valid_email)
 
 DAY = date(2026, 11, 2)
 
@@ -110,22 +111,28 @@ def test_unreachable_server_records_transient_failures(day_with_stories, tmp_pat
     dead = SmtpSettings(host="127.0.0.1", port=port, security="none", retry_delay_s=0, max_attempts=2, timeout_s=2)
     report = deliver_day(conn, DAY, result.by_digest_id(), dead, tmp_path)
     assert report.sent == 0 and report.failed == 1 and "cannot connect" in report.errors[0]
-    assert conn.execute("SELECT status, attempts FROM deliveries").fetchone() == ("failed", 2)
+    # nobody was reached: no attempt is used up, and the delivery stays to do (the asset fails the run)
+    assert report.retryable == 1
+    assert conn.execute("SELECT status, attempts FROM deliveries").fetchone() == ("failed", 0)
     conn.commit()
 
 
-def test_outbox_delivery_without_smtp(day_with_stories, tmp_path):
+def test_outbox_delivery_without_smtp_only_when_intended(day_with_stories, tmp_path):
     conn = day_with_stories
     subscribe(conn, "a@example.com", "ja")
     result = render_day(conn, DAY, ["en", "ja"], outbox_dir=tmp_path)
-    report = deliver_day(conn, DAY, result.by_digest_id(), SmtpSettings(), tmp_path)
+    with pytest.raises(OutboxRefused, match="1 active subscribers"):
+        deliver_day(conn, DAY, result.by_digest_id(), SmtpSettings(), tmp_path)
+    assert conn.execute("SELECT count(*) FROM deliveries").fetchone()[0] == 0   # nothing recorded as delivered
+    conn.commit()
+    report = deliver_day(conn, DAY, result.by_digest_id(), SmtpSettings(outbox_only=True), tmp_path)
     assert report.outbox == 1 and report.mode.startswith("outbox files")
     path = conn.execute("SELECT outbox_path FROM deliveries").fetchone()[0]
     conn.commit()
     msg = email.message_from_bytes(open(path, "rb").read(), policy=email.policy.default)
     assert msg["To"] == "a@example.com" and msg.get_content_type() == "multipart/alternative"
-    again = deliver_day(conn, DAY, result.by_digest_id(), SmtpSettings(), tmp_path)
-    assert again.attempted == 0
+    again = deliver_day(conn, DAY, result.by_digest_id(), SmtpSettings(outbox_only=True), tmp_path)
+    assert again.attempted == 0 and again.retryable == 0
 
 
 def test_message_helpers():

@@ -3,6 +3,13 @@
 
 Backfills render but never send, unless the run config sets `allow_backfill_send: true` (or
 NEWSDEDUP_DIGEST_ALLOW_BACKFILL_SEND=1): a backfill run carries the `dagster/backfill` tag.
+
+Delivery outcome -> run outcome: deliveries left to do (server unreachable, 4xx with attempts
+left) are recorded first, then the step asks for a retry (`RetryRequested`, outage_retries times
+with a doubling delay: a mail outage outlasts the generic retry policy's minutes) and finally
+fails the run, so a retry or any later run of the day delivers them; a configuration error (bad login, no SMTP host while
+subscribers exist) fails without retries. Permanent refusals (5xx) are recorded, not retried,
+and do not fail the run.
 """
 
 import os
@@ -15,6 +22,8 @@ from dagster import (
     Backoff,
     Config,
     ConfigurableResource,
+    Failure,
+    RetryRequested,
     MaterializeResult,
     MetadataValue,
     RetryPolicy,
@@ -25,7 +34,7 @@ from .. import config as app_config
 from ..config import LLMSettings
 from ..digest.build import render_day
 from ..digest.select import SelectionSettings
-from ..digest.send import DeliveryReport, SmtpSettings, deliver_day
+from ..digest.send import DeliveryReport, MailerConfigError, SmtpSettings, deliver_day
 from ..partitions import DAILY_PARTITIONS
 from ..resources import PostgresResource
 
@@ -48,14 +57,20 @@ class MailerResource(ConfigurableResource):
     timeout_s: Optional[float] = None
     max_attempts: Optional[int] = None
     retry_delay_s: Optional[float] = None
+    lease_s: Optional[float] = None
+    outage_retries: Optional[int] = None
+    outage_delay_s: Optional[float] = None
     outbox_dir: Optional[str] = None
+    # No SMTP host on purpose: subscribers' digests are written as .eml files (else refused).
+    outbox_only: Optional[bool] = None
 
     def smtp_settings(self) -> SmtpSettings:
         return SmtpSettings.from_env(
             host=self.host, port=self.port, security=self.security.lower() if self.security else None,
             user=self.user, password=os.environ.get(self.password_env) or None, from_addr=self.from_addr,
             batch_size=self.batch_size, timeout_s=self.timeout_s, max_attempts=self.max_attempts,
-            retry_delay_s=self.retry_delay_s)
+            retry_delay_s=self.retry_delay_s, lease_s=self.lease_s, outbox_only=self.outbox_only,
+            outage_retries=self.outage_retries, outage_delay_s=self.outage_delay_s)
 
     def outbox(self) -> Path:
         return Path(self.outbox_dir).expanduser().resolve() if self.outbox_dir else app_config.outbox_dir()
@@ -87,7 +102,7 @@ def _counts_table(report: Optional[DeliveryReport]) -> dict:
         "sent": MetadataValue.int(totals.get("sent", 0)),
         "failed": MetadataValue.int(totals.get("failed", 0) + totals.get("failed_permanent", 0)),
         "outbox": MetadataValue.int(totals.get("outbox", 0)),
-        "pending": MetadataValue.int(totals.get("pending", 0)),
+        "pending": MetadataValue.int(totals.get("pending", 0) + totals.get("sending", 0)),
     }
 
 
@@ -116,9 +131,24 @@ def digest(context: AssetExecutionContext, config: DigestConfig, postgres: Postg
     with postgres.connection() as conn:
         result = render_day(conn, day, langs, SelectionSettings(), outbox)
         if do_send:
-            report = deliver_day(conn, day, result.by_digest_id(), smtp, outbox, fallback_lang=llm_settings.pivot_lang)
+            try:
+                report = deliver_day(conn, day, result.by_digest_id(), smtp, outbox, fallback_lang=llm_settings.pivot_lang)
+            except MailerConfigError as exc:
+                raise Failure(description=f"digest {day}: {exc}", allow_retries=False) from None
             if report.failed:
                 context.log.warning("digest %s: %d deliveries failed: %s", day, report.failed, report.errors[:5])
+            if report.uncertain_resends:
+                context.log.warning("digest %s: %d deliveries resent after a crash between acceptance and recording "
+                                    "(those readers may have the digest twice)", day, report.uncertain_resends)
+            if report.retryable:
+                problem = (f"digest {day}: {report.retryable} deliveries still to do (recorded; a retry or the next "
+                           f"run of this day sends them): {'; '.join(report.errors[:3])}")
+                if context.retry_number < smtp.outage_retries:
+                    wait = smtp.outage_delay_s * 2 ** context.retry_number
+                    context.log.warning("%s; retrying in %g s", problem, wait)
+                    raise RetryRequested(max_retries=smtp.outage_retries, seconds_to_wait=wait)
+                raise Failure(description=problem, allow_retries=False,
+                              metadata={"this_run": MetadataValue.json(report.as_metadata()), **_counts_table(report)})
         else:
             context.log.info("digest %s: not sending (%s)", day, skip_reason)
 

@@ -11,4 +11,5 @@ COMMAND_MODULES = (
     "digest",       # digest
     "doctor",       # doctor (checks every part and says how to fix it)
     "serve",        # serve (the published feeds and site)
+    "prune",        # prune (retention)
 )

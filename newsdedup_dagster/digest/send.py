@@ -1,24 +1,40 @@
-"""Deliver rendered digests: SMTP (smtplib) in batches, or outbox .eml files when no SMTP host
-is configured. No Dagster imports.
+"""Deliver rendered digests: SMTP (smtplib) in batches, or outbox .eml files when intended. No
+Dagster imports.
 
-Delivery log (`deliveries`, one row per day and subscriber) makes sending idempotent: a row is
-created once ('pending'), and only 'pending' rows and transient 'failed' rows with attempts left
-are ever picked; 'sent' and 'outbox' rows never are. Each recipient's outcome is written and
-committed right after its SMTP transaction (one small UPDATE per mail, deliberately not
-batched): if the process dies mid-batch, the recipients already served are recorded, so a
-retry does not mail them twice.
+Exactly once, as far as SMTP allows. The delivery log (`deliveries`, one row per day and
+subscriber, created once) is also the work queue:
 
-Failures are per recipient: a refused address (SMTP 5xx) is a permanent failure, recorded and
-not retried; a 4xx or a dropped connection is transient, retried once more in the same run
-after reconnecting and again on later runs until NEWSDEDUP_SMTP_MAX_ATTEMPTS. One recipient
-failing never blocks the others. Wrong credentials fail the run (a configuration error must be
-seen, not recorded against every subscriber).
+1. claim: a run takes a batch of due rows with `FOR UPDATE SKIP LOCKED` and marks them
+   'sending' under its claim token, committed. Two runs of the same day take disjoint rows.
+   The run's session holds an advisory lock on its token while it delivers; a 'sending' row
+   whose token nobody holds was left by a crashed run and is taken over by the next one
+   (`claimed_until` also lapses a claim whose run is alive but stuck).
+2. hand-over: just before a message goes to the server, `handed_over_at` is set and
+   committed, only if the run still holds the claim (a claim taken over is never sent).
+3. record: right after the SMTP transaction, the outcome ('sent' with its Message-ID, or
+   'failed') is written and committed, again only under the claim.
 
-Environment (all optional; no host = outbox delivery):
-  NEWSDEDUP_SMTP_HOST, NEWSDEDUP_SMTP_PORT (default 587 starttls / 465 ssl / 25 none),
-  NEWSDEDUP_SMTP_SECURITY (starttls | ssl | none, default starttls), NEWSDEDUP_SMTP_USER,
-  NEWSDEDUP_SMTP_PASSWORD, NEWSDEDUP_SMTP_FROM, NEWSDEDUP_SMTP_BATCH_SIZE (50),
-  NEWSDEDUP_SMTP_TIMEOUT (30 s), NEWSDEDUP_SMTP_MAX_ATTEMPTS (3).
+The one window SMTP cannot close: the server accepted the message (250 after DATA) and the
+process died before step 3 committed. The next run finds that row 'sending' with
+`handed_over_at` set and sends it again (counted in `uncertain_resends`; same deterministic
+Message-ID, which many mail systems deduplicate). Because a run hands over one message at a
+time and records it before the next, at most one reader per crashed run can get the day's
+digest twice; rows claimed but not yet handed over are sent exactly once by the next run.
+(A connection that drops after DATA but before the server's reply is the same window: the
+row is recorded as a transient failure and retried.)
+
+Failures: a refused recipient (SMTP 5xx) is permanent, recorded and never retried. A 4xx or a
+dropped connection is transient: retried once in the same run after reconnecting, and again
+by later runs until NEWSDEDUP_SMTP_MAX_ATTEMPTS. A server that cannot be reached is not the
+recipient's failure: it uses up no attempt, the run stops sending and reports the day's
+deliveries as outstanding (`DeliveryReport.retryable`), and the asset then asks Dagster to retry
+the step (NEWSDEDUP_SMTP_OUTAGE_RETRIES, backing off from NEWSDEDUP_SMTP_OUTAGE_DELAY) and
+finally fails the run; any later run of the day finishes the job. Wrong credentials or a
+missing SMTP host while subscribers exist fail the run outright (a configuration error must
+be seen, not recorded against every subscriber).
+
+Settings: digest.send.SmtpSettings, read from NEWSDEDUP_SMTP_* and NEWSDEDUP_OUTBOX_ONLY by
+config.smtp_environment().
 """
 
 from __future__ import annotations
@@ -26,6 +42,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import secrets
 import smtplib
 import ssl
 import time
@@ -39,24 +56,30 @@ from typing import Callable
 
 import psycopg
 
+from .. import config as app_config
 from .. import db
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SmtpSettings", "MailerConfigError", "DeliveryReport", "build_message", "deliver_day",
-           "message_id_for", "valid_email"]
+__all__ = ["SmtpSettings", "MailerConfigError", "OutboxRefused", "DeliveryReport", "build_message",
+           "deliver_day", "message_id_for", "valid_email"]
 
 SECURITY_MODES = ("starttls", "ssl", "none")
 DEFAULT_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
+
+
+# Advisory-lock key space of delivery claims (pg_advisory_lock(LOCK_SPACE, token)); any constant
+# no other part of the project uses.
+LOCK_SPACE = 0x6E6464
+CRASH_EXIT_CODE = 137   # what a SIGKILL'd process reports; used by the test-only crash hook
 
 
 class MailerConfigError(RuntimeError):
     """SMTP configuration is wrong (bad credentials, STARTTLS refused): fail the run."""
 
 
-def _env(name: str) -> str | None:
-    value = os.environ.get(name)
-    return value if value not in (None, "") else None
+class OutboxRefused(MailerConfigError):
+    """No SMTP host while active subscribers exist, and outbox-only delivery was not intended."""
 
 
 @dataclass(frozen=True)
@@ -69,28 +92,32 @@ class SmtpSettings:
     from_addr: str = "newsdedup <digest@localhost>"
     batch_size: int = 50            # recipients per SMTP connection (providers cap messages per session)
     timeout_s: float = 30.0
-    max_attempts: int = 3           # per recipient, across runs
+    max_attempts: int = 3           # per recipient, across runs (an unreachable server uses none)
     retry_delay_s: float = 2.0      # before the in-run retry pass (after reconnecting)
+    # A claim lapses after this long without progress (its run is alive but stuck); renewed at
+    # every hand-over. Well above one SMTP transaction (a few timeouts), so no live claim lapses.
+    lease_s: float = 600.0
+    outbox_only: bool = False       # no SMTP host on purpose: subscribers get .eml files
+    # Deliveries left to do after a run (server down, 4xx): the step is retried this many times,
+    # waiting outage_delay_s, then twice that, ... (5 + 10 + 20 min rides out a half-hour outage).
+    outage_retries: int = 3
+    outage_delay_s: float = 300.0
 
     def __post_init__(self) -> None:
         if self.security not in SECURITY_MODES:
             raise ValueError(f"NEWSDEDUP_SMTP_SECURITY={self.security!r}: expected one of {', '.join(SECURITY_MODES)}")
         if self.batch_size < 1 or self.max_attempts < 1:
             raise ValueError("NEWSDEDUP_SMTP_BATCH_SIZE and NEWSDEDUP_SMTP_MAX_ATTEMPTS must be >= 1")
+        if self.outage_retries < 0 or self.outage_delay_s < 0:
+            raise ValueError("NEWSDEDUP_SMTP_OUTAGE_RETRIES and NEWSDEDUP_SMTP_OUTAGE_DELAY must be >= 0")
+        if self.lease_s < 3 * self.timeout_s:
+            raise ValueError(f"NEWSDEDUP_SMTP_LEASE={self.lease_s:g} s must be at least 3 x NEWSDEDUP_SMTP_TIMEOUT "
+                             f"({self.timeout_s:g} s): a live claim must not lapse during one transaction")
 
     @classmethod
     def from_env(cls, **overrides) -> "SmtpSettings":
-        values = {
-            "host": _env("NEWSDEDUP_SMTP_HOST"),
-            "port": int(_env("NEWSDEDUP_SMTP_PORT")) if _env("NEWSDEDUP_SMTP_PORT") else None,
-            "security": (_env("NEWSDEDUP_SMTP_SECURITY") or "starttls").lower(),
-            "user": _env("NEWSDEDUP_SMTP_USER"),
-            "password": _env("NEWSDEDUP_SMTP_PASSWORD"),
-            "from_addr": _env("NEWSDEDUP_SMTP_FROM") or "newsdedup <digest@localhost>",
-            "batch_size": int(_env("NEWSDEDUP_SMTP_BATCH_SIZE") or 50),
-            "timeout_s": float(_env("NEWSDEDUP_SMTP_TIMEOUT") or 30),
-            "max_attempts": int(_env("NEWSDEDUP_SMTP_MAX_ATTEMPTS") or 3),
-        }
+        """Environment (config.smtp_environment()) under `overrides` (None = not overridden)."""
+        values = app_config.smtp_environment()
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
@@ -105,7 +132,7 @@ class SmtpSettings:
     def describe(self) -> str:
         """For metadata and logs: never the password."""
         if not self.configured:
-            return "outbox files (no NEWSDEDUP_SMTP_HOST configured)"
+            return "outbox files (no NEWSDEDUP_SMTP_HOST configured" + (", NEWSDEDUP_OUTBOX_ONLY set)" if self.outbox_only else ")")
         user = f"{self.user}@" if self.user else ""
         return f"smtp://{user}{self.host}:{self.effective_port} ({self.security})"
 
@@ -143,14 +170,19 @@ def build_message(subject: str, html: str, text: str, to_addr: str, from_addr: s
     return msg
 
 
+
 @dataclass
 class DeliveryReport:
     mode: str
-    attempted: int = 0
+    attempted: int = 0              # distinct deliveries this run claimed
     sent: int = 0
     outbox: int = 0
-    failed: int = 0
+    failed: int = 0                 # deliveries whose last attempt in this run failed
     permanent_failures: int = 0
+    reclaimed: int = 0              # claims taken over from a crashed or stuck run
+    uncertain_resends: int = 0      # ... of which the message may already have been accepted
+    lost_claims: int = 0            # claims of this run another run took over (not sent here)
+    retryable: int = 0              # the day's deliveries still to do after this run (run fails)
     skipped_reason: str | None = None
     errors: list[str] = field(default_factory=list)
     totals: dict[str, int] = field(default_factory=dict)   # whole day, from the delivery log
@@ -158,6 +190,8 @@ class DeliveryReport:
     def as_metadata(self) -> dict:
         return {"mode": self.mode, "attempted": self.attempted, "sent": self.sent, "outbox": self.outbox,
                 "failed": self.failed, "permanent_failures": self.permanent_failures,
+                "reclaimed": self.reclaimed, "uncertain_resends": self.uncertain_resends,
+                "lost_claims": self.lost_claims, "retryable": self.retryable,
                 "skipped_reason": self.skipped_reason, "errors": self.errors[:10], "day_totals": self.totals}
 
 
@@ -168,14 +202,205 @@ class _Due:
     lang: str
     digest_id: int
     attempts: int
+    reclaimed: bool = False
+    uncertain: bool = False
 
 
-def _record(conn, day, due: _Due, status: str, error: str | None = None, permanent: bool = False,
-            message_id: str | None = None, outbox_path: str | None = None) -> None:
-    conn.execute(db.load_sql("digest_delivery_result"), {
-        "day": day, "subscriber_id": due.subscriber_id, "status": status, "error": (error or None) and error[:500],
-        "permanent": permanent, "message_id": message_id, "outbox_path": outbox_path, "email": due.email})
-    conn.commit()
+class _CrashHook:
+    """Test-only (config.delivery_crash_point()): `POINT[:N]` ends the process, as a SIGKILL
+    would (no cleanup, no commit), the N-th time POINT is reached."""
+
+    def __init__(self, spec: str | None):
+        name, _, count = (spec or "").partition(":")
+        self.point = name or None
+        self.left = int(count or 1)
+
+    def __call__(self, point: str) -> None:
+        if point == self.point:
+            self.left -= 1
+            if self.left <= 0:
+                log.error("test crash hook: exiting at %s", point)
+                os._exit(CRASH_EXIT_CODE)
+
+
+class _Claimant:
+    """This run's identity in `deliveries.claim_token`, backed by a session advisory lock."""
+
+    def __init__(self, conn: psycopg.Connection):
+        self.conn = conn
+        while True:   # a random token; another live run holding the same one is astronomically rare
+            self.token = secrets.randbelow(2**31 - 1) + 1
+            got = conn.execute(db.load_sql("digest_claim_lock"), {"lock_space": LOCK_SPACE, "token": self.token}).fetchone()[0]
+            conn.commit()
+            if got:
+                return
+
+    def release(self) -> None:
+        self.conn.execute(db.load_sql("digest_claim_unlock"), {"lock_space": LOCK_SPACE, "token": self.token})
+        self.conn.commit()
+
+
+class _Run:
+    """One deliver_day call: the claim loop over a transport (SMTP or outbox)."""
+
+    def __init__(self, conn, day: date, digests, smtp: SmtpSettings, outbox_dir: Path, report: DeliveryReport,
+                 crash: _CrashHook):
+        self.conn, self.day, self.digests, self.smtp = conn, day, digests, smtp
+        self.outbox_dir, self.report, self.crash = outbox_dir, report, crash
+        self.claimant = _Claimant(conn)
+        self.outcome: dict[int, str] = {}     # subscriber -> last outcome in this run
+        self.claimed: set[int] = set()
+
+    # ---------------------------------------------------------------- SQL
+    def _claim(self, pass_started) -> list[_Due]:
+        rows = self.conn.execute(db.load_sql("digest_deliveries_claim"), {
+            "day": self.day, "digest_ids": list(self.digests), "pass_started": pass_started,
+            "max_attempts": self.smtp.max_attempts, "lock_space": LOCK_SPACE, "limit": self.smtp.batch_size,
+            "token": self.claimant.token, "lease_s": self.smtp.lease_s}).fetchall()
+        self.conn.commit()
+        due = sorted((_Due(*row) for row in rows), key=lambda d: d.subscriber_id)
+        for d in due:
+            if d.subscriber_id not in self.claimed:
+                self.claimed.add(d.subscriber_id)
+                self.report.attempted += 1
+            self.report.reclaimed += d.reclaimed
+            self.report.uncertain_resends += d.uncertain
+            if d.uncertain:
+                log.warning("delivery %s to subscriber %s: the run that claimed it died after handing the message "
+                            "to the server; sending again (the reader may get it twice)", self.day, d.subscriber_id)
+        return due
+
+    def _hand_over(self, d: _Due) -> bool:
+        row = self.conn.execute(db.load_sql("digest_delivery_handover"), {
+            "day": self.day, "subscriber_id": d.subscriber_id, "email": d.email, "token": self.claimant.token,
+            "lease_s": self.smtp.lease_s}).fetchone()
+        self.conn.commit()
+        if row is None:
+            self._lost(d)
+            return False
+        self.crash("handed_over")
+        return True
+
+    def _lost(self, d: _Due) -> None:
+        self.report.lost_claims += 1
+        log.warning("delivery %s to subscriber %s: claim taken over by another run (lease lapsed)", self.day, d.subscriber_id)
+
+    def _record(self, d: _Due, status: str, error: str | None = None, permanent: bool = False, counts: bool = True,
+                message_id: str | None = None, outbox_path: str | None = None) -> None:
+        row = self.conn.execute(db.load_sql("digest_delivery_result"), {
+            "day": self.day, "subscriber_id": d.subscriber_id, "status": status, "error": (error or None) and error[:500],
+            "permanent": permanent, "counts": int(counts), "message_id": message_id, "outbox_path": outbox_path,
+            "email": d.email, "token": self.claimant.token}).fetchone()
+        self.conn.commit()
+        if row is None:
+            self._lost(d)
+            return
+        self.outcome[d.subscriber_id] = "failed_permanent" if (status == "failed" and permanent) else status
+
+    def _message(self, d: _Due) -> tuple[EmailMessage, str]:
+        subject, html, text = self.digests[d.digest_id]
+        message_id = message_id_for(self.day, d.subscriber_id, d.digest_id, self.smtp.from_addr)
+        return build_message(subject, html, text, d.email, self.smtp.from_addr, message_id, d.lang), message_id
+
+    # ------------------------------------------------------------ passes
+    def run(self, sleep: Callable[[float], None]) -> None:
+        try:
+            for pass_no in range(2):
+                pass_started = self.conn.execute("SELECT clock_timestamp()").fetchone()[0]
+                self.conn.commit()
+                transient, reachable = self._pass(pass_started)
+                # An unreachable server is left to the step retry (minutes apart), not retried here.
+                if not transient or not reachable or pass_no == 1:
+                    break
+                sleep(self.smtp.retry_delay_s)
+                log.info("retrying %d transient failures after reconnecting", transient)
+        finally:
+            # Claims not yet handed over stay 'sending' under a token nobody holds after this:
+            # the next run takes them over as never sent.
+            self.claimant.release()
+
+    def _pass(self, pass_started) -> tuple[int, bool]:
+        """Claim and deliver batches until nothing is due. Returns (transient failures with
+        attempts left, server reachable?)."""
+        transient = 0
+        while True:
+            batch = self._claim(pass_started)
+            if not batch:
+                return transient, True
+            if not self.smtp.configured:
+                for d in batch:
+                    self._to_outbox(d)
+                continue
+            failures, reachable = self._smtp_batch(batch)
+            transient += failures
+            if not reachable:   # the server is down: stop here; the rest stays due for the retry
+                return transient, False
+
+    def _to_outbox(self, d: _Due) -> None:
+        folder = self.outbox_dir / "mail" / self.day.isoformat()
+        folder.mkdir(parents=True, exist_ok=True)
+        msg, message_id = self._message(d)
+        path = folder / f"{d.subscriber_id:06d}-{d.lang}.eml"
+        if not self._hand_over(d):
+            return
+        tmp = path.with_suffix(".eml.tmp")
+        tmp.write_bytes(bytes(msg))
+        tmp.replace(path)   # atomic: a rerun after a crash rewrites the same file, never a second one
+        self.crash("accepted")
+        self._record(d, "outbox", message_id=message_id, outbox_path=str(path))
+        self.report.outbox += 1
+
+    def _smtp_batch(self, batch: list[_Due]) -> tuple[int, bool]:
+        """One SMTP connection for the batch. Returns (transient failures with attempts left,
+        server reachable?)."""
+        smtp = self.smtp
+        transient = 0
+        client = None
+        try:
+            for d in batch:
+                msg, message_id = self._message(d)
+                if client is None:   # first message, or the previous one broke the connection
+                    try:
+                        client = _connect(smtp)
+                    except MailerConfigError:
+                        raise
+                    except (smtplib.SMTPException, OSError) as exc:
+                        error = f"cannot connect to {smtp.host}:{smtp.effective_port}: {type(exc).__name__}: {exc}"
+                        self.report.errors.append(error)
+                        # Nobody was reached: no attempt used. The whole claimed batch is released as
+                        # failed (transient) so the retry pass / next run picks it up.
+                        for rest in batch[batch.index(d):]:
+                            self._record(rest, "failed", error, counts=False)
+                            transient += 1
+                        return transient, False
+                if not self._hand_over(d):
+                    continue
+                try:
+                    client.send_message(msg, from_addr=parseaddr(smtp.from_addr)[1], to_addrs=[d.email])
+                except MailerConfigError:
+                    raise
+                except (smtplib.SMTPException, OSError) as exc:
+                    error, permanent = _classify(exc, d.email)
+                    self._record(d, "failed", error, permanent=permanent)
+                    self.report.errors.append(f"{d.email}: {error}")
+                    if not permanent and d.attempts + 1 < smtp.max_attempts:
+                        transient += 1
+                    if isinstance(exc, (smtplib.SMTPServerDisconnected, OSError)):
+                        _quit(client)
+                        client = None
+                    else:
+                        try:  # a refused transaction leaves the session usable after RSET
+                            client.rset()
+                        except (smtplib.SMTPException, OSError):
+                            _quit(client)
+                            client = None
+                    continue
+                self.crash("accepted")   # the window SMTP cannot close: accepted, not yet recorded
+                self._record(d, "sent", message_id=message_id)
+                self.report.sent += 1
+        finally:
+            _quit(client)
+        return transient, True
 
 
 def _connect(smtp: SmtpSettings) -> smtplib.SMTP:
@@ -231,25 +456,32 @@ def deliver_day(
     outbox_dir: Path,
     fallback_lang: str = "en",
     sleep: Callable[[float], None] = time.sleep,
+    crash_point: str | None = None,
 ) -> DeliveryReport:
-    """Seed the day's delivery rows and deliver every due one. Returns counts for this run and
-    the day's totals."""
+    """Seed the day's delivery rows and deliver every due one under claims. Returns this run's
+    counts, the day's totals, and `retryable`: deliveries a later run still has to do (the
+    caller fails the run when it is not 0). `crash_point` is the test-only crash hook
+    (default: config.delivery_crash_point())."""
     report = DeliveryReport(mode=smtp.describe())
+    if not smtp.configured and not smtp.outbox_only:
+        active = conn.execute(db.load_sql("digest_active_recipients")).fetchone()[0]
+        conn.commit()
+        if active:
+            raise OutboxRefused(
+                f"no SMTP server configured (NEWSDEDUP_SMTP_HOST) but {active} active subscribers: refusing to "
+                "deliver their digests to outbox files only; set NEWSDEDUP_SMTP_HOST, or NEWSDEDUP_OUTBOX_ONLY=true "
+                "if outbox files are the intended delivery")
     conn.execute(db.load_sql("digest_deliveries_seed"), {"day": day, "fallback_lang": fallback_lang})
     conn.commit()
-    rows = conn.execute(db.load_sql("digest_deliveries_due"), {"day": day, "max_attempts": smtp.max_attempts}).fetchall()
+    crash = _CrashHook(crash_point if crash_point is not None else app_config.delivery_crash_point())
+    run = _Run(conn, day, digests, smtp, outbox_dir, report, crash)
+    run.run(sleep)
+    report.failed = sum(1 for status in run.outcome.values() if status.startswith("failed"))
+    report.permanent_failures = sum(1 for status in run.outcome.values() if status == "failed_permanent")
+    pending, failed, abandoned = conn.execute(db.load_sql("digest_deliveries_outstanding"), {
+        "day": day, "digest_ids": list(digests), "max_attempts": smtp.max_attempts, "lock_space": LOCK_SPACE}).fetchone()
     conn.commit()
-    due = [_Due(*row) for row in rows if row[3] in digests]
-    report.attempted = len(due)
-    if not smtp.configured:
-        _deliver_to_outbox(conn, day, due, digests, smtp, outbox_dir, report)
-    else:
-        retry = _deliver_smtp(conn, day, due, digests, smtp, report)
-        if retry:
-            sleep(smtp.retry_delay_s)
-            log.info("retrying %d transient SMTP failures after reconnecting", len(retry))
-            report.failed -= len(retry)
-            _deliver_smtp(conn, day, retry, digests, smtp, report)
+    report.retryable = int(pending) + int(failed) + int(abandoned)
     report.totals = day_totals(conn, day)
     return report
 
@@ -261,74 +493,3 @@ def day_totals(conn: psycopg.Connection, day: date) -> dict[str, int]:
         totals[key] = totals.get(key, 0) + int(count)
     conn.commit()
     return totals
-
-
-def _deliver_to_outbox(conn, day, due, digests, smtp, outbox_dir: Path, report: DeliveryReport) -> None:
-    folder = outbox_dir / "mail" / day.isoformat()
-    folder.mkdir(parents=True, exist_ok=True)
-    for d in due:
-        subject, html, text = digests[d.digest_id]
-        message_id = message_id_for(day, d.subscriber_id, d.digest_id, smtp.from_addr)
-        msg = build_message(subject, html, text, d.email, smtp.from_addr, message_id, d.lang)
-        path = folder / f"{d.subscriber_id:06d}-{d.lang}.eml"
-        tmp = path.with_suffix(".eml.tmp")
-        tmp.write_bytes(bytes(msg))
-        tmp.replace(path)
-        _record(conn, day, d, "outbox", message_id=message_id, outbox_path=str(path))
-        report.outbox += 1
-
-
-def _deliver_smtp(conn, day, due: list[_Due], digests, smtp: SmtpSettings, report: DeliveryReport) -> list[_Due]:
-    """Send in batches of smtp.batch_size per connection. Returns the transient failures that
-    deserve one more try in this run (attempts left)."""
-    retry: list[_Due] = []
-    for start in range(0, len(due), smtp.batch_size):
-        batch = due[start:start + smtp.batch_size]
-        client = None
-        try:
-            client = _connect(smtp)
-        except MailerConfigError:
-            raise
-        except (smtplib.SMTPException, OSError) as exc:
-            error = f"cannot connect to {smtp.host}:{smtp.effective_port}: {type(exc).__name__}: {exc}"
-            report.errors.append(error)
-            for d in batch:
-                _record(conn, day, d, "failed", error)
-                report.failed += 1
-                if d.attempts + 1 < smtp.max_attempts:
-                    retry.append(_Due(d.subscriber_id, d.email, d.lang, d.digest_id, d.attempts + 1))
-            continue
-        try:
-            for d in batch:
-                subject, html, text = digests[d.digest_id]
-                message_id = message_id_for(day, d.subscriber_id, d.digest_id, smtp.from_addr)
-                msg = build_message(subject, html, text, d.email, smtp.from_addr, message_id, d.lang)
-                try:
-                    if client is None:  # the previous recipient broke the connection
-                        client = _connect(smtp)
-                    client.send_message(msg, from_addr=parseaddr(smtp.from_addr)[1], to_addrs=[d.email])
-                except MailerConfigError:
-                    raise
-                except (smtplib.SMTPException, OSError) as exc:
-                    error, permanent = _classify(exc, d.email)
-                    _record(conn, day, d, "failed", error, permanent=permanent)
-                    report.failed += 1
-                    report.permanent_failures += permanent
-                    report.errors.append(f"{d.email}: {error}")
-                    if not permanent and d.attempts + 1 < smtp.max_attempts:
-                        retry.append(_Due(d.subscriber_id, d.email, d.lang, d.digest_id, d.attempts + 1))
-                    if isinstance(exc, (smtplib.SMTPServerDisconnected, OSError)):
-                        _quit(client)
-                        client = None
-                    else:
-                        try:  # a refused transaction leaves the session usable after RSET
-                            client.rset()
-                        except (smtplib.SMTPException, OSError):
-                            _quit(client)
-                            client = None
-                    continue
-                _record(conn, day, d, "sent", message_id=message_id)
-                report.sent += 1
-        finally:
-            _quit(client)
-    return retry
