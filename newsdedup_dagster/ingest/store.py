@@ -32,9 +32,10 @@ from pathlib import Path
 import psycopg
 
 from ..db import load_sql
-from .fetch import FetchConfig, FetchRequest, FetchResult, fetch_feeds_sync
+from .fetch import FetchConfig, FetchRequest, FetchResult
 from .netguard import AddressPolicy
-from .parse import ParseConfig, ParsedItem, ParseResult, parse_many
+from .parse import ParseConfig, ParsedItem, ParsePool, ParseResult
+from .pipeline import fetch_and_parse
 from .replay import load_jsonl_partition, replay_fetch_results, replay_window
 from .sources import Source
 from ..crashpoints import crash_point
@@ -496,59 +497,81 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
         else:
             usable_archive.setdefault(entry.result.source_id, []).append(entry)
 
-    # 2. Fetch / replay what has no usable archive (no transaction open).
+    # 2. Fetch / replay what has no usable archive (no transaction open), and parse
+    #    (worker processes, a time budget per feed). Live fetches are parsed as they
+    #    arrive, each batch of arrivals archived and committed first: a source whose
+    #    body then fails to parse (or kills its parser) is re-parsed from there by a rerun.
     to_get = [s for s in sources if s.enabled and s.id not in usable_archive]
-    started = time.monotonic()
-    fresh: list[FetchResult] = []
-    missing_rows: list[SourceIngestRow] = []
-    if mode == "live" and to_get:
-        requests = []
-        for source in to_get:
-            _, etag, last_modified = stored.get(source.id, (None, None, None))
-            # Validators belong to the stored URL; a changed feed_url starts fresh.
-            same_url = source.id in stored and stored[source.id][0].feed_url == source.feed_url
-            requests.append(FetchRequest(source.id, source.feed_url, etag if same_url else None,
-                                         last_modified if same_url else None))
-        fresh = fetch_feeds_sync(requests, fetch_config)
-    elif mode == "replay" and to_get:
-        fresh = replay_fetch_results(to_get, partition_start)
-        with_file = {r.source_id for r in fresh}
-        missing_rows = [SourceIngestRow(source_id=s.id, origin="none", status="no_replay_file",
-                                        error="source has no replay_file") for s in to_get if s.id not in with_file]
-    elif mode == "archive":
-        for source in to_get:
-            if source.id in archived_errors:
-                continue  # reported below from the archived error
-            missing_rows.append(SourceIngestRow(source_id=source.id, origin="none", status="no_archive",
-                                                error="no archived fetch for this hour (past hours are never fetched)"))
-    fetch_seconds = time.monotonic() - started
-
-    # 3. Archive before parsing, committed on its own: a source whose body then
-    #    fails to parse (or kills its parser) is re-parsed from here by a rerun.
-    started = time.monotonic()
-    with conn.transaction():
-        sync_report = sync_sources(conn, sources) if sync else None
-        fetch_ids = archive_fetches_isolated(conn, fresh, partition_start, "replay" if mode == "replay" else "live")
-        validators = [r for r in fresh if mode == "live" and r.status in ("ok", "not_modified")]
-        if validators:
-            conn.execute(load_sql("ingest_sources_update_validators"), {
-                "ids": [r.source_id for r in validators], "etags": _pg_texts(r.etag for r in validators),
-                "last_modifieds": _pg_texts(r.last_modified for r in validators)})
-    archive_seconds = time.monotonic() - started
-
-    # 4. Parse archives and fresh results (worker processes, a time budget per feed).
-    started = time.monotonic()
     source_for = {sid: entry[0] for sid, entry in stored.items()}
     source_for.update(configured)
     _, visible_before = replay_window(partition_start)
     archive_entries = [entry for source_id in sorted(usable_archive) for entry in usable_archive[source_id]]
+    fresh_origin = "replay" if mode == "replay" else "live"
+    fresh: list[FetchResult] = []
+    missing_rows: list[SourceIngestRow] = []
+    fetch_ids: dict[str, int] = {}
+    sync_report = None
+    archive_seconds = 0.0
+    fetch_seconds = 0.0
+
+    def fresh_job(result: FetchResult):
+        return (result, source_for.get(result.source_id), visible_before if mode == "replay" else None, parse_config)
+
+    def archive(results: Sequence[FetchResult]) -> None:
+        nonlocal archive_seconds
+        began = time.monotonic()
+        with conn.transaction():
+            fetch_ids.update(archive_fetches_isolated(conn, results, partition_start, fresh_origin))
+            validators = [r for r in results if mode == "live" and r.status in ("ok", "not_modified")]
+            if validators:
+                conn.execute(load_sql("ingest_sources_update_validators"), {
+                    "ids": [r.source_id for r in validators], "etags": _pg_texts(r.etag for r in validators),
+                    "last_modifieds": _pg_texts(r.last_modified for r in validators)})
+        archive_seconds += time.monotonic() - began
+
+    with ParsePool() as pool:
+        pool.submit((entry.result, source_for.get(entry.result.source_id),
+                     visible_before if entry.mode == "replay" else None, parse_config) for entry in archive_entries)
+        started = time.monotonic()
+        with conn.transaction():
+            sync_report = sync_sources(conn, sources) if sync else None
+        sync_seconds = time.monotonic() - started
+        started = time.monotonic()
+        if mode == "live" and to_get:
+            requests = []
+            for source in to_get:
+                _, etag, last_modified = stored.get(source.id, (None, None, None))
+                # Validators belong to the stored URL; a changed feed_url starts fresh.
+                same_url = source.id in stored and stored[source.id][0].feed_url == source.feed_url
+                requests.append(FetchRequest(source.id, source.feed_url, etag if same_url else None,
+                                             last_modified if same_url else None))
+            outcome = fetch_and_parse(requests, fetch_config, fresh_job, before_parse=archive, pool=pool)
+            fresh = [result for result, _ in outcome.pairs]
+            fetch_seconds = outcome.fetch_seconds - archive_seconds  # archiving ran in the fetch's wait
+        else:
+            if mode == "replay" and to_get:
+                fresh = replay_fetch_results(to_get, partition_start)
+                with_file = {r.source_id for r in fresh}
+                missing_rows = [SourceIngestRow(source_id=s.id, origin="none", status="no_replay_file",
+                                                error="source has no replay_file")
+                                for s in to_get if s.id not in with_file]
+            elif mode == "archive":
+                for source in to_get:
+                    if source.id in archived_errors:
+                        continue  # reported below from the archived error
+                    missing_rows.append(SourceIngestRow(
+                        source_id=source.id, origin="none", status="no_archive",
+                        error="no archived fetch for this hour (past hours are never fetched)"))
+            fetch_seconds = time.monotonic() - started
+            if fresh:
+                archive(fresh)
+            pool.submit(fresh_job(result) for result in fresh)
+        started = time.monotonic()
+        parsed_all = pool.results()
+    fetch_seconds = max(0.0, fetch_seconds)
+    parse_seconds = time.monotonic() - started  # what parsing took beyond the fetch it overlapped
+    parsed_fresh_by_id = {result.source_id: parsed for result, parsed in zip(fresh, parsed_all[len(archive_entries):])}
     fresh_results = sorted(fresh, key=lambda r: r.source_id)
-    jobs = [(entry.result, source_for.get(entry.result.source_id),
-             visible_before if entry.mode == "replay" else None, parse_config) for entry in archive_entries]
-    jobs += [(result, source_for.get(result.source_id), visible_before if mode == "replay" else None, parse_config)
-             for result in fresh_results]
-    parsed_all = parse_many(jobs)
-    parse_seconds = time.monotonic() - started
 
     # 5. Store items, one source's bad data kept to that source.
     started = time.monotonic()
@@ -557,7 +580,8 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
     groups: list[tuple[str, int, ParseResult, bool]] = []
     for entry, parsed in zip(archive_entries, parsed_all):
         groups.append((entry.result.source_id, entry.fetch_id, parsed, True))
-    for result, parsed in zip(fresh_results, parsed_all[len(archive_entries):]):
+    for result in fresh_results:
+        parsed = parsed_fresh_by_id[result.source_id]
         if result.source_id in fetch_ids:
             groups.append((result.source_id, fetch_ids[result.source_id], parsed, result.status == "ok"))
     with conn.transaction():
@@ -565,7 +589,7 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
         crash_point("raw_items.after_upsert")
         record_parse_outcomes(conn, {fetch_id: parsed for _, fetch_id, parsed, record in groups if record})
         counts = partition_item_counts(conn, partition_start)
-    store_seconds = time.monotonic() - started + archive_seconds
+    store_seconds = time.monotonic() - started + archive_seconds + sync_seconds
     parsed_archives: list[tuple[ArchivedFetch, ParseResult]] = list(
         zip(archive_entries, [g[2] for g in groups[:len(archive_entries)]]))
     parsed_by_fresh = {g[0]: g[2] for g in groups[len(archive_entries):]}
