@@ -26,6 +26,8 @@ nothing changes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -109,9 +111,11 @@ def _keep_cache_hashes() -> list[str]:
 
 
 def prune(conn: psycopg.Connection, settings: RetentionSettings, now: datetime | None = None,
-          dry_run: bool = False, longest_vector_window_hours: float = 36.0) -> PruneReport:
+          dry_run: bool = False, longest_vector_window_hours: float = 36.0,
+          on_batch: Callable[[str, int], None] | None = None) -> PruneReport:
     """Apply the retention settings as of `now` (default: the database's clock). Idempotent: a
-    second run with the same `now` removes nothing."""
+    second run with the same `now` removes nothing. `on_batch(step, rows)` hears of every batch
+    (progress for the command)."""
     check_settings(settings, longest_vector_window_hours)
     if now is None:
         now = conn.execute("SELECT now()").fetchone()[0]
@@ -133,6 +137,8 @@ def prune(conn: psycopg.Connection, settings: RetentionSettings, now: datetime |
                     conn.commit()
                 step.rows += int(rows)
                 step.bytes += int(size)
+                if on_batch is not None:
+                    on_batch(name, int(rows))
                 if rows < settings.batch_rows:
                     break
             log.info("prune %s: %d rows, %d bytes older than %s%s", name, step.rows, step.bytes, step.cutoff,

@@ -24,13 +24,18 @@ def handle(args: argparse.Namespace) -> int:
     from .. import db
     from ..clustering.settings import settings_for
     from ..config import RetentionSettings
+    from ..progress import progress_bar
     from ..retention import prune, table_sizes
 
     windows = settings_for(None)
     try:
         settings = RetentionSettings()
-        with db.connection() as conn:
-            report = prune(conn, settings, dry_run=args.dry_run,
+        with db.connection() as conn, progress_bar("prune (rows)") as bar:
+            def on_batch(step: str, rows: int) -> None:
+                bar.set_description(f"prune {step} (rows)")
+                bar.update(rows)
+
+            report = prune(conn, settings, dry_run=args.dry_run, on_batch=on_batch,
                            longest_vector_window_hours=max(windows.story_max_age_hours, windows.max_gap_hours))
             sizes = table_sizes(conn)
     except ValueError as exc:
