@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+import threading
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import db
+from ..progress import progress_bar
+
+# How often the progress thread reads the hour's fetch rows.
+PROGRESS_POLL_S = 1.0
 
 
 def register(subparsers) -> None:
@@ -30,7 +36,7 @@ def cmd_ingest(args) -> int:
 
     sources_path = Path(args.sources).expanduser().resolve()
     try:
-        load_sources(sources_path)  # validate before starting anything
+        sources = load_sources(sources_path)  # validate before starting anything
     except (SourcesConfigError, OSError) as exc:
         print(f"newsdedup: error: {exc}")
         return 2
@@ -39,14 +45,16 @@ def cmd_ingest(args) -> int:
     op_config = {"sources_file": str(sources_path)}
     if args.mode:
         op_config["fetch_mode"] = args.mode
-    result = materialize(
-        [raw_items],
-        partition_key=partition,
-        instance=get_instance(),
-        resources={"postgres": PostgresResource()},
-        run_config={"ops": {"raw_items": {"config": op_config}}, **QUIET_RUN_CONFIG},
-        raise_on_error=False,
-    )
+    instance = get_instance()
+    with _fetch_progress(partition, sum(1 for s in sources if s.enabled)):
+        result = materialize(
+            [raw_items],
+            partition_key=partition,
+            instance=instance,
+            resources={"postgres": PostgresResource()},
+            run_config={"ops": {"raw_items": {"config": op_config}}, **QUIET_RUN_CONFIG},
+            raise_on_error=False,
+        )
     if not result.success:
         failure = next((e for e in result.all_events if e.is_failure), None)
         message = failure.event_specific_data.error.message.strip() if failure and failure.event_specific_data else "run failed"
@@ -74,3 +82,33 @@ def cmd_ingest(args) -> int:
     for r in rows:
         print(f"{r['id']:<28} {r['status']:<13} {r['http_status'] or '':>4} {r['new_items']:>5}  {(r['error'] or '')[:80]}")
     return 0
+
+
+@contextmanager
+def _fetch_progress(partition: str, total: int):
+    """Sources fetched so far (read from the hour's fetch rows by a thread), on stderr."""
+    from ..partitions import hour_window
+
+    hour, _end = hour_window(partition)
+    stop = threading.Event()
+    with db.connection() as conn:
+        since = conn.execute("SELECT now()").fetchone()[0]
+        conn.commit()
+
+    def poll(bar) -> None:
+        query = db.load_sql("ingest_fetches_since")
+        with db.connection() as conn:
+            while not stop.wait(PROGRESS_POLL_S):
+                done = conn.execute(query, {"hour": hour, "since": since}).fetchone()[0]
+                conn.commit()
+                if done > bar.n:
+                    bar.update(done - bar.n)
+
+    with progress_bar(f"ingest {partition} (sources)", total) as bar:
+        thread = threading.Thread(target=poll, args=(bar,), name="ingest-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(timeout=5)
