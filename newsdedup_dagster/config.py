@@ -109,3 +109,24 @@ class LLMSettings:
     @property
     def offline(self) -> bool:
         return not self.base_url
+
+
+# ----------------------------------------------------------------- Dagster deployment
+# Secrets are handed to resources as dagster.EnvVar (read by the run worker, never shown in the UI);
+# an EnvVar whose variable is unset fails the run, so optional secrets are bound only when set.
+LLM_API_KEY_ENV = "NEWSDEDUP_LLM_API_KEY"
+SMTP_PASSWORD_ENV = "NEWSDEDUP_SMTP_PASSWORD"
+
+
+def secret_is_set(name: str) -> bool:
+    return env_str(name) is not None
+
+
+def alert_recipients() -> tuple[str, ...]:
+    """Who hears about failed runs (comma-separated addresses); none = alert files in the outbox."""
+    return env_list("NEWSDEDUP_ALERT_TO", "")
+
+
+def dagster_ui_url() -> str | None:
+    """Public URL of the Dagster UI, for links in alerts (e.g. https://dagster.example.org)."""
+    return env_str("NEWSDEDUP_DAGSTER_UI_URL")
