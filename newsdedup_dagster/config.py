@@ -130,3 +130,8 @@ def alert_recipients() -> tuple[str, ...]:
 def dagster_ui_url() -> str | None:
     """Public URL of the Dagster UI, for links in alerts (e.g. https://dagster.example.org)."""
     return env_str("NEWSDEDUP_DAGSTER_UI_URL")
+
+
+def clustering_busy_retry() -> tuple[int, float]:
+    """(retries, seconds between them) when another clustering run holds the lock past its timeout."""
+    return env_int("NEWSDEDUP_CLUSTERING_BUSY_RETRIES", 5), env_float("NEWSDEDUP_CLUSTERING_BUSY_WAIT", 60.0)

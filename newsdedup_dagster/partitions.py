@@ -19,8 +19,8 @@ HOUR_KEY_FORMAT = "%Y-%m-%d-%H:%M"
 # H depends on H-1 of the same asset: what hour H computes reads what earlier hours built (canonical
 # items, per-language means, story centroids, open events). Declared, Dagster itself runs backfills
 # in time order, whatever max_concurrent_runs is, and a failed hour leaves the later ones alone.
-# The first partition has no predecessor (allow_nonexistent_upstream_partitions).
-PREVIOUS_HOUR = TimeWindowPartitionMapping(start_offset=-1, end_offset=-1, allow_nonexistent_upstream_partitions=True)
+# The first partition simply has no predecessor.
+PREVIOUS_HOUR = TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)
 
 
 def previous_hour_of(asset_name: str) -> AssetDep:

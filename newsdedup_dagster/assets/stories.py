@@ -17,6 +17,7 @@ from dagster import (
     asset,
 )
 
+from .. import config as app_config
 from ..clustering.passes import check_invariants, cluster_partition, story_summaries
 from ..clustering.settings import settings_for
 from ..clustering.store import ClusteringBusy
@@ -25,8 +26,6 @@ from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
 from ..resources import PostgresResource
 from .common import OWNERS, ROW_COUNT, table
 
-# Another clustering run held the lock past its timeout: wait and run again (not a failure).
-BUSY_RETRIES, BUSY_WAIT_S = 5, 60
 # The hourly schedule runs at :05 and an hour takes minutes: older than 75 min is late, 2 h is broken.
 STORIES_FRESHNESS = FreshnessPolicy.time_window(fail_window=timedelta(hours=2), warn_window=timedelta(minutes=75))
 
@@ -101,7 +100,9 @@ def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: Pos
         try:
             result = cluster_partition(conn, info, h, settings)
         except ClusteringBusy as exc:
-            raise RetryRequested(max_retries=BUSY_RETRIES, seconds_to_wait=BUSY_WAIT_S) from exc
+            # Another clustering run held the lock past its timeout: wait and run again (not a failure).
+            retries, wait_s = app_config.clustering_busy_retry()
+            raise RetryRequested(max_retries=retries, seconds_to_wait=wait_s) from exc
         inv = check_invariants(conn, info, h, settings, result)
         changed = result.new_stories + result.updated_stories
         rows = story_summaries(conn, changed)
