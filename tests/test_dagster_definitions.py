@@ -116,7 +116,7 @@ def test_run_config_cannot_set_resource_endpoints_secrets_or_directories(resourc
         job = defs.resolve_job_def(job_name)
         if resource not in job.resource_defs:
             continue
-        with pytest.raises(DagsterInvalidConfigError, match="unexpected config entry"):
+        with pytest.raises(DagsterInvalidConfigError, match="unexpected config entr"):
             validate_run_config(job, {"resources": {resource: {"config": config}}})
 
 
