@@ -19,6 +19,7 @@ from dagster import (
     Definitions,
     build_schedule_from_partitioned_job,
     define_asset_job,
+    in_process_executor,
 )
 
 from .assets import digest, embeddings, events, ingest, llm, neardup, stories
@@ -67,4 +68,7 @@ defs = Definitions(
     schedules=[hourly_schedule],
     sensors=[automation_sensor, *SENSORS],
     resources=deployment_resources(),
+    # An hour's steps run one after another against Postgres: one process per run instead of one
+    # per step (each would import the stack and load its models again).
+    executor=in_process_executor,
 )

@@ -85,7 +85,10 @@ def write_dagster_yaml(home: Path, storage_url: str, max_concurrent_runs: int = 
 
 class DagsterDeployment:
     def __init__(self, root: Path, app_database_url: str, extra_env: dict[str, str] | None = None,
-                 max_concurrent_runs: int = 4):
+                 max_concurrent_runs: int = 4, newsdedup_dev: bool = False):
+        """newsdedup_dev: start `newsdedup dev` (which runs `dagster dev`) instead of the daemon and
+        webserver separately."""
+        self.newsdedup_dev = newsdedup_dev
         self.root = root
         self.home = root / "dagster"
         self.outbox = root / "outbox"
@@ -100,6 +103,8 @@ class DagsterDeployment:
             **os.environ,
             "DAGSTER_HOME": str(self.home),
             "NEWSDEDUP_DATABASE_URL": app_database_url,
+            # What `newsdedup dev` would point a dagster.yaml it writes at: the same fresh storage.
+            "NEWSDEDUP_DAGSTER_DATABASE_URL": db.with_database(app_database_url, storage_db),
             "NEWSDEDUP_HOME": str(root / "home"),
             "NEWSDEDUP_OUTBOX": str(self.outbox),
             "NEWSDEDUP_FETCH_MODE": "replay",
@@ -117,6 +122,10 @@ class DagsterDeployment:
                                            start_new_session=True))
 
     def __enter__(self) -> "DagsterDeployment":
+        if self.newsdedup_dev:
+            self._start("newsdedup-dev", [sys.executable, "-m", "newsdedup_dagster.cli", "dev", "--port", str(self.port)])
+            self.wait_until_ready()
+            return self
         self._start("daemon", [str(BIN / "dagster-daemon"), "run", "-m", MODULE])
         self._start("webserver", [str(BIN / "dagster-webserver"), "-m", MODULE, "-h", "127.0.0.1",
                                   "-p", str(self.port)])

@@ -187,11 +187,20 @@ def test_clustering_busy_requests_a_retry_instead_of_failing(clean_db, monkeypat
     monkeypatch.setenv("NEWSDEDUP_CLUSTERING_BUSY_WAIT", "1")
     holder = db.connect(clean_db, autocommit=True)
     holder.execute("SELECT pg_advisory_lock(%s)", (CLUSTER_LOCK_KEY,))
-    release = threading.Timer(1.5, lambda: holder.execute("SELECT pg_advisory_unlock(%s)", (CLUSTER_LOCK_KEY,)))
+    def release_after_a_refused_attempt():
+        # Wait until the run is queued on the lock, let its lock_timeout expire, then let go.
+        with db.connect(clean_db, autocommit=True) as watcher:
+            deadline = time.time() + 120
+            while time.time() < deadline and not watcher.execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").fetchone()[0]:
+                time.sleep(0.05)
+        time.sleep(0.8)
+        holder.execute("SELECT pg_advisory_unlock(%s)", (CLUSTER_LOCK_KEY,))
+
+    release = threading.Thread(target=release_after_a_refused_attempt)
     release.start()
     try:
-        result = materialize([stories], partition_key=key(H0), resources=resources, raise_on_error=False,
-                             selection=[stories])
+        result = materialize([stories], partition_key=key(H0), resources=resources, raise_on_error=False)
     finally:
         release.join()
         holder.close()
