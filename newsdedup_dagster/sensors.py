@@ -9,11 +9,18 @@ from . import config as app_config
 from .resources import MailerResource
 
 
+def _user_error(error):
+    """The error the asset raised, not Dagster's wrapper around it ("Error occurred while executing op")."""
+    while error is not None and error.cls_name and error.cls_name.startswith("Dagster") and error.cause is not None:
+        error = error.cause
+    return error
+
+
 def failed_run(context: RunFailureSensorContext) -> alerts.FailedRun:
     run = context.dagster_run
     steps = []
     for event in context.get_step_failure_events():
-        error = event.event_specific_data.error if event.event_specific_data else None
+        error = _user_error(event.event_specific_data.error if event.event_specific_data else None)
         steps.append((event.step_key or "?", alerts.first_line(error.message if error else event.message)))
     ui = app_config.dagster_ui_url()
     return alerts.FailedRun(

@@ -194,7 +194,7 @@ class DagsterDeployment:
         assert data["__typename"] == "PartitionBackfill", data
         return data["status"]
 
-    def wait_for_backfill(self, backfill_id: str, timeout: float = 900) -> str:
+    def wait_for_backfill(self, backfill_id: str, timeout: float = 1500) -> str:
         deadline = time.time() + timeout
         while time.time() < deadline:
             status = self.backfill_status(backfill_id)

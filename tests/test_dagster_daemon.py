@@ -19,7 +19,7 @@ from dagster import AssetCheckEvaluation, AssetKey, AssetMaterialization, Dagste
 from dagster_deployment import DagsterDeployment
 from newsdedup_dagster import db
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
 HOURLY_ASSETS = ["raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores",
                  "story_translations", "events"]
