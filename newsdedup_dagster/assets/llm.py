@@ -29,7 +29,7 @@ from ..llm.client import Usage, redact
 from ..llm.stages import OFFLINE_NOTE, run_scoring, run_translations
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..resources import LLMResource, PostgresResource
-from .common import OWNERS, ROW_COUNT
+from .common import OWNERS, ROW_COUNT, table
 
 __all__ = ["LLMResource", "story_scores", "story_translations"]  # LLMResource lives in resources.py
 
@@ -175,11 +175,11 @@ def story_translations(context: AssetExecutionContext, postgres: PostgresResourc
     by_lang: dict[str, dict[str, int]] = {}
     for lang, status, n in status_rows:
         by_lang.setdefault(lang, {})[names.get(status, str(status))] = n
-    table = ["| lang | done | pending | failed | skipped (offline) |", "|---|---|---|---|---|"]
-    for lang in sorted(by_lang, key=lambda x: (settings.translation_langs + (x,)).index(x)):
-        c = by_lang[lang]
-        table.append(f"| {lang} | {c.get('done', 0)} | {c.get('pending', 0)} | {c.get('failed', 0)} | "
-                     f"{c.get('skipped (offline)', 0)} |")
+    status_table = table(
+        ({"lang": lang, "done": by_lang[lang].get("done", 0), "pending": by_lang[lang].get("pending", 0),
+          "failed": by_lang[lang].get("failed", 0), "skipped_offline": by_lang[lang].get("skipped (offline)", 0)}
+         for lang in sorted(by_lang, key=lambda x: (settings.translation_langs + (x,)).index(x))),
+        ["lang", "done", "pending", "failed", "skipped_offline"])
     if rep.offline:
         context.log.warning("story_translations[%s]: %s; %d translations reported as skipped",
                             context.partition_key, OFFLINE_NOTE, rep.skipped_offline)
@@ -194,7 +194,7 @@ def story_translations(context: AssetExecutionContext, postgres: PostgresResourc
         "batches_failed_permanent": rep.batches_failed_permanent,
         "batches_failed_transient": rep.batches_failed_transient,
         "rows_translated": rep.rows_done,
-        "status_by_language": MetadataValue.md("\n".join(table) if status_rows else "_no stories scored in this partition_"),
+        "status_by_language": status_table,
         **_usage_metadata(rep.usage),
         "partition_llm_totals": MetadataValue.md(totals_md),
     }
