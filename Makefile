@@ -25,7 +25,7 @@ demo: $(STAMP)
 	$(BIN)/newsdedup demo
 
 test: $(STAMP)
-	$(BIN)/dagster definitions validate -w workspace.yaml
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/dg check defs
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 dev: $(STAMP)

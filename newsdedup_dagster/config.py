@@ -239,3 +239,27 @@ class RetentionSettings:
     cache_days: int = field(default_factory=lambda: env_int("NEWSDEDUP_RETENTION_CACHE_DAYS", 2))
     # Rows per statement (each batch is its own transaction, so prune never holds long locks).
     batch_rows: int = field(default_factory=lambda: env_int("NEWSDEDUP_RETENTION_BATCH", 5000))
+# ----------------------------------------------------------------- Dagster deployment
+# Secrets are handed to resources as dagster.EnvVar (read by the run worker, never shown in the UI);
+# an EnvVar whose variable is unset fails the run, so optional secrets are bound only when set.
+LLM_API_KEY_ENV = "NEWSDEDUP_LLM_API_KEY"
+SMTP_PASSWORD_ENV = "NEWSDEDUP_SMTP_PASSWORD"
+
+
+def secret_is_set(name: str) -> bool:
+    return env_str(name) is not None
+
+
+def alert_recipients() -> tuple[str, ...]:
+    """Who hears about failed runs (comma-separated addresses); none = alert files in the outbox."""
+    return env_list("NEWSDEDUP_ALERT_TO", "")
+
+
+def dagster_ui_url() -> str | None:
+    """Public URL of the Dagster UI, for links in alerts (e.g. https://dagster.example.org)."""
+    return env_str("NEWSDEDUP_DAGSTER_UI_URL")
+
+
+def clustering_busy_retry() -> tuple[int, float]:
+    """(retries, seconds between them) when another clustering run holds the lock past its timeout."""
+    return env_int("NEWSDEDUP_CLUSTERING_BUSY_RETRIES", 5), env_float("NEWSDEDUP_CLUSTERING_BUSY_WAIT", 60.0)

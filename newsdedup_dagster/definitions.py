@@ -1,62 +1,48 @@
-"""The Dagster code location: every asset, check, job, schedule and resource, assembled here.
+"""The Dagster code location: every asset, check, job, schedule, sensor and resource, assembled here.
 
-Hourly graph (partition H, UTC):
-  raw_items -> item_duplicates -> item_embeddings -> stories -> story_scores -> story_translations
-                                                      stories/story_scores -> events
-  story_translations + events -> story_feeds
-Daily: digest (events + story_translations of the day).
+Hourly graph (partition H, UTC), groups in brackets:
+  [ingest] raw_items -> [dedup] item_duplicates -> [clustering] item_embeddings -> stories
+    -> [llm] story_scores -> story_translations;  stories/story_scores -> [events] events
+    story_translations + events -> [publish] story_feeds (Atom, JSON Feed, static site)
+  item_duplicates, item_embeddings, stories and events also depend on their own hour H-1.
+Daily: [digest] digest[D] <- the 24 hours of D of events and story_translations (automation
+condition: runs once the day is complete and its blocking checks passed); [retention] prune, daily.
+
+To add a stage: import its module below and append its ASSETS (and ASSET_CHECKS) to the lists.
 """
 
 from __future__ import annotations
 
-import importlib
-
 from dagster import (
     AssetSelection,
+    AutomationConditionSensorDefinition,
+    DefaultSensorStatus,
     Definitions,
     build_schedule_from_partitioned_job,
     define_asset_job,
+    in_process_executor,
 )
 
+from .assets import digest, embeddings, events, ingest, llm, neardup, publish, retention, stories
 from .partitions import DAILY_PARTITIONS, HOURLY_PARTITIONS
-from .resources import PostgresResource
+from .resources import deployment_resources
+from .sensors import SENSORS
 
-# One module per pipeline stage, in graph order. Each exports ASSETS (and optionally ASSET_CHECKS,
-# separately defined checks, and RESOURCES defaults). Checks declared on an asset come with it.
-STAGE_MODULES = (
-    "ingest",      # raw_items
-    "neardup",     # item_duplicates
-    "embeddings",  # item_embeddings
-    "stories",     # stories
-    "llm",         # story_scores, story_translations
-    "events",      # events
-    "digest",      # digest (daily)
-    "publish",     # story_feeds (hourly: Atom, JSON Feed, static site)
-)
+STAGES = (ingest, neardup, embeddings, stories, llm, events, publish, digest, retention)   # in graph order
+
+ASSETS = [asset for stage in STAGES for asset in stage.ASSETS]
+CHECKS = [check for stage in STAGES for check in getattr(stage, "ASSET_CHECKS", [])]
 
 HOURLY_JOB_NAME = "hourly_pipeline"
 DAILY_JOB_NAME = "daily_digest"
 
-
-def _load_stages():
-    assets, checks, resources = [], [], {"postgres": PostgresResource()}
-    for name in STAGE_MODULES:
-        module = importlib.import_module(f"newsdedup_dagster.assets.{name}")
-        assets.extend(getattr(module, "ASSETS", []))
-        checks.extend(getattr(module, "ASSET_CHECKS", []))
-        for key, resource in getattr(module, "RESOURCES", {}).items():
-            resources.setdefault(key, resource)
-    return assets, checks, resources
-
-
-ASSETS, CHECKS, RESOURCES = _load_stages()
-
 hourly_job = define_asset_job(
     HOURLY_JOB_NAME,
-    selection=AssetSelection.all() - AssetSelection.assets("digest"),
+    selection=AssetSelection.all() - AssetSelection.assets("digest", "prune"),
     partitions_def=HOURLY_PARTITIONS,
     description="One hour of news: fetch, dedup, embed, cluster, score, translate, group into events.",
 )
+# The digest runs by its automation condition; the job is for launching a day by hand.
 daily_job = define_asset_job(
     DAILY_JOB_NAME,
     selection=AssetSelection.assets("digest"),
@@ -66,13 +52,24 @@ daily_job = define_asset_job(
 
 # A few minutes past the hour, so feeds published on the hour are in.
 hourly_schedule = build_schedule_from_partitioned_job(hourly_job, minute_of_hour=5)
-# 00:30 UTC for the day that just ended (after its last hourly run).
-daily_schedule = build_schedule_from_partitioned_job(daily_job, hour_of_day=0, minute_of_hour=30)
+
+# Evaluates the digest's automation condition (running from the start: no toggle to forget).
+automation_sensor = AutomationConditionSensorDefinition(
+    "digest_automation",
+    target=AssetSelection.assets("digest"),
+    default_status=DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30,
+    description="Requests digest[D] once every hour of D is materialised and its blocking checks passed.",
+)
 
 defs = Definitions(
     assets=ASSETS,
     asset_checks=CHECKS,
-    jobs=[hourly_job, daily_job],
-    schedules=[hourly_schedule, daily_schedule],
-    resources=RESOURCES,
+    jobs=[hourly_job, daily_job, *retention.JOBS],
+    schedules=[hourly_schedule, *retention.SCHEDULES],
+    sensors=[automation_sensor, *SENSORS],
+    resources=deployment_resources(),
+    # An hour's steps run one after another against Postgres: one process per run instead of one
+    # per step (each would import the stack and load its models again).
+    executor=in_process_executor,
 )

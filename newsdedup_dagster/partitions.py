@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from dagster import DailyPartitionsDefinition, HourlyPartitionsDefinition
+from dagster import AssetDep, DailyPartitionsDefinition, HourlyPartitionsDefinition, TimeWindowPartitionMapping
 
 from . import config
 
@@ -15,6 +15,17 @@ HOURLY_PARTITIONS = HourlyPartitionsDefinition(start_date=config.partitions_star
 DAILY_PARTITIONS = DailyPartitionsDefinition(start_date=config.partitions_start()[:10], timezone="UTC")
 
 HOUR_KEY_FORMAT = "%Y-%m-%d-%H:%M"
+
+# H depends on H-1 of the same asset: what hour H computes reads what earlier hours built (canonical
+# items, per-language means, story centroids, open events). Declared, Dagster itself runs backfills
+# in time order, whatever max_concurrent_runs is, and a failed hour leaves the later ones alone.
+# The first partition simply has no predecessor.
+PREVIOUS_HOUR = TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)
+
+
+def previous_hour_of(asset_name: str) -> AssetDep:
+    """The self-dependency of an hourly asset on its own previous hour."""
+    return AssetDep(asset_name, partition_mapping=PREVIOUS_HOUR)
 
 
 def hour_start(partition_key: str) -> datetime:

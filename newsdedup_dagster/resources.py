@@ -1,16 +1,34 @@
-"""Dagster resources. Configured from the environment; no live connection is stored as a field
-(the process-wide pool lives in db.py and is looked up by URL)."""
+"""Dagster resources: the database, the embedding provider, the LLM endpoint and the mailer.
+
+Resources are the deployment, not run parameters. `deployment_resources()` builds each one from
+the environment of the code server (secrets as `dagster.EnvVar`, resolved by the run worker and
+never shown) and binds it with an EMPTY run-config schema: run config that tries to set an
+endpoint, a directory or a secret name (`resources.llm.config.base_url`, ...) is rejected by
+Dagster's config validation before a run starts. Tests construct the classes directly.
+
+No live connection is stored as a field (the process-wide pool lives in db.py, looked up by URL).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Optional
 
 import psycopg
-from dagster import ConfigurableResource
+from dagster import ConfigurableResource, EnvVar, ResourceDefinition
 
+from . import config as app_config
 from . import db
+from .config import LLMSettings
+from .digest.send import SmtpSettings
+from .embeddings import EmbeddingSettings, make_embedder
+from .embeddings.providers import Embedder
+from .llm.cache import PostgresResultCache
+from .llm.client import BackoffPolicy, LLMClient, PostgresCallRecorder
+from .llm.stages import MAX_STORIES_PER_RUN, MAX_TRANSLATION_ROWS_PER_RUN
 
 
 class PostgresResource(ConfigurableResource):
@@ -26,3 +44,151 @@ class PostgresResource(ConfigurableResource):
     def connection(self) -> Iterator[psycopg.Connection]:
         with db.connection(self.url()) as conn:
             yield conn
+
+
+class EmbedderResource(ConfigurableResource):
+    """The embedding provider. Unset fields fall back to NEWSDEDUP_EMBEDDING_* (see
+    embeddings/providers.py); the API key is only ever read from the environment."""
+
+    provider: Optional[str] = None          # use | e5 | openai
+    model: Optional[str] = None
+    base_url: Optional[str] = None
+    dimensions: Optional[int] = None
+    text_mode: Optional[str] = None         # title | title_summary
+    centre: Optional[str] = None            # auto | on | off (per-language centring)
+    hnsw_m: Optional[int] = None
+    hnsw_ef_construction: Optional[int] = None
+
+    def settings(self) -> EmbeddingSettings:
+        changes = {
+            k: v for k, v in {
+                "provider": self.provider, "model": self.model, "base_url": self.base_url,
+                "dimensions": self.dimensions, "text_mode": self.text_mode, "centre": self.centre,
+                "hnsw_m": self.hnsw_m, "hnsw_ef_construction": self.hnsw_ef_construction,
+            }.items() if v is not None
+        }
+        return dataclasses.replace(EmbeddingSettings(), **changes)
+
+    def embedder(self) -> Embedder:
+        return make_embedder(self.settings())
+
+
+class LLMResource(ConfigurableResource):
+    """OpenAI-compatible endpoint settings. Every field left None falls back to the environment
+    (config.LLMSettings: NEWSDEDUP_LLM_BASE_URL, NEWSDEDUP_LLM_API_KEY, NEWSDEDUP_SCORING_MODEL, ...).
+    The deployment binds `api_key` as EnvVar("NEWSDEDUP_LLM_API_KEY"): Dagster shows the name only."""
+
+    base_url: Optional[str] = None
+    api_key: Optional[str] = None
+    scoring_model: Optional[str] = None
+    translation_model: Optional[str] = None
+    narrative_model: Optional[str] = None
+    timeout_s: Optional[float] = None
+    max_attempts: Optional[int] = None
+    concurrency: Optional[int] = None
+    pivot_lang: Optional[str] = None
+    translation_langs: Optional[str] = None      # comma-separated, e.g. "zh,ja,ko,fr,de,es,pt,ru,ar,hi"
+    prices: Optional[str] = None                  # "model=in/out[/cached_in],..." USD per 1M tokens
+    backoff_base_s: Optional[float] = None
+    backoff_max_s: Optional[float] = None
+    retry_after_max_s: Optional[float] = None
+    max_stories_per_run: int = MAX_STORIES_PER_RUN
+    max_translation_rows_per_run: int = MAX_TRANSLATION_ROWS_PER_RUN
+    force_offline: bool = False                   # run the offline fallback even if an endpoint is set
+
+    def settings(self) -> LLMSettings:
+        env = LLMSettings()
+        overrides = {
+            "base_url": None if self.force_offline else (self.base_url or env.base_url),
+            "api_key": self.api_key or env.api_key,
+            "scoring_model": self.scoring_model, "translation_model": self.translation_model,
+            "narrative_model": self.narrative_model, "timeout_s": self.timeout_s,
+            "max_attempts": self.max_attempts, "concurrency": self.concurrency,
+            "pivot_lang": self.pivot_lang, "prices": self.prices,
+            "translation_langs": (tuple(x.strip() for x in self.translation_langs.split(",") if x.strip())
+                                  if self.translation_langs else None),
+        }
+        return dataclasses.replace(env, **{k: v for k, v in overrides.items()
+                                           if v is not None or k in ("base_url", "api_key")})
+
+    def backoff(self) -> BackoffPolicy:
+        default = BackoffPolicy()
+        return BackoffPolicy(
+            base_s=self.backoff_base_s if self.backoff_base_s is not None else default.base_s,
+            max_s=self.backoff_max_s if self.backoff_max_s is not None else default.max_s,
+            retry_after_max_s=self.retry_after_max_s if self.retry_after_max_s is not None else default.retry_after_max_s,
+        )
+
+    @contextlib.contextmanager
+    def client(self, database_url: str) -> Iterator[Optional[LLMClient]]:
+        """An LLMClient recording into llm_calls, or None when offline."""
+        settings = self.settings()
+        if settings.offline:
+            yield None
+            return
+        cache = PostgresResultCache(database_url) if settings.reuse else None
+        client = LLMClient(settings, PostgresCallRecorder(database_url), backoff=self.backoff(), cache=cache)
+        try:
+            yield client
+        finally:
+            client.close()
+
+
+class MailerResource(ConfigurableResource):
+    """SMTP settings (resource key "mailer"). Fields left None come from NEWSDEDUP_SMTP_*;
+    `password` is bound in the deployment as EnvVar("NEWSDEDUP_SMTP_PASSWORD"). No host = the
+    outbox files are the delivery."""
+
+    host: Optional[str] = None
+    port: Optional[int] = None
+    security: Optional[str] = None          # starttls | ssl | none
+    user: Optional[str] = None
+    password: Optional[str] = None
+    from_addr: Optional[str] = None
+    batch_size: Optional[int] = None
+    timeout_s: Optional[float] = None
+    max_attempts: Optional[int] = None
+    retry_delay_s: Optional[float] = None
+    lease_s: Optional[float] = None
+    outage_retries: Optional[int] = None
+    outage_delay_s: Optional[float] = None
+    outbox_dir: Optional[str] = None
+    # No SMTP host on purpose: subscribers' digests are written as .eml files (else refused).
+    outbox_only: Optional[bool] = None
+
+    def smtp_settings(self) -> SmtpSettings:
+        return SmtpSettings.from_env(
+            host=self.host, port=self.port, security=self.security.lower() if self.security else None,
+            user=self.user, password=self.password or None, from_addr=self.from_addr,
+            batch_size=self.batch_size, timeout_s=self.timeout_s, max_attempts=self.max_attempts,
+            retry_delay_s=self.retry_delay_s, lease_s=self.lease_s, outbox_only=self.outbox_only,
+            outage_retries=self.outage_retries, outage_delay_s=self.outage_delay_s)
+
+    def outbox(self) -> Path:
+        return Path(self.outbox_dir).expanduser().resolve() if self.outbox_dir else app_config.outbox_dir()
+
+
+def fixed(resource: ConfigurableResource) -> ResourceDefinition:
+    """Bind a resource built in code with an empty run-config schema: any `resources.<key>.config`
+    entry in run config is an error ("Received unexpected config entry"). EnvVar fields resolve
+    when the run worker initialises the resource."""
+    return ResourceDefinition(
+        resource_fn=lambda _context: resource.process_config_and_initialize(),
+        config_schema={},
+        description=(type(resource).__doc__ or "").strip().splitlines()[0]
+        + " Fixed by the deployment (environment variables); not configurable per run.",
+    )
+
+
+def _secret(name: str) -> Optional[EnvVar]:
+    return EnvVar(name) if app_config.secret_is_set(name) else None
+
+
+def deployment_resources() -> dict[str, ResourceDefinition]:
+    """Every resource the assets and sensors use, as the code location binds them."""
+    return {
+        "postgres": fixed(PostgresResource()),
+        "embedder": fixed(EmbedderResource()),
+        "llm": fixed(LLMResource(api_key=_secret(app_config.LLM_API_KEY_ENV))),
+        "mailer": fixed(MailerResource(password=_secret(app_config.SMTP_PASSWORD_ENV))),
+    }

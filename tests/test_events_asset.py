@@ -27,8 +27,9 @@ def test_events_asset_groups_checks_and_reports(clean_db, conn):
     mats = r2.asset_materializations_for_node("events")
     md = mats[-1].metadata
     assert md["joined"].value == 1 and md["new_events"].value == 0
-    table = md["events"].value
-    assert "| Ceasefire announced | 2 | 2 | ar, en, fr | open | offline extractive |" in table
+    rows = [r.data for r in md["events"].records]
+    assert {"event": "Ceasefire announced", "days": 2, "stories": 2, "languages": "ar, en, fr", "status": "open",
+            "narrative": "offline extractive"} in rows
     assert "offline extractive" in md["narrative_mode"].value
     checks = r2.get_asset_check_evaluations()
     assert {c.check_name: c.passed for c in checks} == {
@@ -57,7 +58,8 @@ def test_events_asset_with_llm_narrative_and_16_language_translation(clean_db, c
     md = result.asset_materializations_for_node("events")[-1].metadata
     assert md["narrative_mode"].value.startswith("llm: ")
     assert md["narratives"].value["generated"] == 1 and md["narratives"].value["translated_batches"] == 8
-    assert "| Ceasefire talks | 1 | 1 | en | open | LLM |" in md["events"].value
+    assert {"event": "Ceasefire talks", "days": 1, "stories": 1, "languages": "en", "status": "open",
+            "narrative": "LLM"} in [r.data for r in md["events"].records]
     rows = dict(conn.execute("SELECT lang, status FROM event_translations").fetchall())
     assert len(rows) == 15 and set(rows.values()) == {0}  # 16 narrative languages minus the source (en)
     assert conn.execute("SELECT narrative_title FROM events").fetchone()[0] == "Ceasefire talks"

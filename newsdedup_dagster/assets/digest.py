@@ -13,74 +13,73 @@ and do not fail the run.
 """
 
 import os
-from datetime import date
-from pathlib import Path
+import re
+from datetime import date, timedelta
 from typing import Optional
 
 from dagster import (
     AssetExecutionContext,
+    AutomationCondition,
     Backoff,
     Config,
-    ConfigurableResource,
     Failure,
+    FreshnessPolicy,
     RetryRequested,
     MaterializeResult,
     MetadataValue,
     RetryPolicy,
     asset,
 )
+from pydantic import field_validator
 
 from .. import config as app_config
 from ..config import LLMSettings
 from ..digest.build import render_day
 from ..digest.select import SelectionSettings
-from ..digest.send import DeliveryReport, MailerConfigError, SmtpSettings, deliver_day
+from ..digest.send import DeliveryReport, MailerConfigError, deliver_day
 from ..partitions import DAILY_PARTITIONS
-from ..resources import PostgresResource
+from ..resources import MailerResource, PostgresResource
+from .common import OWNERS, ROW_COUNT
+
+__all__ = ["MailerResource", "digest", "send_decision"]  # MailerResource lives in resources.py
 
 BACKFILL_TAG = "dagster/backfill"
 
 
-class MailerResource(ConfigurableResource):
-    """SMTP settings (resource key "mailer"). Fields left None come from NEWSDEDUP_SMTP_*; the
-    password is never a config field (Dagster shows config in the UI): it is read at use from
-    the environment variable named by `password_env`. No host = the outbox files are the
-    delivery."""
+# A language code (BCP 47 shape): langs name files under the outbox, so nothing else may pass.
+LANG_CODE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
 
-    host: Optional[str] = None
-    port: Optional[int] = None
-    security: Optional[str] = None          # starttls | ssl | none
-    user: Optional[str] = None
-    password_env: str = "NEWSDEDUP_SMTP_PASSWORD"
-    from_addr: Optional[str] = None
-    batch_size: Optional[int] = None
-    timeout_s: Optional[float] = None
-    max_attempts: Optional[int] = None
-    retry_delay_s: Optional[float] = None
-    lease_s: Optional[float] = None
-    outage_retries: Optional[int] = None
-    outage_delay_s: Optional[float] = None
-    outbox_dir: Optional[str] = None
-    # No SMTP host on purpose: subscribers' digests are written as .eml files (else refused).
-    outbox_only: Optional[bool] = None
-
-    def smtp_settings(self) -> SmtpSettings:
-        return SmtpSettings.from_env(
-            host=self.host, port=self.port, security=self.security.lower() if self.security else None,
-            user=self.user, password=os.environ.get(self.password_env) or None, from_addr=self.from_addr,
-            batch_size=self.batch_size, timeout_s=self.timeout_s, max_attempts=self.max_attempts,
-            retry_delay_s=self.retry_delay_s, lease_s=self.lease_s, outbox_only=self.outbox_only,
-            outage_retries=self.outage_retries, outage_delay_s=self.outage_delay_s)
-
-    def outbox(self) -> Path:
-        return Path(self.outbox_dir).expanduser().resolve() if self.outbox_dir else app_config.outbox_dir()
+# Day D's digest is requested once, as soon as D is over (its daily partition exists) AND every hour of
+# D of events and story_translations is materialised with its blocking checks passed: a late or
+# failed hour delays the digest instead of leaving its stories out. `missing` makes it once per day;
+# a failed digest waits for an operator (the run-failure sensor tells them) instead of looping.
+DIGEST_AUTOMATION = (
+    AutomationCondition.in_latest_time_window()
+    & AutomationCondition.missing()
+    & ~AutomationCondition.in_progress()
+    & ~AutomationCondition.execution_failed()
+    & ~AutomationCondition.any_deps_missing()
+    & ~AutomationCondition.any_deps_in_progress()
+    & AutomationCondition.all_deps_blocking_checks_passed()
+).with_label("day complete, blocking checks passed, not yet built")
+# Expected between 00:00 and 03:00 UTC every day.
+DIGEST_FRESHNESS = FreshnessPolicy.cron(deadline_cron="0 3 * * *", lower_bound_delta=timedelta(hours=3))
 
 
 class DigestConfig(Config):
     send: bool = True
     # Backfills never mail readers about old days unless this is set for the run.
     allow_backfill_send: bool = False
-    langs: Optional[str] = None             # comma-separated override of the rendered languages
+    langs: Optional[str] = None             # comma-separated language codes overriding the rendered languages
+
+    @field_validator("langs")
+    @classmethod
+    def _language_codes_only(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None:
+            bad = [x for x in value.split(",") if x.strip() and not LANG_CODE.match(x.strip())]
+            if bad:
+                raise ValueError(f"langs: not language codes: {bad!r}")
+        return value
 
 
 def _env_flag(name: str) -> bool:
@@ -109,9 +108,13 @@ def _counts_table(report: Optional[DeliveryReport]) -> dict:
 @asset(
     name="digest",
     partitions_def=DAILY_PARTITIONS,
+    # Daily -> hourly: day D depends on the 24 hours of D of both assets.
     deps=["events", "story_translations"],
     group_name="digest",
+    owners=OWNERS,
     kinds={"postgres", "email"},
+    automation_condition=DIGEST_AUTOMATION,
+    freshness_policy=DIGEST_FRESHNESS,
     pool="newsdedup_digest",
     retry_policy=RetryPolicy(max_retries=2, delay=60, backoff=Backoff.EXPONENTIAL),
     description="The day's top stories (significance, event and region diversity) rendered per language "
@@ -156,6 +159,7 @@ def digest(context: AssetExecutionContext, config: DigestConfig, postgres: Postg
     preview = result.files[preview_lang].rendered.markdown if preview_lang else "_nothing rendered_"
     delivery_mode = (report.mode if report else f"not sent: {skip_reason}")
     metadata = {
+        ROW_COUNT: len(result.files),
         "preview": MetadataValue.md(preview),
         "stories": MetadataValue.int(len(result.selected)),
         "candidate_stories": MetadataValue.int(result.candidates),
@@ -172,4 +176,3 @@ def digest(context: AssetExecutionContext, config: DigestConfig, postgres: Postg
 
 
 ASSETS = [digest]
-RESOURCES = {"mailer": MailerResource()}

@@ -1,60 +1,32 @@
 """item_embeddings[H]: one vector per canonical item of the hour (cache first)."""
 
 
-from typing import Optional
-
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
-    ConfigurableResource,
     MaterializeResult,
     MetadataValue,
     RetryPolicy,
     asset,
 )
 
-from ..embeddings import EmbeddingSettings, embed_partition, make_embedder
-from ..embeddings.providers import Embedder
-from ..partitions import HOURLY_PARTITIONS, hour_window
-from ..resources import PostgresResource
+from ..embeddings import embed_partition
+from ..partitions import HOURLY_PARTITIONS, hour_window, previous_hour_of
+from ..resources import EmbedderResource, PostgresResource
+from .common import OWNERS, ROW_COUNT
 
-
-class EmbedderResource(ConfigurableResource):
-    """The embedding provider. Unset fields fall back to NEWSDEDUP_EMBEDDING_* (see
-    embeddings/providers.py); the API key is only ever read from the environment."""
-
-    provider: Optional[str] = None          # use | e5 | openai
-    model: Optional[str] = None
-    base_url: Optional[str] = None
-    dimensions: Optional[int] = None
-    text_mode: Optional[str] = None         # title | title_summary
-    centre: Optional[str] = None            # auto | on | off (per-language centring)
-    hnsw_m: Optional[int] = None
-    hnsw_ef_construction: Optional[int] = None
-
-    def settings(self) -> EmbeddingSettings:
-        base = EmbeddingSettings()
-        changes = {
-            k: v for k, v in {
-                "provider": self.provider, "model": self.model, "base_url": self.base_url,
-                "dimensions": self.dimensions, "text_mode": self.text_mode, "centre": self.centre, "hnsw_m": self.hnsw_m,
-                "hnsw_ef_construction": self.hnsw_ef_construction,
-            }.items() if v is not None
-        }
-        import dataclasses
-
-        return dataclasses.replace(base, **changes)
-
-    def embedder(self) -> Embedder:
-        return make_embedder(self.settings())
+__all__ = ["EmbedderResource", "item_embeddings"]  # EmbedderResource lives in resources.py
 
 
 @asset(
     partitions_def=HOURLY_PARTITIONS,
-    deps=["item_duplicates"],
+    # Per-language centring subtracts the running mean of the earlier hours' vectors.
+    deps=["item_duplicates", previous_hour_of("item_embeddings")],
     group_name="clustering",
+    owners=OWNERS,
+    kinds={"python", "postgres", "pgvector"},
     # The openai provider is network-facing; offline providers never fail transiently.
     retry_policy=RetryPolicy(max_retries=2, delay=30),
     check_specs=[
@@ -80,6 +52,7 @@ def item_embeddings(context: AssetExecutionContext, postgres: PostgresResource, 
         conn.commit()
     return MaterializeResult(
         metadata={
+            ROW_COUNT: stats.written,
             "model": stats.model,
             "dims": model.dims,
             "canonical_items": stats.items,
@@ -101,4 +74,3 @@ def item_embeddings(context: AssetExecutionContext, postgres: PostgresResource, 
 
 
 ASSETS = [item_embeddings]
-RESOURCES = {"embedder": EmbedderResource()}

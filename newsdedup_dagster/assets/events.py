@@ -24,9 +24,9 @@ from ..events import narrative as narrative_mod
 from ..events import store
 from ..embeddings.store import active_model
 from ..events.grouping import GroupingSettings, event_threshold_for
-from ..partitions import HOURLY_PARTITIONS, hour_start
-from ..resources import PostgresResource
-from .llm import LLMResource
+from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
+from ..resources import LLMResource, PostgresResource
+from .common import OWNERS, ROW_COUNT, table
 
 CHECK_ONE_EVENT = "story_in_at_most_one_event"
 CHECK_GAPS = "no_gap_longer_than_quiet_period"
@@ -57,27 +57,24 @@ def _settings(config: EventsConfig, active_model_id: str | None = None) -> Group
     return GroupingSettings(**{**base.__dict__, **changes}) if changes else base
 
 
-def _md_escape(text: str) -> str:
-    return (text or "").replace("|", "\\|").replace("\n", " ")[:100]
+def events_table(rows: list[dict]):
+    def narrative(r: dict) -> str:
+        return "offline extractive" if r["narrative_offline"] else ("LLM" if r["narrative_offline"] is False else "")
 
-
-def events_table_markdown(rows: list[dict]) -> str:
-    if not rows:
-        return "_no events touched in this hour_"
-    lines = ["| event | days | stories | languages | status | narrative |", "|---|---|---|---|---|---|"]
-    for r in rows:
-        narrative = "offline extractive" if r["narrative_offline"] else ("LLM" if r["narrative_offline"] is False else "—")
-        lines.append(f"| {_md_escape(r['title'])} | {r['days']} | {r['story_count']} | {', '.join(r['langs'])} "
-                     f"| {r['status']} | {narrative} |")
-    return "\n".join(lines)
+    return table(
+        ({"event": r["title"], "days": r["days"], "stories": r["story_count"], "languages": ", ".join(r["langs"]),
+          "status": r["status"], "narrative": narrative(r)} for r in rows),
+        ["event", "days", "stories", "languages", "status", "narrative"])
 
 
 @asset(
     name="events",
     partitions_def=HOURLY_PARTITIONS,
-    deps=["stories", "story_scores"],
+    # Open events, their centroids and quiet periods are what earlier hours left.
+    deps=["stories", "story_scores", previous_hour_of("events")],
     group_name="events",
-    kinds={"postgres"},
+    owners=OWNERS,
+    kinds={"openai", "postgres"},
     pool="newsdedup_events",
     # Narratives call the LLM endpoint; grouping itself is idempotent, so a retry is safe.
     retry_policy=RetryPolicy(max_retries=2, delay=30, backoff=Backoff.EXPONENTIAL),
@@ -129,9 +126,10 @@ def events(context: AssetExecutionContext, config: EventsConfig, postgres: Postg
     ]
     return MaterializeResult(
         metadata={
+            ROW_COUNT: len(result.touched_event_ids),
             **{k: MetadataValue.int(v) for k, v in counts.items()},
             "closed_event_ids": MetadataValue.json(result.plan.closes[:50]),
-            "events": MetadataValue.md(events_table_markdown(summaries)),
+            "events": events_table(summaries),
             "threshold": MetadataValue.float(settings.threshold),
             "embedding_model": MetadataValue.text(model.model if model else "(none)"),
             "quiet_hours": MetadataValue.float(settings.quiet_hours),

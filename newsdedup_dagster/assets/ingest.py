@@ -5,17 +5,28 @@ archive each feed body, parse, and store items. Thin: the work is in newsdedup_d
 from typing import Optional
 
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, RetryPolicy, asset
+from pydantic import field_validator
 
 from .. import config
 from ..ingest.sources import load_sources
 from ..ingest.store import choose_mode, configs_for, ingest_partition
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..resources import PostgresResource
+from .common import OWNERS, ROW_COUNT, table
 
 
 class RawItemsConfig(Config):
-    sources_file: Optional[str] = None  # default $NEWSDEDUP_SOURCES (the bundled sample sources)
+    """Per-run choice of the fetch mode only: the sources file is the deployment's
+    ($NEWSDEDUP_SOURCES), never a path chosen at launch."""
+
     fetch_mode: Optional[str] = None  # live | replay | auto; default $NEWSDEDUP_FETCH_MODE
+
+    @field_validator("fetch_mode")
+    @classmethod
+    def _known_mode(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and value not in ("live", "replay", "auto"):
+            raise ValueError(f"fetch_mode={value!r}: expected live, replay or auto")
+        return value
 
 
 def resolve_fetch_mode(requested: str, sources) -> str:
@@ -36,15 +47,16 @@ def run_ingest(conn, partition_key: str, sources_file: str | None = None, fetch_
 
 @asset(
     partitions_def=HOURLY_PARTITIONS,
-    group_name="hourly",
+    group_name="ingest",
+    owners=OWNERS,
     # Fetch errors are per source and never fail the asset; a retry covers a dropped DB connection.
     retry_policy=RetryPolicy(max_retries=2, delay=10),
-    kinds={"python", "postgres"},
+    kinds={"rss", "postgres"},
     description="Feed items of hour H: fetched (live), replayed (sample/eval) or re-parsed from the hour's archive (backfill).",
 )
 def raw_items(context: AssetExecutionContext, config: RawItemsConfig, postgres: PostgresResource) -> MaterializeResult:
     with postgres.connection() as conn:
-        report = run_ingest(conn, context.partition_key, config.sources_file, config.fetch_mode)
+        report = run_ingest(conn, context.partition_key, fetch_mode=config.fetch_mode)
     statuses = report.counts_by_status()
     for row in report.errors:
         context.log.warning(f"source {row.source_id}: {row.error or row.bozo_error}")
@@ -64,7 +76,14 @@ def raw_items(context: AssetExecutionContext, config: RawItemsConfig, postgres: 
             # input repaired (declarations_removed, charrefs_replaced, links_dropped, ...), all sources.
             "skipped_entries": MetadataValue.json(report.skipped_totals()),
             "repairs": MetadataValue.json(report.repair_totals()),
-            "per_source": MetadataValue.md(report.as_markdown()),
+            ROW_COUNT: report.partition_items,
+            "per_source": table(
+                ({"source": r.source_id, "status": r.status, "http_status": r.http_status,
+                  "parse_status": r.parse_status, "items": r.items, "new_items": r.new_items,
+                  "skipped": sum(r.skipped.values()) if r.skipped else 0,
+                  "error": r.error or r.bozo_error} for r in report.rows),
+                ["source", "status", "http_status", "parse_status", "items", "new_items", "skipped", "error"],
+                limit=500),
             "per_source_json": MetadataValue.json(
                 [
                     {"id": r.source_id, "status": r.status, "http_status": r.http_status,

@@ -8,19 +8,12 @@ top stories, token and cost totals, and a plain "offline fallback" note when no 
 """
 
 
-import contextlib
-import dataclasses
-import os
-from collections.abc import Iterator
-from typing import Optional
-
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
     Backoff,
-    ConfigurableResource,
     Jitter,
     MarkdownMetadataValue,
     MaterializeResult,
@@ -32,73 +25,13 @@ from dagster import (
 from .. import db
 from ..config import LLMSettings
 from ..llm import report as llm_report
-from ..llm.cache import PostgresResultCache
-from ..llm.client import BackoffPolicy, LLMClient, PostgresCallRecorder, Usage, redact
-from ..llm.stages import MAX_STORIES_PER_RUN, MAX_TRANSLATION_ROWS_PER_RUN, OFFLINE_NOTE, run_scoring, run_translations
+from ..llm.client import Usage, redact
+from ..llm.stages import OFFLINE_NOTE, run_scoring, run_translations
 from ..partitions import HOURLY_PARTITIONS, hour_start
-from ..resources import PostgresResource
+from ..resources import LLMResource, PostgresResource
+from .common import OWNERS, ROW_COUNT, table
 
-
-class LLMResource(ConfigurableResource):
-    """OpenAI-compatible endpoint settings. Every field left None falls back to the environment
-    (config.LLMSettings: NEWSDEDUP_LLM_BASE_URL, NEWSDEDUP_SCORING_MODEL, ...). The API key is never
-    a config field (Dagster shows run config in the UI): it is read at use from the environment
-    variable NAMED by ``api_key_env``."""
-
-    base_url: Optional[str] = None
-    api_key_env: str = "NEWSDEDUP_LLM_API_KEY"
-    scoring_model: Optional[str] = None
-    translation_model: Optional[str] = None
-    narrative_model: Optional[str] = None
-    timeout_s: Optional[float] = None
-    max_attempts: Optional[int] = None
-    concurrency: Optional[int] = None
-    pivot_lang: Optional[str] = None
-    translation_langs: Optional[str] = None      # comma-separated, e.g. "zh,ja,ko,fr,de,es,pt,ru,ar,hi"
-    prices: Optional[str] = None                  # "model=in/out[/cached_in],..." USD per 1M tokens
-    backoff_base_s: Optional[float] = None
-    backoff_max_s: Optional[float] = None
-    retry_after_max_s: Optional[float] = None
-    max_stories_per_run: int = MAX_STORIES_PER_RUN
-    max_translation_rows_per_run: int = MAX_TRANSLATION_ROWS_PER_RUN
-    force_offline: bool = False                   # run the offline fallback even if an endpoint is set
-
-    def settings(self) -> LLMSettings:
-        overrides = {
-            "base_url": None if self.force_offline else (self.base_url or LLMSettings().base_url),
-            "api_key": os.environ.get(self.api_key_env) or None,
-            "scoring_model": self.scoring_model, "translation_model": self.translation_model,
-            "narrative_model": self.narrative_model, "timeout_s": self.timeout_s,
-            "max_attempts": self.max_attempts, "concurrency": self.concurrency,
-            "pivot_lang": self.pivot_lang, "prices": self.prices,
-            "translation_langs": (tuple(x.strip() for x in self.translation_langs.split(",") if x.strip())
-                                  if self.translation_langs else None),
-        }
-        base = LLMSettings()
-        return dataclasses.replace(base, **{k: v for k, v in overrides.items()
-                                            if v is not None or k in ("base_url", "api_key")})
-
-    def backoff(self) -> BackoffPolicy:
-        default = BackoffPolicy()
-        return BackoffPolicy(
-            base_s=self.backoff_base_s if self.backoff_base_s is not None else default.base_s,
-            max_s=self.backoff_max_s if self.backoff_max_s is not None else default.max_s,
-            retry_after_max_s=self.retry_after_max_s if self.retry_after_max_s is not None else default.retry_after_max_s,
-        )
-
-    @contextlib.contextmanager
-    def client(self, database_url: str) -> Iterator[Optional[LLMClient]]:
-        """An LLMClient recording into llm_calls, or None when offline."""
-        settings = self.settings()
-        if settings.offline:
-            yield None
-            return
-        cache = PostgresResultCache(database_url) if settings.reuse else None
-        client = LLMClient(settings, PostgresCallRecorder(database_url), backoff=self.backoff(), cache=cache)
-        try:
-            yield client
-        finally:
-            client.close()
+__all__ = ["LLMResource", "story_scores", "story_translations"]  # LLMResource lives in resources.py
 
 
 # Dagster-level retry for a whole-endpoint outage (run_* raise LLMUnavailable only when nothing got
@@ -152,6 +85,9 @@ def _mode(settings: LLMSettings, model: str) -> str:
     name="story_scores",
     partitions_def=HOURLY_PARTITIONS,
     deps=["stories"],
+    group_name="llm",
+    owners=OWNERS,
+    kinds={"openai", "postgres"},
     retry_policy=LLM_RETRY_POLICY,
     description="Significance (6 dimensions + overall), rewritten headline and 2-3 sentence summary per "
                 "story new or substantially changed in the hour; offline heuristic without an endpoint.",
@@ -184,6 +120,7 @@ def story_scores(context: AssetExecutionContext, postgres: PostgresResource, llm
     context.log.info("story_scores[%s]: %d candidates, %d scored, %d failed permanently, %d pending (transient)",
                      context.partition_key, rep.candidates, rep.scored, rep.failed_permanent, rep.failed_transient)
     metadata = {
+        ROW_COUNT: rep.scored,
         "mode": mode,
         "offline_fallback": rep.offline,
         "candidates": rep.candidates,
@@ -214,6 +151,9 @@ def story_scores(context: AssetExecutionContext, postgres: PostgresResource, llm
     name="story_translations",
     partitions_def=HOURLY_PARTITIONS,
     deps=["story_scores"],
+    group_name="llm",
+    owners=OWNERS,
+    kinds={"openai", "postgres"},
     retry_policy=LLM_RETRY_POLICY,
     description="Headline and summary of the hour's scored stories in the configured languages, "
                 "2 languages per call, each batch committed on its own; skipped offline.",
@@ -240,15 +180,16 @@ def story_translations(context: AssetExecutionContext, postgres: PostgresResourc
     by_lang: dict[str, dict[str, int]] = {}
     for lang, status, n in status_rows:
         by_lang.setdefault(lang, {})[names.get(status, str(status))] = n
-    table = ["| lang | done | pending | failed | skipped (offline) |", "|---|---|---|---|---|"]
-    for lang in sorted(by_lang, key=lambda x: (settings.translation_langs + (x,)).index(x)):
-        c = by_lang[lang]
-        table.append(f"| {lang} | {c.get('done', 0)} | {c.get('pending', 0)} | {c.get('failed', 0)} | "
-                     f"{c.get('skipped (offline)', 0)} |")
+    status_table = table(
+        ({"lang": lang, "done": by_lang[lang].get("done", 0), "pending": by_lang[lang].get("pending", 0),
+          "failed": by_lang[lang].get("failed", 0), "skipped_offline": by_lang[lang].get("skipped (offline)", 0)}
+         for lang in sorted(by_lang, key=lambda x: (settings.translation_langs + (x,)).index(x))),
+        ["lang", "done", "pending", "failed", "skipped_offline"])
     if rep.offline:
         context.log.warning("story_translations[%s]: %s; %d translations reported as skipped",
                             context.partition_key, OFFLINE_NOTE, rep.skipped_offline)
     metadata = {
+        ROW_COUNT: rep.rows_done,
         "mode": _mode(settings, settings.translation_model),
         "offline_fallback": rep.offline,
         "languages": ", ".join(settings.translation_langs),
@@ -259,7 +200,7 @@ def story_translations(context: AssetExecutionContext, postgres: PostgresResourc
         "batches_failed_transient": rep.batches_failed_transient,
         "rows_translated": rep.rows_done,
         "batches_reused": rep.batches_reused,
-        "status_by_language": MetadataValue.md("\n".join(table) if status_rows else "_no stories scored in this partition_"),
+        "status_by_language": status_table,
         **_usage_metadata(rep.usage),
         "partition_llm_totals": MetadataValue.md(totals_md),
     }
@@ -275,4 +216,3 @@ def story_translations(context: AssetExecutionContext, postgres: PostgresResourc
 
 ASSETS = [story_scores, story_translations]
 ASSET_CHECKS: list = []
-RESOURCES = {"llm": LLMResource()}

@@ -3,11 +3,12 @@ against the canonical items of the lookback window. Thin: see newsdedup_dagster/
 
 import os
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from ..neardup.store import DEFAULT_LOOKBACK_HOURS, dedup_partition, groups_markdown
-from ..partitions import HOURLY_PARTITIONS, hour_start
+from ..neardup.store import DEFAULT_LOOKBACK_HOURS, dedup_partition
+from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
 from ..resources import PostgresResource
+from .common import OWNERS, ROW_COUNT, table
 
 
 def lookback_hours() -> int:
@@ -16,16 +17,23 @@ def lookback_hours() -> int:
 
 @asset(
     partitions_def=HOURLY_PARTITIONS,
-    deps=["raw_items"],
-    group_name="hourly",
+    # H compares its items with the canonical items of the 36 hours before it, i.e. with what
+    # raw_items and item_duplicates of those hours left. The self-dependency on H-1 orders that
+    # (H-1 waited for H-2, ... each for its own raw_items); a 36-partition mapping on raw_items would
+    # say the same thing 36 times over (README, "Time order").
+    deps=["raw_items", previous_hour_of("item_duplicates")],
+    group_name="dedup",
+    owners=OWNERS,
     kinds={"python", "postgres"},
     description="Duplicates of hour H's items (rule url / exact / near); duplicates are not embedded but join their canonical item's story.",
 )
 def item_duplicates(context: AssetExecutionContext, postgres: PostgresResource) -> MaterializeResult:
     with postgres.connection() as conn:
         report = dedup_partition(conn, hour_start(context.partition_key), lookback_hours=lookback_hours())
+    groups = sorted(report.groups, key=lambda g: (-g["members"], g["anchor"]))
     return MaterializeResult(
         metadata={
+            ROW_COUNT: report.duplicates,
             "items": report.items,
             "duplicates": report.duplicates,
             "canonical_items": report.items - report.duplicates,
@@ -34,7 +42,11 @@ def item_duplicates(context: AssetExecutionContext, postgres: PostgresResource) 
             "rule_near": report.by_rule["near"],
             "window_canonicals": report.window_canonicals,
             "lookback_hours": lookback_hours(),
-            "merged_groups": MetadataValue.md(groups_markdown(report)),
+            "merged_groups": table(
+                ({"members": g["members"], "representative": g["representative_title"],
+                  "other_headlines": " / ".join(t for t in g["titles"] if t != g["representative_title"])}
+                 for g in groups),
+                ["members", "representative", "other_headlines"], limit=30),
         }
     )
 

@@ -1,6 +1,7 @@
 """stories[H]: two-pass clustering of the hour's canonical items (see clustering/passes.py)."""
 
 
+from datetime import timedelta
 from typing import Optional
 
 from dagster import (
@@ -9,16 +10,24 @@ from dagster import (
     AssetCheckSpec,
     AssetExecutionContext,
     Config,
+    FreshnessPolicy,
     MaterializeResult,
     MetadataValue,
+    RetryRequested,
     asset,
 )
 
+from .. import config as app_config
 from ..clustering.passes import check_invariants, cluster_partition, story_summaries
 from ..clustering.settings import settings_for
+from ..clustering.store import ClusteringBusy
 from ..embeddings.store import active_model
-from ..partitions import HOURLY_PARTITIONS, hour_start
+from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
 from ..resources import PostgresResource
+from .common import OWNERS, ROW_COUNT, table
+
+# The hourly schedule runs at :05 and an hour takes minutes: older than 75 min is late, 2 h is broken.
+STORIES_FRESHNESS = FreshnessPolicy.time_window(fail_window=timedelta(hours=2), warn_window=timedelta(minutes=75))
 
 # Centroids are stored as float4 and averaged in SQL; a recomputed average differs by rounding only.
 CENTROID_TOLERANCE = 1e-4
@@ -52,25 +61,22 @@ class StoriesConfig(Config):
     later_partitions: Optional[str] = None
 
 
-def _table(rows: list[tuple], new: set[str]) -> str:
-    if not rows:
-        return "_no new or updated stories_"
-    lines = ["| story | status | items | articles | languages | sources | representative headline |",
-             "|---|---|---|---|---|---|---|"]
-    for sid, items, articles, langs, sources, headline, _created in rows[:50]:
-        head = (headline or "").replace("|", "\\|").replace("\n", " ")[:120]
-        src = (sources or "")
-        src = src if len(src) <= 60 else src[:57] + "..."
-        lines.append(f"| `{sid[:11]}` | {'new' if sid in new else 'updated'} | {items} | {articles} | {langs or ''} | {src} | {head} |")
-    if len(rows) > 50:
-        lines.append(f"\n_{len(rows) - 50} more not shown_")
-    return "\n".join(lines)
+def _stories_table(rows: list[tuple], new: set[str]):
+    return table(
+        ({"story": sid[:11], "status": "new" if sid in new else "updated", "items": items, "articles": articles,
+          "languages": langs or "", "sources": sources or "", "representative_headline": headline or ""}
+         for sid, items, articles, langs, sources, headline, _created in rows),
+        ["story", "status", "items", "articles", "languages", "sources", "representative_headline"])
 
 
 @asset(
     partitions_def=HOURLY_PARTITIONS,
-    deps=["item_embeddings"],
+    # Pass 1 matches against the stories earlier hours built.
+    deps=["item_embeddings", previous_hour_of("stories")],
     group_name="clustering",
+    owners=OWNERS,
+    kinds={"python", "postgres", "pgvector"},
+    freshness_policy=STORIES_FRESHNESS,
     # Two clustering runs must never overlap (a backfill launches many partitions): the Dagster
     # pool queues them and the advisory lock in clustering/store.py enforces it in the database.
     pool="clustering",
@@ -91,12 +97,18 @@ def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: Pos
         if info is None:
             raise RuntimeError("no embedding model registered yet: materialise item_embeddings first")
         settings = settings_for(info.model, overrides)
-        result = cluster_partition(conn, info, h, settings)
+        try:
+            result = cluster_partition(conn, info, h, settings)
+        except ClusteringBusy as exc:
+            # Another clustering run held the lock past its timeout: wait and run again (not a failure).
+            retries, wait_s = app_config.clustering_busy_retry()
+            raise RetryRequested(max_retries=retries, seconds_to_wait=wait_s) from exc
         inv = check_invariants(conn, info, h, settings, result)
         changed = result.new_stories + result.updated_stories
         rows = story_summaries(conn, changed)
     largest = max(rows, key=lambda r: (r[1], r[0]), default=None)
     metadata = {
+        ROW_COUNT: len(changed),
         "model": info.model,
         "new_items": result.new_items,
         "attached_pass1": result.attached,
@@ -113,7 +125,7 @@ def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: Pos
         "later_stories_removed": result.later_stories_removed,
         "seconds": MetadataValue.float(round(result.seconds, 3)),
         "settings": MetadataValue.json(settings.as_dict()),
-        "stories": MetadataValue.md(_table(rows, set(result.new_stories))),
+        "stories": _stories_table(rows, set(result.new_stories)),
     }
     ERROR, WARN = AssetCheckSeverity.ERROR, AssetCheckSeverity.WARN
     checks = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from contextlib import contextmanager
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -42,7 +43,9 @@ def cmd_ingest(args) -> int:
         return 2
     partition = args.partition or hour_key(datetime.now(timezone.utc))
     db.ensure_ready()
-    op_config = {"sources_file": str(sources_path)}
+    # The sources file is deployment configuration (never run config): this process is the deployment.
+    os.environ["NEWSDEDUP_SOURCES"] = str(sources_path)
+    op_config = {}
     if args.mode:
         op_config["fetch_mode"] = args.mode
     instance = get_instance()

@@ -1,0 +1,46 @@
+"""Sensors: tell the operator when a run fails (mail through the mailer resource, or the outbox)."""
+
+from __future__ import annotations
+
+from dagster import DefaultSensorStatus, RunFailureSensorContext, run_failure_sensor
+
+from . import alerts
+from . import config as app_config
+from .resources import MailerResource
+
+
+def _user_error(error):
+    """The error the asset raised, not Dagster's wrapper around it ("Error occurred while executing op")."""
+    while error is not None and error.cls_name and error.cls_name.startswith("Dagster") and error.cause is not None:
+        error = error.cause
+    return error
+
+
+def failed_run(context: RunFailureSensorContext) -> alerts.FailedRun:
+    run = context.dagster_run
+    steps = []
+    for event in context.get_step_failure_events():
+        error = _user_error(event.event_specific_data.error if event.event_specific_data else None)
+        steps.append((event.step_key or "?", alerts.first_line(error.message if error else event.message)))
+    ui = app_config.dagster_ui_url()
+    return alerts.FailedRun(
+        run_id=run.run_id, job_name=run.job_name, partition=run.tags.get("dagster/partition"),
+        backfill_id=run.tags.get("dagster/backfill"), failed_steps=steps,
+        run_error=alerts.first_line(context.failure_event.message if context.failure_event else ""),
+        run_url=f"{ui.rstrip('/')}/runs/{run.run_id}" if ui else None,
+    )
+
+
+@run_failure_sensor(
+    name="alert_on_run_failure",
+    default_status=DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30,
+    description="Mails NEWSDEDUP_ALERT_TO (or writes <outbox>/alerts/*.eml) for every failed run: "
+                "run, partition, failing step and the first line of its error.",
+)
+def alert_on_run_failure(context: RunFailureSensorContext, mailer: MailerResource) -> None:
+    where = alerts.deliver(failed_run(context), mailer.smtp_settings(), app_config.alert_recipients(), mailer.outbox())
+    context.log.info("run %s failed: alert %s", context.dagster_run.run_id, where)
+
+
+SENSORS = [alert_on_run_failure]

@@ -1,0 +1,85 @@
+"""Run-failure alerts: the message names run, partition, failing step and the error's first line;
+it goes through a real SMTP server (aiosmtpd) when configured, else (or when the server is down)
+to <outbox>/alerts/. The sensor itself is evaluated on a real failed run."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+
+import pytest
+from dagster import (
+    DagsterEventType,
+    DagsterInstance,
+    Definitions,
+    asset,
+    build_run_status_sensor_context,
+    define_asset_job,
+)
+
+from newsdedup_dagster.alerts import FailedRun, compose, deliver
+from newsdedup_dagster.digest.send import SmtpSettings
+from newsdedup_dagster.resources import MailerResource
+from newsdedup_dagster.sensors import alert_on_run_failure
+from smtp_server import SmtpServer
+
+RUN = FailedRun(run_id="r-1", job_name="hourly_pipeline", partition="2026-11-02-07:00", backfill_id="bf1",
+                failed_steps=[("stories", "psycopg.errors.RaiseException: injected")],
+                run_error="Execution of run for \"hourly_pipeline\" failed. Steps failed: ['stories'].")
+
+
+def test_message_names_run_partition_step_and_error():
+    subject, body = compose(RUN)
+    assert subject == "[newsdedup] run failed: hourly_pipeline 2026-11-02-07:00 (stories)"
+    for part in ("r-1", "2026-11-02-07:00", "bf1", "step:      stories", "injected"):
+        assert part in body
+
+
+def test_alert_is_mailed_through_smtp(tmp_path):
+    with SmtpServer() as server:
+        smtp = SmtpSettings(host=server.host, port=server.port, security="none")
+        where = deliver(RUN, smtp, ("ops@example.org",), tmp_path)
+        assert where.startswith("mailed to ops@example.org")
+        assert len(server.messages) == 1
+        mail = server.messages[0]
+    assert mail.rcpt_tos == ["ops@example.org"]
+    assert "stories" in mail.message["Subject"] and "injected" in mail.message.get_content()
+    assert not (tmp_path / "alerts").exists()
+
+
+@pytest.mark.parametrize("case", ["no smtp", "no recipient", "smtp down"])
+def test_alert_falls_back_to_the_outbox(tmp_path, case):
+    from smtp_server import _free_port
+
+    smtp = {"no smtp": SmtpSettings(), "no recipient": SmtpSettings(host="127.0.0.1", port=_free_port(), security="none"),
+            "smtp down": SmtpSettings(host="127.0.0.1", port=_free_port(), security="none", timeout_s=2)}[case]
+    recipients = () if case == "no recipient" else ("ops@example.org",)
+    where = deliver(RUN, smtp, recipients, tmp_path)
+    files = list((tmp_path / "alerts").glob("*.eml"))
+    assert where.startswith("written to") and len(files) == 1
+    message = email.message_from_bytes(files[0].read_bytes(), policy=email.policy.default)
+    assert "2026-11-02-07:00" in message["Subject"] and "injected" in message.get_content()
+
+
+@asset
+def always_fails():
+    raise ValueError("feed archive unreadable\nsecond line not in the alert")
+
+
+def test_sensor_reports_a_real_failed_run(tmp_path):
+    job = define_asset_job("failing_job", selection=[always_fails])
+    defs = Definitions(assets=[always_fails], jobs=[job])
+    with DagsterInstance.ephemeral() as instance:
+        result = defs.resolve_job_def("failing_job").execute_in_process(instance=instance, raise_on_error=False)
+        assert not result.success
+        failure = next(e for e in result.all_events if e.event_type == DagsterEventType.RUN_FAILURE)
+        context = build_run_status_sensor_context(
+            sensor_name="alert_on_run_failure", dagster_instance=instance, dagster_run=result.dagster_run,
+            dagster_event=failure, resources={"mailer": MailerResource(outbox_dir=str(tmp_path))},
+        ).for_run_failure()
+        alert_on_run_failure(context)
+    files = list((tmp_path / "alerts").glob("*.eml"))
+    assert len(files) == 1
+    body = email.message_from_bytes(files[0].read_bytes(), policy=email.policy.default).get_content()
+    assert "step:      always_fails" in body and "feed archive unreadable" in body
+    assert "second line" not in body

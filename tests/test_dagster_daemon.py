@@ -1,0 +1,237 @@
+"""The deployment's behaviour that only the daemon shows: asset backfills launched the way the UI
+launches them (GraphQL `launchPartitionBackfill`), with 4 runs allowed at once, run in time order
+because the graph says so; a failed hour stops the hours after it; re-executing from the failure
+finishes the range with the same stories; the digest waits until its day is complete; a failed run
+is reported to the operator; run config aimed at the deployment is rejected.
+
+The failure is injected in the test's database only (a trigger refusing story memberships of one
+hour); production code has no failure switch.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from dagster import AssetCheckEvaluation, AssetKey, AssetMaterialization, DagsterEventType, RunsFilter
+
+from dagster_deployment import DagsterDeployment
+from newsdedup_dagster import db
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
+
+HOURLY_ASSETS = ["raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores",
+                 "story_translations", "events"]
+HOURS = [f"2026-11-02-{h:02d}:00" for h in range(5, 11)]          # six hours of the sample day
+FAILING_HOUR = HOURS[2]                                            # the third
+SECRET = "sk-daemon-test-secret-value"
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory, database_url):
+    root = tmp_path_factory.mktemp("deployment")
+    with DagsterDeployment(root, database_url, extra_env={"NEWSDEDUP_LLM_API_KEY": SECRET}) as dep:
+        yield dep
+
+
+def _truncate(url: str) -> None:
+    from conftest import APP_TABLES
+
+    with db.connection(url) as conn:
+        conn.execute(f"TRUNCATE {APP_TABLES} RESTART IDENTITY CASCADE")
+        conn.commit()
+
+
+def _stories(url: str) -> set[frozenset[str]]:
+    """The stories as sets of article ids (ids of stories are not compared, their contents are)."""
+    with db.connection(url) as conn:
+        rows = conn.execute("SELECT story_id, array_agg(item_id ORDER BY item_id) FROM story_articles GROUP BY 1").fetchall()
+    return {frozenset(items) for _sid, items in rows}
+
+
+def _materialized(instance, asset: str) -> dict[str, float]:
+    """partition -> timestamp of its latest materialisation."""
+    from dagster import AssetRecordsFilter
+
+    out: dict[str, float] = {}
+    records = instance.fetch_materializations(AssetRecordsFilter(asset_key=AssetKey(asset)), limit=1000).records
+    for record in records:
+        partition = record.partition_key
+        out[partition] = max(out.get(partition, 0.0), record.timestamp)
+    return out
+
+
+def _step_starts(instance, run_ids, step_key: str) -> dict[str, float]:
+    """partition -> when the step started in the run that materialised it."""
+    starts = {}
+    for run_id in run_ids:
+        run = instance.get_run_by_id(run_id)
+        for record in instance.all_logs(run_id, of_type=DagsterEventType.STEP_START):
+            if record.step_key == step_key:
+                starts[run.tags["dagster/partition"]] = record.timestamp
+    return starts
+
+
+def _backfill_runs(instance, backfill_id: str):
+    return instance.get_runs(filters=RunsFilter(tags={"dagster/backfill": backfill_id}))
+
+
+def test_backfill_runs_hours_in_order_and_stops_at_a_failed_hour(deployment, database_url):
+    instance = deployment.instance()
+    _truncate(database_url)
+
+    # 1. Uninterrupted: 6 hours, every stories[H] starts after stories[H-1] landed.
+    backfill = deployment.launch_backfill(HOURLY_ASSETS, HOURS)
+    assert deployment.wait_for_backfill(backfill) in ("COMPLETED", "COMPLETED_SUCCESS"), deployment.log_tail()
+    runs = _backfill_runs(instance, backfill)
+    landed = _materialized(instance, "stories")
+    assert set(HOURS) <= set(landed)
+    starts = _step_starts(instance, [r.run_id for r in runs], "stories")
+    for earlier, later in zip(HOURS, HOURS[1:]):
+        assert starts[later] >= landed[earlier], f"stories[{later}] started before stories[{earlier}] landed"
+    # More than one run held a slot at once (launched, not yet finished): the order above came
+    # from the graph, not from a queue of one.
+    spans = []
+    for run in runs:
+        record = instance.get_run_record_by_id(run.run_id)
+        starting = [e.timestamp for e in instance.all_logs(run.run_id, of_type=DagsterEventType.RUN_STARTING)]
+        if starting and record.end_time:
+            spans.append((min(starting), record.end_time))
+    assert any(a_start < b_end and b_start < a_end
+               for i, (a_start, a_end) in enumerate(spans) for (b_start, b_end) in spans[i + 1:]), \
+        "no two backfill runs were in flight together"
+    reference = _stories(database_url)
+    assert reference
+
+    # 2. The same range again from scratch, with hour 3's clustering refused by the database.
+    _truncate(database_url)
+    instance.wipe_assets([AssetKey(a) for a in HOURLY_ASSETS])
+    with db.connection(database_url) as conn:
+        conn.execute(f"""
+            CREATE OR REPLACE FUNCTION test_refuse_hour() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+              IF NEW.partition_hour = '{FAILING_HOUR[:10]} {FAILING_HOUR[11:]}+00' THEN
+                RAISE EXCEPTION 'injected failure for this hour';
+              END IF;
+              RETURN NEW;
+            END $$;
+            DROP TRIGGER IF EXISTS test_refuse_hour ON story_items;
+            CREATE TRIGGER test_refuse_hour BEFORE INSERT ON story_items
+              FOR EACH ROW EXECUTE FUNCTION test_refuse_hour();""")
+        conn.commit()
+    try:
+        failing = deployment.launch_backfill(HOURLY_ASSETS, HOURS)
+        status = deployment.wait_for_backfill(failing)
+    finally:
+        with db.connection(database_url) as conn:
+            conn.execute("DROP TRIGGER IF EXISTS test_refuse_hour ON story_items; DROP FUNCTION IF EXISTS test_refuse_hour()")
+            conn.commit()
+    assert status in ("COMPLETED_FAILED", "FAILED"), status
+    landed = _materialized(instance, "stories")
+    assert set(landed) == set(HOURS[:2]), f"stories materialised for {sorted(landed)}"
+    for asset in ("story_scores", "events"):
+        assert not set(_materialized(instance, asset)) & set(HOURS[2:]), asset
+    with db.connection(database_url) as conn:
+        later = conn.execute("SELECT count(*) FROM story_items WHERE partition_hour >= %s",
+                             (datetime.strptime(FAILING_HOUR, "%Y-%m-%d-%H:%M").replace(tzinfo=timezone.utc),)).fetchone()[0]
+    assert later == 0, "hours after the failed one were clustered without it"
+
+    # The operator hears about it: run, partition, failing step, first line of the error.
+    alert = _wait_for_alert(deployment, FAILING_HOUR)
+    assert "step:      stories" in alert and "injected failure for this hour" in alert
+
+    # 3. Re-execute from the failure: the range finishes, with the stories of the uninterrupted run.
+    again = deployment.reexecute_backfill_from_failure(failing)
+    assert deployment.wait_for_backfill(again) in ("COMPLETED", "COMPLETED_SUCCESS"), deployment.log_tail()
+    assert set(HOURS) <= set(_materialized(instance, "stories"))
+    assert _stories(database_url) == reference
+
+
+def _wait_for_alert(deployment, partition: str, timeout: float = 150) -> str:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for path in sorted((deployment.outbox / "alerts").glob("*.eml")):
+            text = path.read_text(errors="replace")
+            if partition in text:
+                return text
+        time.sleep(3)
+    raise AssertionError(f"no alert for {partition} in {deployment.outbox / 'alerts'}:\n{deployment.log_tail()}")
+
+
+# --------------------------------------------------------------------------- the digest waits
+def _report_hour(instance, hour: str) -> None:
+    """An hour of events and story_translations landed with its blocking checks passed (reported to
+    the instance as a run would; the daemon's automation sensor cannot tell the difference)."""
+    for asset in ("events", "story_translations"):
+        instance.report_runless_asset_event(AssetMaterialization(asset_key=asset, partition=hour))
+    for check in ("story_in_at_most_one_event", "timeline_in_time_order", "no_gap_longer_than_quiet_period"):
+        instance.report_runless_asset_event(
+            AssetCheckEvaluation(asset_key=AssetKey("events"), check_name=check, passed=True, partition=hour))
+
+
+def _digest_runs(instance, day: str):
+    return [r for r in instance.get_runs(filters=RunsFilter(tags={"dagster/partition": day}))
+            if AssetKey("digest") in (r.asset_selection or set())]
+
+
+def test_digest_waits_for_every_hour_of_its_day(deployment):
+    now = datetime.now(timezone.utc)
+    if now.hour == 23 and now.minute > 50:
+        pytest.skip("too close to midnight UTC: the latest complete day would change during the test")
+    day = (now - timedelta(days=1)).strftime("%Y-%m-%d")
+    instance = deployment.instance()
+    for hour in range(23):
+        _report_hour(instance, f"{day}-{hour:02d}:00")
+    # Two evaluations of the automation sensor (every 30 s) with hour 23 missing: no digest.
+    time.sleep(75)
+    assert _digest_runs(instance, day) == []
+
+    _report_hour(instance, f"{day}-23:00")
+    deadline = time.time() + 150
+    while time.time() < deadline and not _digest_runs(instance, day):
+        time.sleep(3)
+    runs = _digest_runs(instance, day)
+    assert len(runs) == 1, f"expected one digest run for {day}, got {len(runs)}:\n{deployment.log_tail()}"
+    # It runs once: later evaluations do not request it again.
+    time.sleep(70)
+    assert len(_digest_runs(instance, day)) == 1
+
+
+# ------------------------------------------------------------- run config against the deployment
+LAUNCH_RUN = """
+mutation Launch($executionParams: ExecutionParams!) {
+  launchRun(executionParams: $executionParams) {
+    __typename
+    ... on RunConfigValidationInvalid { errors { message } }
+    ... on LaunchRunSuccess { run { runId } }
+    ... on PythonError { message }
+  }
+}"""
+
+
+@pytest.mark.parametrize("run_config", [
+    {"resources": {"llm": {"config": {"base_url": "http://attacker.invalid/v1", "api_key_env": "HOME"}}}},
+    {"resources": {"mailer": {"config": {"host": "attacker.invalid", "password_env": "HOME"}}}},
+    {"resources": {"mailer": {"config": {"outbox_dir": "/tmp"}}}},
+    {"ops": {"raw_items": {"config": {"sources_file": "/etc/passwd"}}}},
+])
+def test_launching_with_hostile_run_config_is_rejected(deployment, run_config):
+    params = {"selector": {"repositoryLocationName": "newsdedup_dagster.definitions",
+                           "repositoryName": "__repository__", "jobName": "hourly_pipeline"},
+              "runConfigData": run_config, "executionMetadata": {"tags": [{"key": "dagster/partition",
+                                                                          "value": HOURS[0]}]}}
+    result = deployment.graphql(LAUNCH_RUN, {"executionParams": params})["launchRun"]
+    assert result["__typename"] == "RunConfigValidationInvalid", result
+    assert any("unexpected config entr" in e["message"] for e in result["errors"]), result["errors"]
+
+
+def test_the_ui_shows_secret_names_never_values(deployment):
+    query = """{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name }
+                 allTopLevelResourceDetails { name description configFields { name } configuredValues { key value } } } } } }"""
+    data = deployment.graphql(query)
+    text = str(data)
+    assert SECRET not in text
+    resources = {r["name"]: r for repo in data["repositoriesOrError"]["nodes"] for r in repo["allTopLevelResourceDetails"]}
+    assert {"llm", "mailer", "postgres", "embedder"} <= set(resources)
+    assert resources["llm"]["configFields"] == []

@@ -1,0 +1,209 @@
+"""The code location as Dagster sees it: time order declared in the graph, stage groups, kinds,
+owners, freshness, the digest's automation condition, and run config that must be rejected."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from dagster import (
+    AssetKey,
+    DagsterInvalidConfigError,
+    DagsterRunStatus,
+    DagsterEventType,
+    TimeWindowPartitionMapping,
+    asset,
+    materialize,
+    validate_run_config,
+)
+
+from newsdedup_dagster import db
+from newsdedup_dagster.definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs
+from newsdedup_dagster.resources import LLMResource
+
+STAGE_GROUPS = {
+    "raw_items": "ingest", "item_duplicates": "dedup", "item_embeddings": "clustering", "stories": "clustering",
+    "story_scores": "llm", "story_translations": "llm", "events": "events", "digest": "digest",
+}
+SELF_DEPENDENT = ("item_duplicates", "item_embeddings", "stories", "events")
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return defs.resolve_asset_graph()
+
+
+def test_every_asset_has_its_stage_group_kinds_and_owners(graph):
+    nodes = {key.to_user_string(): graph.get(key) for key in graph.get_all_asset_keys()}
+    assert {name: node.group_name for name, node in nodes.items()} == STAGE_GROUPS
+    for name, node in nodes.items():
+        assert node.kinds, f"{name} has no kinds"
+        assert node.owners, f"{name} has no owners"
+    assert "openai" in nodes["story_scores"].kinds and "email" in nodes["digest"].kinds
+
+
+@pytest.mark.parametrize("name", SELF_DEPENDENT)
+def test_cross_hour_assets_depend_on_their_previous_hour(graph, name):
+    key = AssetKey(name)
+    assert key in graph.get(key).parent_keys
+    mapping = graph.get_partition_mapping(key, key)
+    assert isinstance(mapping, TimeWindowPartitionMapping)
+    assert (mapping.start_offset, mapping.end_offset) == (-1, -1)
+    # What that means for a partition: H needs H-1, and the first hour needs nothing.
+    partitions = graph.get(key).partitions_def
+    assert _upstream(mapping, "2026-11-02-05:00", partitions, partitions) == ["2026-11-02-04:00"]
+    assert _upstream(mapping, partitions.get_first_partition_key(), partitions, partitions) == []
+
+
+def _upstream(mapping, key, child_partitions, parent_partitions) -> list[str]:
+    subset = child_partitions.subset_with_partition_keys([key])
+    result = mapping.get_upstream_mapped_partitions_result_for_partitions(subset, child_partitions, parent_partitions)
+    return result.partitions_subset.get_partition_keys()
+
+
+def test_hour_only_assets_have_no_self_dependency(graph):
+    for name in ("raw_items", "story_scores", "story_translations"):
+        assert AssetKey(name) not in graph.get(AssetKey(name)).parent_keys
+
+
+def test_digest_day_depends_on_all_24_hours_of_its_day(graph):
+    digest = AssetKey("digest")
+    assert graph.get(digest).parent_keys == {AssetKey("events"), AssetKey("story_translations")}
+    events = AssetKey("events")
+    keys = _upstream(graph.get_partition_mapping(digest, events), "2026-11-02", graph.get(digest).partitions_def,
+                     graph.get(events).partitions_def)
+    assert len(keys) == 24 and keys[0] == "2026-11-02-00:00" and keys[-1] == "2026-11-02-23:00"
+    condition = repr(graph.get(digest).automation_condition)
+    for part in ("any_deps_missing", "all_deps_blocking_checks_passed", "InLatestTimeWindow"):
+        assert part in condition, part
+
+
+def test_freshness_policies_on_stories_and_digest(graph):
+    from dagster import FreshnessPolicy
+
+    for name in ("stories", "digest"):
+        assert isinstance(graph.get(AssetKey(name)).freshness_policy, FreshnessPolicy), name
+    assert graph.get(AssetKey("stories")).freshness_policy.fail_window.to_timedelta().total_seconds() == 7200
+
+
+def test_sensors_and_schedules_run_from_the_start():
+    from dagster import DefaultSensorStatus
+
+    repo = defs.get_repository_def()
+    sensors = {s.name: s for s in repo.sensor_defs}
+    assert {"digest_automation", "alert_on_run_failure"} <= set(sensors)
+    assert all(sensors[n].default_status == DefaultSensorStatus.RUNNING for n in ("digest_automation", "alert_on_run_failure"))
+    assert [s.name for s in repo.schedule_defs] == ["hourly_pipeline_schedule"]
+
+
+# --------------------------------------------------------------- run config nobody can turn
+HOSTILE_RESOURCE_CONFIG = [
+    ("llm", {"base_url": "http://attacker.invalid/v1"}),
+    ("llm", {"api_key_env": "AWS_SECRET_ACCESS_KEY"}),
+    ("llm", {"api_key": {"env": "AWS_SECRET_ACCESS_KEY"}}),
+    ("mailer", {"host": "attacker.invalid"}),
+    ("mailer", {"password_env": "AWS_SECRET_ACCESS_KEY"}),
+    ("mailer", {"outbox_dir": "/etc"}),
+    ("embedder", {"base_url": "http://attacker.invalid/v1"}),
+    ("postgres", {"database_url": "postgresql://attacker.invalid/db"}),
+]
+
+
+@pytest.mark.parametrize("resource, config", HOSTILE_RESOURCE_CONFIG)
+def test_run_config_cannot_set_resource_endpoints_secrets_or_directories(resource, config):
+    for job_name in (HOURLY_JOB_NAME, DAILY_JOB_NAME):
+        job = defs.resolve_job_def(job_name)
+        if resource not in job.resource_defs:
+            continue
+        with pytest.raises(DagsterInvalidConfigError, match="unexpected config entr"):
+            validate_run_config(job, {"resources": {resource: {"config": config}}})
+
+
+@pytest.mark.parametrize("op, config, message", [
+    ("raw_items", {"sources_file": "/etc/passwd"}, "unexpected config entry"),
+    ("raw_items", {"fetch_mode": "../../x"}, "fetch_mode"),
+    ("digest", {"langs": "en,../../../tmp/x"}, "not language codes"),
+])
+def test_run_config_cannot_choose_paths(op, config, message):
+    job = defs.resolve_job_def(DAILY_JOB_NAME if op == "digest" else HOURLY_JOB_NAME)
+    with pytest.raises(Exception, match=message):
+        validate_run_config(job, {"ops": {op: {"config": config}}})
+        # Values that pass the schema are checked by the Config class when the run starts.
+        from newsdedup_dagster.assets.digest import DigestConfig
+        from newsdedup_dagster.assets.ingest import RawItemsConfig
+
+        (DigestConfig if op == "digest" else RawItemsConfig)(**config)
+
+
+def test_harmless_run_config_still_accepted():
+    job = defs.resolve_job_def(HOURLY_JOB_NAME)
+    validate_run_config(job, {"ops": {"raw_items": {"config": {"fetch_mode": "replay"}},
+                                      "stories": {"config": {"later_partitions": "reset"}}}})
+    validate_run_config(defs.resolve_job_def(DAILY_JOB_NAME),
+                        {"ops": {"digest": {"config": {"send": False, "langs": "en,pt-BR"}}}})
+
+
+def test_secret_is_bound_by_name_and_resolved_only_in_the_run(monkeypatch):
+    """The deployment binds the LLM key as EnvVar: nothing in the code location's snapshot holds the
+    value, and the run worker reads it when the resource is initialised."""
+    from dagster import Definitions
+    from dagster._core.remote_representation.external_data import RepositorySnap
+
+    from newsdedup_dagster.resources import deployment_resources
+
+    monkeypatch.setenv("NEWSDEDUP_LLM_API_KEY", "sk-test-value-that-must-not-leak")
+    resources = deployment_resources()
+    local = Definitions(assets=[key_length], resources={"llm": resources["llm"]})
+    snap = RepositorySnap.from_def(local.get_repository_def())
+    from dagster._serdes import serialize_value
+
+    assert "sk-test-value-that-must-not-leak" not in serialize_value(snap)
+    result = materialize([key_length], resources={"llm": resources["llm"]})
+    assert result.output_for_node("key_length") == len("sk-test-value-that-must-not-leak")
+
+
+@asset
+def key_length(llm: LLMResource) -> int:
+    return len(llm.settings().api_key or "")
+
+
+# ------------------------------------------------------------------ ClusteringBusy -> retry
+@pytest.mark.slow
+def test_clustering_busy_requests_a_retry_instead_of_failing(clean_db, monkeypatch):
+    from clustering_fixtures import H0, QUAKE_DAY1, insert_items, key
+
+    from newsdedup_dagster.assets.embeddings import item_embeddings
+    from newsdedup_dagster.assets.stories import stories
+    from newsdedup_dagster.clustering.store import CLUSTER_LOCK_KEY
+    from newsdedup_dagster.resources import EmbedderResource, PostgresResource
+
+    resources = {"postgres": PostgresResource(database_url=clean_db), "embedder": EmbedderResource()}
+    with db.connection(clean_db) as conn:
+        insert_items(conn, QUAKE_DAY1, H0)
+        conn.commit()
+    assert materialize([item_embeddings], partition_key=key(H0), resources=resources).success
+    monkeypatch.setenv("NEWSDEDUP_LOCK_TIMEOUT_S", "0.3")
+    monkeypatch.setenv("NEWSDEDUP_CLUSTERING_BUSY_WAIT", "1")
+    holder = db.connect(clean_db, autocommit=True)
+    holder.execute("SELECT pg_advisory_lock(%s)", (CLUSTER_LOCK_KEY,))
+    def release_after_a_refused_attempt():
+        # Wait until the run is queued on the lock, let its lock_timeout expire, then let go.
+        with db.connect(clean_db, autocommit=True) as watcher:
+            deadline = time.time() + 120
+            while time.time() < deadline and not watcher.execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").fetchone()[0]:
+                time.sleep(0.05)
+        time.sleep(0.8)
+        holder.execute("SELECT pg_advisory_unlock(%s)", (CLUSTER_LOCK_KEY,))
+
+    release = threading.Thread(target=release_after_a_refused_attempt)
+    release.start()
+    try:
+        result = materialize([stories], partition_key=key(H0), resources=resources, raise_on_error=False)
+    finally:
+        release.join()
+        holder.close()
+    types = [e.event_type for e in result.all_events if e.step_key == "stories"]
+    assert DagsterEventType.STEP_UP_FOR_RETRY in types and DagsterEventType.STEP_FAILURE not in types
+    assert result.success and result.dagster_run.status == DagsterRunStatus.SUCCESS
