@@ -24,7 +24,8 @@ from newsdedup_dagster.resources import LLMResource
 
 STAGE_GROUPS = {
     "raw_items": "ingest", "item_duplicates": "dedup", "item_embeddings": "clustering", "stories": "clustering",
-    "story_scores": "llm", "story_translations": "llm", "events": "events", "digest": "digest",
+    "story_scores": "llm", "story_translations": "llm", "events": "events", "story_feeds": "publish",
+    "digest": "digest", "prune": "retention",
 }
 SELF_DEPENDENT = ("item_duplicates", "item_embeddings", "stories", "events")
 
@@ -94,7 +95,11 @@ def test_sensors_and_schedules_run_from_the_start():
     sensors = {s.name: s for s in repo.sensor_defs}
     assert {"digest_automation", "alert_on_run_failure"} <= set(sensors)
     assert all(sensors[n].default_status == DefaultSensorStatus.RUNNING for n in ("digest_automation", "alert_on_run_failure"))
-    assert [s.name for s in repo.schedule_defs] == ["hourly_pipeline_schedule"]
+    schedules = {s.name: s for s in repo.schedule_defs}
+    assert set(schedules) == {"hourly_pipeline_schedule", "retention_schedule"}
+    from dagster import DefaultScheduleStatus
+
+    assert schedules["retention_schedule"].default_status == DefaultScheduleStatus.RUNNING
 
 
 # --------------------------------------------------------------- run config nobody can turn

@@ -14,6 +14,7 @@ from ..config import PublishSettings
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..publish.build import publish_hour
 from ..resources import PostgresResource
+from .common import OWNERS
 
 
 class StoryFeedsConfig(Config):
@@ -30,6 +31,7 @@ class StoryFeedsConfig(Config):
     partitions_def=HOURLY_PARTITIONS,
     deps=["story_translations", "events"],
     group_name="publish",
+    owners=OWNERS,
     kinds={"html", "json"},
     pool="newsdedup_publish",
     description="Atom 1.0 and JSON Feed 1.1 per language (one entry per story, updated in place when the story "

@@ -10,6 +10,7 @@ from dagster import (
     Config,
     MaterializeResult,
     MetadataValue,
+    DefaultScheduleStatus,
     ScheduleDefinition,
     asset,
     define_asset_job,
@@ -20,6 +21,7 @@ from ..config import RetentionSettings
 from ..resources import PostgresResource
 from ..retention import prune as prune_data
 from ..retention import table_sizes
+from .common import OWNERS
 
 RETENTION_JOB_NAME = "retention"
 
@@ -31,6 +33,7 @@ class PruneConfig(Config):
 @asset(
     name="prune",
     group_name="retention",
+    owners=OWNERS,
     kinds={"postgres"},
     description="Retention: feed bodies, LLM call detail (daily totals kept), old item vectors and unused "
                 "embedding cache entries past their NEWSDEDUP_RETENTION_* ages are removed.",
@@ -57,8 +60,9 @@ def prune(context: AssetExecutionContext, config: PruneConfig, postgres: Postgre
 
 retention_job = define_asset_job(RETENTION_JOB_NAME, selection=[prune],
                                  description="Delete or thin data past the retention settings.")
+# Running from the start: a deployment left alone for a year must not grow without bound.
 retention_schedule = ScheduleDefinition(name="retention_schedule", job=retention_job, cron_schedule="15 3 * * *",
-                                        execution_timezone="UTC")
+                                        execution_timezone="UTC", default_status=DefaultScheduleStatus.RUNNING)
 
 ASSETS = [prune]
 JOBS = [retention_job]
