@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 from datetime import datetime, timedelta
 
 import psycopg
@@ -79,6 +80,7 @@ def begin_clustering(conn: psycopg.Connection, ef_search: int, lock_timeout_s: f
 def undo_partition(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> tuple[set[str], set[str]]:
     """Delete H's memberships and H's now-empty stories. Returns (stories that lost members and
     still exist, stories deleted)."""
+    conn.execute(db.load_sql("cluster_undo_decisions"), {"h": h, "later": False})
     touched = {r[0] for r in conn.execute(db.load_sql("cluster_undo_partition"), {"h": h, "model": info.model})}
     deleted = {r[0] for r in conn.execute(db.load_sql("cluster_undo_stories"), {"h": h, "model": info.model})}
     return touched - deleted, deleted
@@ -87,16 +89,18 @@ def undo_partition(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> tu
 def undo_later_partitions(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> tuple[set[str], set[str]]:
     """Delete the clustering effects of every partition after H (memberships, then their emptied
     stories). Returns (stories that lost members and still exist, stories deleted)."""
+    conn.execute(db.load_sql("cluster_undo_decisions"), {"h": h, "later": True})
     touched = {r[0] for r in conn.execute(db.load_sql("cluster_undo_later"), {"h": h, "model": info.model})}
     deleted = {r[0] for r in conn.execute(db.load_sql("cluster_undo_later_stories"), {"h": h, "model": info.model})}
     return touched - deleted, deleted
 
 
-def new_items(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> list[str]:
+def new_items(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> dict[str, datetime]:
+    """{item_id: published_at} of H's canonical embedded items not yet in a story (sorted by id)."""
     rows = conn.execute(
         db.load_sql("cluster_new_items"), {"model": info.model, "h": h, "h_end": h + timedelta(hours=1)}
     ).fetchall()
-    return [r[0] for r in rows]
+    return dict(rows)
 
 
 def _batches(ids: list[str], size: int):
@@ -105,7 +109,8 @@ def _batches(ids: list[str], size: int):
 
 
 def _knn(conn, info: ModelInfo, name: str, ids: list[str], settings, params: dict) -> list[tuple]:
-    """Run a KNN statement for ids in batches of batch_size (= ANY(%(ids)s) + JOIN LATERAL)."""
+    """Run a KNN statement for ids (= ANY(%(ids)s) + JOIN LATERAL), batch_size ids per statement
+    (the default holds an hour's items: one round trip)."""
     statement = query(name, info, settings.search)
     out: list[tuple] = []
     with knn_plan(conn, settings.search):
@@ -128,8 +133,9 @@ def window_start(h: datetime, settings) -> datetime:
     return h - timedelta(hours=hours)
 
 
-def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings) -> list[tuple[str, str, float]]:
-    """[(item_id, neighbour_id, sim)] KNN edges >= item_threshold among the window's unassigned items."""
+def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings) -> list[tuple]:
+    """[(item_id, neighbour_id, sim, neighbour_published_at)] KNN edges >= item_threshold among the
+    window's unassigned items, searched in cluster_recent_items (sync_recent must have run)."""
     return _knn(conn, info, "cluster_pass2_knn", ids, settings, {
         "model": info.model, "k": settings.knn_k, "threshold": settings.item_threshold,
         "window_start": window_start(h, settings), "h_end": h + timedelta(hours=1),
@@ -137,8 +143,60 @@ def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings) ->
     })
 
 
+# ------------------------------------------------------------------ the recent-vector window
+def recent_bounds(h: datetime, settings) -> tuple[datetime, datetime]:
+    """(the oldest partition H's pass 2 reads, where the mirror may be pruned to after H)."""
+    start = window_start(h, settings)
+    return start, start - timedelta(hours=float(settings.recent_margin_hours))
+
+
+def sync_recent(conn, info: ModelInfo, h: datetime, settings) -> dict[str, int]:
+    """Make cluster_recent_items hold every item_embeddings row of the model from H's pass-2 window
+    on (migration 033 keeps later writes mirrored), then prune what the newest window no longer
+    needs. Older hours are loaded only when a run reaches before the boundary (first run, or an
+    out-of-order rerun); pruning only ever moves the boundary forward to H's window minus a margin,
+    so re-running the last hours costs nothing. Then the mirror's HNSW index, built once in bulk."""
+    need, prune_to = recent_bounds(h, settings)
+    row = conn.execute("SELECT recent_from FROM cluster_recent_state WHERE model = %s FOR UPDATE",
+                       (info.model,)).fetchone()
+    loaded = pruned = 0
+    if row is None or need < row[0]:
+        upper = row[0] if row else None
+        conn.execute(db.load_sql("cluster_recent_state_set"), {"model": info.model, "recent_from": need})
+        loaded = conn.execute(db.load_sql("cluster_recent_load"),
+                              {"model": info.model, "lo": need, "hi": upper}).rowcount
+    elif prune_to > row[0]:
+        conn.execute(db.load_sql("cluster_recent_state_set"), {"model": info.model, "recent_from": prune_to})
+        pruned = conn.execute(
+            "DELETE FROM cluster_recent_items WHERE model = %s AND partition_hour < %s", (info.model, prune_to)
+        ).rowcount
+    ensure_recent_index(conn, info, settings)
+    return {"loaded": loaded, "pruned": pruned}
+
+
+def recent_index_name(model: str) -> str:
+    return f"cluster_recent_items_hnsw_{hashlib.sha1(model.encode()).hexdigest()[:10]}"
+
+
+def ensure_recent_index(conn, info: ModelInfo, settings) -> None:
+    """Per-model partial HNSW expression index on the mirror, the same expression as item_embeddings'
+    (so query() fills both). Created after the first load: a bulk build, not row-by-row inserts."""
+    name = recent_index_name(info.model)
+    if conn.execute("SELECT 1 FROM pg_class WHERE relname = %s AND relkind = 'i'", (name,)).fetchone():
+        return
+    opclass = "vector_cosine_ops" if info.index_type == "vector" else "halfvec_cosine_ops"
+    conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+    conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(
+        index=pgsql.Identifier(name), table=pgsql.Identifier("cluster_recent_items"),
+        expr=pgsql.SQL("({}::{})").format(pgsql.Identifier("embedding"), pgsql.SQL(info.cast)),
+        opclass=pgsql.SQL(opclass), model=pgsql.Literal(info.model),
+        m=pgsql.Literal(int(settings.hnsw_m)), ef_construction=pgsql.Literal(int(settings.hnsw_ef_construction)),
+    ))
+
+
 def attach(conn, h: datetime, rows: list[tuple]) -> None:
-    """rows: (item_id, story_id, pass, sim, gap_hours, age_hours) -> story_items, one statement."""
+    """rows: (item_id, story_id, pass, sim, gap_hours, age_hours, via_item_id, threshold) ->
+    story_items, one statement."""
     if not rows:
         return
     cols = list(zip(*rows))
@@ -147,8 +205,30 @@ def attach(conn, h: datetime, rows: list[tuple]) -> None:
         {
             "h": h, "item_ids": list(cols[0]), "story_ids": list(cols[1]), "passes": list(cols[2]),
             "sims": list(cols[3]), "gaps": list(cols[4]), "ages": list(cols[5]),
+            "vias": list(cols[6]), "thresholds": list(cols[7]),
         },
     )
+
+
+def record_decisions(conn, h: datetime, edges: list, cut_groups: list) -> None:
+    """Pass-2 explanation rows (decisions.EdgeRecord / CutGroup) of H, one statement each."""
+    if edges:
+        conn.execute(db.load_sql("cluster_record_edges"), {
+            "h": h, "story_ids": [e.story_id for e in edges], "as": [e.item_a for e in edges],
+            "bs": [e.item_b for e in edges], "sims": [e.similarity for e in edges],
+            "dirs": [e.directions for e in edges], "kept": [e.kept for e in edges],
+            "groups": [e.cut_group for e in edges],
+        })
+    if cut_groups:
+        conn.execute(db.load_sql("cluster_record_cut_groups"), {
+            "h": h, "story_ids": [c.story_id for c in cut_groups], "groups": [c.cut_group for c in cut_groups],
+            "items": [ITEM_SEPARATOR.join(c.item_ids) for c in cut_groups],
+            "became": [c.became_story_id for c in cut_groups],
+        })
+
+
+# joins a cut group's item ids into one text for unnest (item ids are hashes and URL-safe names)
+ITEM_SEPARATOR = "\x1f"
 
 
 def create_stories(conn, info: ModelInfo, h: datetime, stories: list[tuple[str, str]]) -> None:
