@@ -300,7 +300,7 @@ def reset_hour(conn) -> None:
 def vacuum(conn) -> None:
     conn.autocommit = True
     try:
-        conn.execute("VACUUM ANALYZE stories, story_items, story_edges, story_cut_groups")
+        conn.execute("VACUUM ANALYZE stories, story_items, story_decisions")
     finally:
         conn.autocommit = False
 

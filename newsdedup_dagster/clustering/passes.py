@@ -199,7 +199,8 @@ def cluster_partition(
 
         # ---- pass 1
         mark = time.perf_counter()
-        matches = store.pass1_matches(conn, info, h, ids, settings) if ids else []
+        span = (min(published.values()), max(published.values())) if ids else None
+        matches = store.pass1_matches(conn, info, h, ids, settings, span) if ids else []
         store.attach(conn, h, [(i, s, 1, sim, gap, age, None, settings.story_threshold)
                                for i, s, sim, gap, age in matches])
         attached_to = {s for _, s, *_ in matches}
@@ -230,7 +231,8 @@ def cluster_partition(
         timings["pass2_guard"] = time.perf_counter() - mark
 
         mark = time.perf_counter()
-        store.create_stories(conn, info, h, [(s.story_id, s.founder) for s in stories])
+        existed = store.create_stories(conn, info, h, [(s.story_id, s.members) for s in stories],
+                                       settings.centroid_window)
         rows = []
         for s in stories:
             first = published[s.founder]
@@ -251,6 +253,7 @@ def cluster_partition(
         # ---- pass 3
         mark = time.perf_counter()
         leftovers = [i for i in remaining if i not in in_new]
+        rows3: list[tuple] = []
         if settings.pass3 and stories and leftovers:
             rows3 = pass3_rows(conn, info, stories, leftovers, published, settings)
             store.attach(conn, h, rows3)
@@ -259,7 +262,9 @@ def cluster_partition(
         timings["pass3"] = time.perf_counter() - mark
         mark = time.perf_counter()
         result.left_single = sum(1 for i in remaining if i not in in_new)
-        store.recompute(conn, info, touched_old | attached_to | set(result.new_stories), settings.centroid_window)
+        # New stories were inserted with their aggregates; only those that changed since need them again.
+        grew = {r[1] for r in rows3}
+        store.recompute(conn, info, touched_old | attached_to | existed | grew, settings.centroid_window)
         result.updated_stories = sorted(attached_to - set(result.new_stories))
         timings["write"] = time.perf_counter() - mark
     result.seconds = time.perf_counter() - t0

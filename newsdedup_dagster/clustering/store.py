@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 import psycopg
 from psycopg import sql as pgsql
+from psycopg.types.json import Jsonb
 
 from .. import db
 from ..embeddings.store import ModelInfo
@@ -119,8 +120,19 @@ def _knn(conn, info: ModelInfo, name: str, ids: list[str], settings, params: dic
     return out
 
 
-def pass1_matches(conn, info: ModelInfo, h: datetime, ids: list[str], settings) -> list[tuple]:
-    """[(item_id, story_id, sim, gap_hours, age_hours)] best gated match per item that has one."""
+def pass1_matches(conn, info: ModelInfo, h: datetime, ids: list[str], settings,
+                  published: tuple[datetime, datetime] | None = None) -> list[tuple]:
+    """[(item_id, story_id, sim, gap_hours, age_hours)] best gated match per item that has one.
+    published: (earliest, latest) publication time of the items; when no story could pass the time
+    gates for any of them (one btree probe), the KNN walks are skipped: they could only come back
+    empty after scanning the whole centroid index."""
+    if published is not None:
+        gap = timedelta(hours=float(settings.max_gap_hours))
+        candidate = conn.execute(db.load_sql("cluster_pass1_any_candidate"), {
+            "model": info.model, "h": h, "lo": published[0] - gap, "hi": published[1] + gap,
+        }).fetchone()
+        if candidate is None:
+            return []
     return _knn(conn, info, "cluster_pass1_knn", ids, settings, {
         "model": info.model, "h": h, "k": settings.knn_k, "threshold": settings.story_threshold,
         "max_gap_s": settings.max_gap_hours * 3600.0, "max_age_s": settings.story_max_age_hours * 3600.0,
@@ -211,34 +223,33 @@ def attach(conn, h: datetime, rows: list[tuple]) -> None:
 
 
 def record_decisions(conn, h: datetime, edges: list, cut_groups: list) -> None:
-    """Pass-2 explanation rows (decisions.EdgeRecord / CutGroup) of H, one statement each."""
-    if edges:
-        conn.execute(db.load_sql("cluster_record_edges"), {
-            "h": h, "story_ids": [e.story_id for e in edges], "as": [e.item_a for e in edges],
-            "bs": [e.item_b for e in edges], "sims": [e.similarity for e in edges],
-            "dirs": [e.directions for e in edges], "kept": [e.kept for e in edges],
-            "groups": [e.cut_group for e in edges],
-        })
-    if cut_groups:
-        conn.execute(db.load_sql("cluster_record_cut_groups"), {
-            "h": h, "story_ids": [c.story_id for c in cut_groups], "groups": [c.cut_group for c in cut_groups],
-            "items": [ITEM_SEPARATOR.join(c.item_ids) for c in cut_groups],
-            "became": [c.became_story_id for c in cut_groups],
-        })
-
-
-# joins a cut group's item ids into one text for unnest (item ids are hashes and URL-safe names)
-ITEM_SEPARATOR = "\x1f"
-
-
-def create_stories(conn, info: ModelInfo, h: datetime, stories: list[tuple[str, str]]) -> None:
-    """stories: (story_id, founder_item_id)."""
-    if not stories:
+    """Pass-2 explanation of H (decisions.EdgeRecord / CutGroup): one story_decisions row per story."""
+    by_story: dict[str, tuple[list, list]] = {}
+    for e in edges:
+        by_story.setdefault(e.story_id, ([], []))[0].append(
+            [e.item_a, e.item_b, round(e.similarity, 6), e.directions, e.kept, e.cut_group])
+    for c in cut_groups:
+        by_story.setdefault(c.story_id, ([], []))[1].append([c.cut_group, list(c.item_ids), c.became_story_id])
+    if not by_story:
         return
-    conn.execute(
-        db.load_sql("cluster_create_stories"),
-        {"model": info.model, "h": h, "story_ids": [s for s, _ in stories], "founders": [f for _, f in stories]},
-    )
+    ids = sorted(by_story)
+    conn.execute(db.load_sql("cluster_record_decisions"), {
+        "h": h, "story_ids": ids,
+        "edges": [Jsonb(by_story[i][0]) for i in ids], "cut_groups": [Jsonb(by_story[i][1]) for i in ids],
+    })
+
+
+def create_stories(conn, info: ModelInfo, h: datetime, stories: list[tuple[str, list[str]]], window: int) -> set[str]:
+    """stories: (story_id, member ids) founded by H, inserted with their aggregates. Returns the ids
+    that already existed (a story H founded that later hours extended): recompute those."""
+    if not stories:
+        return set()
+    rows = conn.execute(db.load_sql("cluster_create_stories"), {
+        "model": info.model, "h": h, "window": int(window),
+        "member_story_ids": [sid for sid, members in stories for _ in members],
+        "member_ids": [m for _, members in stories for m in members],
+    }).fetchall()
+    return {sid for sid, existed in rows if existed}
 
 
 def recompute(conn, info: ModelInfo, story_ids, window: int) -> None:

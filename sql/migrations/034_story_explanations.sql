@@ -6,30 +6,19 @@
 ALTER TABLE story_items ADD COLUMN IF NOT EXISTS via_item_id text;
 ALTER TABLE story_items ADD COLUMN IF NOT EXISTS threshold real;
 
--- Pass-2 stories: every KNN edge (>= item_threshold) the founding hour saw that touches a member.
--- kept = both ends in the story (the edges that held it together); not kept = the chaining guard
--- cut it (the far end is in cut group cut_group of story_cut_groups, or nowhere when it was not
--- a candidate). directions = 2 when each end was among the other's k nearest neighbours.
-CREATE TABLE IF NOT EXISTS story_edges (
+-- Pass-2 stories, one row per story and founding hour (one row, not one per edge: a row costs a
+-- foreign-key check, and an hour founds hundreds of stories with thousands of edges):
+--   edges       [[item_a, item_b, cosine, directions, kept, cut_group], ...] every KNN edge
+--               (>= item_threshold) the hour saw that touches a member; item_a is the member;
+--               kept = both ends in the story (what held it together), else the chaining guard
+--               cut it and item_b is in cut group cut_group; directions 2 = mutual neighbours
+--   cut_groups  [[cut_group, [item ids], founded story id or null], ...] the other modularity
+--               communities of the story's UnionFind component: what the guard cut away
+CREATE TABLE IF NOT EXISTS story_decisions (
     story_id        text NOT NULL REFERENCES stories(id) ON DELETE CASCADE,
     partition_hour  timestamptz NOT NULL,
-    item_a          text NOT NULL,          -- a member of the story
-    item_b          text NOT NULL,          -- a member (kept) or the far end of a cut edge
-    similarity      real NOT NULL,
-    directions      smallint NOT NULL CHECK (directions IN (1, 2)),
-    kept            boolean NOT NULL,
-    cut_group       integer,
-    PRIMARY KEY (story_id, partition_hour, item_a, item_b)
+    edges           jsonb NOT NULL,
+    cut_groups      jsonb NOT NULL,
+    PRIMARY KEY (story_id, partition_hour)
 );
-CREATE INDEX IF NOT EXISTS story_edges_partition_idx ON story_edges (partition_hour);
-
--- The other modularity communities of the story's UnionFind component: what the guard cut away.
-CREATE TABLE IF NOT EXISTS story_cut_groups (
-    story_id        text NOT NULL REFERENCES stories(id) ON DELETE CASCADE,
-    partition_hour  timestamptz NOT NULL,
-    cut_group       integer NOT NULL,
-    item_ids        text[] NOT NULL,
-    became_story_id text,                   -- the story that community founded this hour, if any
-    PRIMARY KEY (story_id, partition_hour, cut_group)
-);
-CREATE INDEX IF NOT EXISTS story_cut_groups_partition_idx ON story_cut_groups (partition_hour);
+CREATE INDEX IF NOT EXISTS story_decisions_partition_idx ON story_decisions (partition_hour);
