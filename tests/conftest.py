@@ -18,7 +18,8 @@ os.environ.pop("NEWSDEDUP_SMTP_HOST", None)
 APP_TABLES = (
     "duplicate_groups, deliveries, subscribers, digests, event_translations, event_stories, events, "
     "story_translations, story_scores, story_items, stories, item_embeddings, embedding_cache, "
-    "embedding_models, item_duplicates, item_sources, items, feed_fetches, sources, llm_calls"
+    "embedding_models, item_duplicates, item_sources, items, feed_fetches, sources, llm_calls, "
+    "story_decisions, cluster_recent_items, cluster_recent_state"
 )
 
 

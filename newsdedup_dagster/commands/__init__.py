@@ -9,4 +9,5 @@ COMMAND_MODULES = (
     "reembed",      # reembed (after changing the embedding model)
     "subscribers",  # subscribers add/remove/list
     "digest",       # digest
+    "explain",      # explain STORY_ID
 )
