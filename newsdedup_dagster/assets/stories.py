@@ -14,11 +14,15 @@ from dagster import (
     asset,
 )
 
+from ..clustering import explain
 from ..clustering.passes import check_invariants, cluster_partition, story_summaries
 from ..clustering.settings import settings_for
 from ..embeddings.store import active_model
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..resources import PostgresResource
+
+# `newsdedup explain` blocks in the materialisation metadata: the hour's largest new/updated stories
+EXPLAINED_STORIES = 3
 
 # Centroids are stored as float4 and averaged in SQL; a recomputed average differs by rounding only.
 CENTROID_TOLERANCE = 1e-4
@@ -95,6 +99,8 @@ def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: Pos
         inv = check_invariants(conn, info, h, settings, result)
         changed = result.new_stories + result.updated_stories
         rows = story_summaries(conn, changed)
+        # rows are ordered by size: explain the hour's largest stories, where a wrong merge hurts most
+        explained = [explain.load(conn, r[0]) for r in rows[:EXPLAINED_STORIES]]
     largest = max(rows, key=lambda r: (r[1], r[0]), default=None)
     metadata = {
         "model": info.model,
@@ -114,6 +120,9 @@ def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: Pos
         "seconds": MetadataValue.float(round(result.seconds, 3)),
         "settings": MetadataValue.json(settings.as_dict()),
         "stories": MetadataValue.md(_table(rows, set(result.new_stories))),
+        "largest_stories_explained": MetadataValue.md(
+            "\n\n---\n\n".join(explain.render_markdown(e) for e in explained) or "_no new or updated stories_"),
+        "recent_window": MetadataValue.json(result.recent),
     }
     ERROR, WARN = AssetCheckSeverity.ERROR, AssetCheckSeverity.WARN
     checks = [
