@@ -360,10 +360,12 @@ def hour_runs(conn, info, settings, path: str, repeat: int) -> dict:
         result = run(conn, info, H, settings)
         seconds.append(time.perf_counter() - t0)
         details.append(result.timings)
+    members = conn.execute("SELECT item_id, story_id FROM story_items WHERE partition_hour = %s ORDER BY 1", (H,)).fetchall()
+    conn.commit()
     median = statistics.median(seconds)
     detail = {k: round(statistics.median(d.get(k, 0.0) for d in details), 3) for k in details[0]}
     return {"seconds": round(median, 3), "runs": [round(s, 3) for s in seconds], "detail": detail,
-            "first_run_seconds": round(first.seconds, 3), "first_run_recent": getattr(first, "recent", None),
+            "members": members, "first_run_seconds": round(first.seconds, 3), "first_run_recent": getattr(first, "recent", None),
             "stories": {"new": len(result.new_stories), "attached_pass1": result.attached,
                         "pass2_items": result.clustered_in_pass2, "pass3_items": result.attached_pass3,
                         "single": result.left_single, "edges": result.edges}}
@@ -411,6 +413,7 @@ def measure(case: str, args) -> dict:
         for path in ("baseline", "current"):
             out[f"worst_{path}"] = hour_runs(conn, info, settings, path, args.repeat)
             reset_hour(conn)
+        out["worst_same_stories"] = out["worst_baseline"].pop("members") == out["worst_current"].pop("members")
 
         # ---- pass 1: half the window's topics are stories
         t0 = time.perf_counter()
@@ -430,6 +433,7 @@ def measure(case: str, args) -> dict:
         out["pass1_agreement"] = round(same / max(1, len(exact_matches)), 4)
         for path in ("baseline", "current"):
             out[f"pass1_{path}"] = hour_runs(conn, info, settings, path, args.repeat)
+        out["pass1_same_stories"] = out["pass1_baseline"].pop("members") == out["pass1_current"].pop("members")
         reset_hour(conn)
         out["python_peak_rss_mb"] = rss_mb()  # the clustering runs' peak (numpy's exact search comes next)
 
@@ -461,6 +465,7 @@ def report(results: list[dict]) -> None:
         line(f"{name}: baseline s/hour", lambda r: f"{r[f'{situation}_baseline']['seconds']:.3f}")
         line("  current s/hour", lambda r: f"{r[f'{situation}_current']['seconds']:.3f}")
         line("  current / baseline", lambda r: f"{r[f'{situation}_current']['seconds'] / r[f'{situation}_baseline']['seconds']:.2f}x")
+        line("  same memberships as baseline", lambda r: str(r[f"{situation}_same_stories"]))
         line("  stories new / pass-1 attached", lambda r: f"{r[f'{situation}_current']['stories']['new']} / "
              f"{r[f'{situation}_current']['stories']['attached_pass1']}")
     line("pass-2 KNN s: baseline / current", lambda r: f"{r['baseline_pass2_knn_seconds']:.2f} / {r['current_pass2_knn_seconds']:.2f}")
