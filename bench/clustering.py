@@ -28,6 +28,7 @@ keeps both databases on the embedded server between runs (rebuilt only when the 
 
     nice -n 5 .venv/bin/python bench/clustering.py --keep-db            # window and 1M history
     .venv/bin/python bench/clustering.py --history 0 --window 10000      # quick
+    .venv/bin/python bench/clustering.py --history 0 --window 5000 --search exact   # same stories?
 """
 
 from __future__ import annotations
@@ -362,10 +363,24 @@ def undo_hour(conn, info) -> None:
     vacuum(conn)
 
 
+def reindex_centroids(conn) -> None:
+    """Rebuild the centroid HNSW index in bulk, so each path starts from the same index (ANN results
+    depend on the graph, and every run's inserts and deletes change it)."""
+    from newsdedup_dagster.embeddings.store import _index_name
+
+    conn.autocommit = True
+    try:
+        conn.execute(pgsql.SQL("REINDEX INDEX {}").format(pgsql.Identifier(_index_name("stories", MODEL))))
+    finally:
+        conn.autocommit = False
+
+
 def hour_runs(conn, info, settings, path: str, repeat: int) -> dict:
     """One warm-up run, then `repeat` timed first runs of H (undone in between, untimed) and one
     timed re-materialisation (undo + redo in the run's own transaction)."""
     run = cluster_partition if path == "current" else baseline_passes.cluster_partition
+    undo_hour(conn, info)
+    reindex_centroids(conn)
     first = run(conn, info, H, settings)
     seconds, details = [], []
     for _ in range(repeat):
@@ -415,7 +430,7 @@ def measure(case: str, args) -> dict:
             info = active_model(conn)
             conn.commit()
         gates = {"max_gap_hours": str(args.window_hours + 2), "story_max_age_hours": str(args.window_hours + 2),
-                 "ef_search": str(args.ef_search)}
+                 "ef_search": str(args.ef_search), "search": args.search}
         settings = settings_for(info.model, gates, env=False)
         out["settings"] = {k: v for k, v in settings.as_dict().items()
                            if k in ("story_threshold", "item_threshold", "knn_k", "ef_search", "batch_size")}
@@ -531,6 +546,8 @@ def main(argv=None) -> int:
     parser.add_argument("--history", type=int, default=1_000_000, help="0: the window-only case alone")
     parser.add_argument("--history-days", type=int, default=90)
     parser.add_argument("--ef-search", type=int, default=100)
+    parser.add_argument("--search", default="hnsw",
+                        help="KNN access path for the hour runs; exact: both paths must build identical stories")
     parser.add_argument("--m", type=int, default=16)
     parser.add_argument("--ef-construction", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per path (median)")
