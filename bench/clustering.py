@@ -1,34 +1,44 @@
-"""Clustering benchmark: one 500-item hourly partition against a 10k and a 100k window.
+"""Clustering benchmark: one 500-item hour against a 100k-item window, with and without months of history.
 
-The current default pipeline: e5 (multilingual-e5-small q4, 384 dims), vectors centred per language,
-pass 1 + pass 2 with the Louvain guard + pass 3, the e5 thresholds (clustering/settings.py).
-Same run, same data, per window size:
-  hnsw    cluster_partition with the HNSW index + iterative scan (the default path)
-  exact   cluster_partition with plain expressions no index serves (exact scan in Postgres)
-  numpy   brute-force cosine KNN of the 500 items against the window in numpy (the floor;
-          it must hold the window's vectors, which the pipeline never does)
-plus pass-2 edge recall of HNSW against exact (for each --ef-search value), and the Python
-process's peak RSS (ru_maxrss) after the database paths (numpy runs last, so its copy of the window
-is not counted there). Each window size runs in its own process, so its peak RSS is its own.
+The default pipeline: e5 (multilingual-e5-small q4, 384 dims), vectors centred per language, pass 1 +
+pass 2 with the Louvain guard + pass 3, the e5 thresholds (clustering/settings.py). Two databases,
+each measured in its own process (so its peak RSS is its own), in one run:
+  window   the window (default 100,000 items over the 36 hours before H) and H's 500 new items
+  history  the same window and hour plus --history items (default 1,000,000) over the 90 days
+           before the window, all in stories (one per topic), as a deployment holds after months
+Per database, the same hour H is clustered by
+  baseline the clustering code before the recent-window table, single-statement KNN and merge
+           explanations (bench/clustering_baseline/, a verbatim copy with its SQL): the reference
+  current  newsdedup_dagster.clustering as it is
+in two situations (each timed as a first run of the hour, the median of --repeat, plus one
+re-materialisation, whose undo step a first run does not have):
+  worst case  no stories in the window: pass 1 attaches nothing, all 500 items search the window
+  pass 1      half the window's topics are stories (one per topic): pass 1 attaches those
+              items, the rest go through pass 2 among the unassigned half
+and reports per-hour seconds, current / baseline ratios, whether both paths built the same stories, pass-2 edge recall of both paths against exact search (numpy, over the
+window), pass-1 agreement of HNSW with an exact scan, and the Python peak RSS.
 
-Worst case for pass 2: the window's items are not in stories (none exist), so pass 1 attaches
-nothing and all 500 new items search the whole window (time gates opened to the window's span).
+Vectors are structured, not uniform: super-topics -> topics -> items, shaped like centred e5 (itn
+pair cosines: same subject median 0.45, different subject p99 0.32; clustering/settings.py). The
+history's topics are other children of the same super-topics (recurring themes: a query's
+neighbourhood in the full graph is full of old items of sibling topics), each topic within ±12 h.
 
-Vectors are structured, not uniform: super-topics -> topics -> items, shaped like centred e5
-(itn pair cosines: same subject median 0.45, different subject p99 0.32; clustering/settings.py);
-the run prints the generated figures. Rows carry raw_embedding too, as production rows do (the
-row width decides whether `embedding` stays inline, migration 030).
+The history database takes a long time to build (1.1M vectors, HNSW over all of them): --keep-db
+keeps both databases on the embedded server between runs (rebuilt only when the parameters change).
 
-    .venv/bin/python bench/clustering.py            # 10k and 100k
-    .venv/bin/python bench/clustering.py --sizes 10000 --ef-search 40,64,100 --json
+    nice -n 5 .venv/bin/python bench/clustering.py --keep-db            # window and 1M history
+    .venv/bin/python bench/clustering.py --history 0 --window 10000      # quick
+    .venv/bin/python bench/clustering.py --history 0 --window 5000 --search exact   # same stories?
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -36,32 +46,44 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
+from psycopg import sql as pgsql
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from clustering_baseline import passes as baseline_passes  # noqa: E402
+from clustering_baseline import store as baseline_store  # noqa: E402
 
 from newsdedup_dagster import db  # noqa: E402
 from newsdedup_dagster.clustering import store  # noqa: E402
 from newsdedup_dagster.clustering.passes import cluster_partition  # noqa: E402
 from newsdedup_dagster.clustering.settings import settings_for  # noqa: E402
 from newsdedup_dagster.embeddings.providers import EmbeddingSettings  # noqa: E402
-from newsdedup_dagster.embeddings.store import ensure_model, vector_literal  # noqa: E402
+from newsdedup_dagster.embeddings.store import active_model, ensure_model  # noqa: E402
 from newsdedup_dagster.evaluation import temporary_database  # noqa: E402
 
 DIMS = 384
 NEW_PER_HOUR = 500
 H = datetime(2026, 11, 10, 0, tzinfo=timezone.utc)
+MODEL = "e5:multilingual-e5-small-q4"
+LAYOUT_VERSION = 3  # bump when the generated data changes: kept databases are rebuilt
 
 
 class SyntheticEmbedder:
     """Registers as the default model, so settings_for gives its thresholds, guard and pass 3."""
 
     provider = "e5"
-    model_id = "e5:multilingual-e5-small-q4"
+    model_id = MODEL
     dims = DIMS
 
 
 def rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def unit(m):
+    return (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
 
 
 class Generator:
@@ -72,38 +94,33 @@ class Generator:
       topic spread 0.046 -> r 0.90 -> sibling topics (one super-topic) near cosine 0.55
       item noise 0.040-0.065 -> r 0.78-1.27 -> items of one topic 0.38-0.62 (median ~0.47)
     so items of sibling topics sit near 0.25-0.35 and some cross the 0.40 threshold: the chaining
-    the guard exists for, and neighbours an ANN index can confuse. Centred vectors have mean ~0
-    (random directions), unlike raw e5 (unrelated texts at cosine 0.76-0.85).
+    the guard exists for, and neighbours an ANN index can confuse.
     """
 
     def __init__(self, n_items: int, seed: int = 7):
         self.rng = np.random.default_rng(seed)
         n_topics = max(50, n_items // 20)
         n_super = max(10, n_topics // 10)
-        supers = self._unit(self.rng.standard_normal((n_super, DIMS)))
-        parent = self.rng.integers(0, n_super, n_topics)
-        self.parent = parent
-        self.topics = self._unit(supers[parent] + 0.046 * self.rng.standard_normal((n_topics, DIMS)))
+        self.supers = unit(self.rng.standard_normal((n_super, DIMS)))
+        self.parent = self.rng.integers(0, n_super, n_topics)
+        self.topics = unit(self.supers[self.parent] + 0.046 * self.rng.standard_normal((n_topics, DIMS)))
         self.sigma = self.rng.uniform(0.040, 0.065, n_topics)
         # raw = centred + a shared language component (what centring removed), for row width only
-        self.language_mean = self._unit(self.rng.standard_normal((1, DIMS)))[0] * 2.0
+        self.language_mean = unit(self.rng.standard_normal((1, DIMS)))[0] * 2.0
 
-    @staticmethod
-    def _unit(m):
-        return (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
-
-    def items(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        t = self.rng.integers(0, len(self.topics), n)
-        noise = self.rng.standard_normal((n, DIMS)) * self.sigma[t][:, None]
-        return self._unit(self.topics[t] + noise), t
+    def items(self, n: int, rng=None, topics=None, sigma=None, t=None) -> tuple[np.ndarray, np.ndarray]:
+        rng = rng if rng is not None else self.rng
+        topics = self.topics if topics is None else topics
+        sigma = self.sigma if sigma is None else sigma
+        t = rng.integers(0, len(topics), n) if t is None else t
+        noise = rng.standard_normal((n, DIMS)) * sigma[t][:, None]
+        return unit(topics[t] + noise), t
 
     def raw(self, centred: np.ndarray) -> np.ndarray:
-        return self._unit(centred + self.language_mean)
+        return unit(centred + self.language_mean)
 
     def cosine_profile(self, n: int = 1500) -> dict:
-        """Pair cosines of a sample: same topic, sibling topics, unrelated (to compare with e5).
-        Small on purpose (~1.1M pairs, ~30 MB): ru_maxrss keeps the peak of everything before."""
-        v, t = self.items(n)
+        v, t = self.items(n, rng=np.random.default_rng(99))
         sims = v @ v.T
         iu = np.triu_indices(n, 1)
         same = t[iu[0]] == t[iu[1]]
@@ -115,202 +132,448 @@ class Generator:
                 "different_topic_share_ge_0.40": round(float((s[~same] >= 0.40).mean()), 5)}
 
 
-def load(conn, gen: Generator, window: int, window_hours: int) -> None:
-    """Window items spread over the hours before H, then 500 new items in H (COPY, in chunks)."""
-    model = SyntheticEmbedder.model_id
+# ------------------------------------------------------------------ building a database
+def copy_rows(conn, rows: list[tuple], vectors: np.ndarray, raws: np.ndarray | None) -> None:
+    """rows: (item_id, title, published_at, partition_hour) -> items and item_embeddings (binary COPY)."""
+    with conn.transaction():
+        with conn.cursor().copy(
+            "COPY items (id, canonical_url, url, title, lang, published_at, partition_hour, source_id) FROM STDIN"
+        ) as copy:
+            for item_id, title, published, hour in rows:
+                copy.write_row((item_id, f"bench://{item_id}", f"bench://{item_id}", title, "en", published, hour, "b"))
+        with conn.cursor().copy(
+            "COPY item_embeddings (item_id, model, text_hash, embedding, raw_embedding, partition_hour, published_at)"
+            " FROM STDIN WITH (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["text", "text", "text", "vector", "vector", "timestamptz", "timestamptz"])
+            for n, (item_id, _title, published, hour) in enumerate(rows):
+                copy.write_row((item_id, MODEL, item_id, vectors[n], None if raws is None else raws[n], hour, published))
+
+
+def build(conn, window: int, window_hours: int, history: int, history_days: int, m: int, efc: int,
+          item_index: bool = True) -> dict:
+    """Window + H (as the original bench), then the history; stories for the history; indexes."""
+    from pgvector.psycopg import register_vector
+
+    register_vector(conn)
+    conn.commit()
+    timings = {}
+    t0 = time.perf_counter()
     with conn.transaction():
         conn.execute("INSERT INTO sources (id, name, feed_url, language) VALUES ('b', 'b', 'bench://b', 'en')")
-        # the model row first (FK); its indexes are built after the load, in bulk (ensure_model)
         conn.execute("INSERT INTO embedding_models (model, provider, dims, index_type, centring)"
-                     " VALUES (%s, 'e5', %s, 'vector', true)", (model, DIMS))
+                     " VALUES (%s, 'e5', %s, 'vector', true)", (MODEL, DIMS))
+    gen = Generator(window + NEW_PER_HOUR)
     specs = [(n, H - timedelta(hours=1 + (n % window_hours))) for n in range(window)]
     specs += [(window + n, H) for n in range(NEW_PER_HOUR)]
-    chunk = 5000
-    for start in range(0, len(specs), chunk):
-        part = specs[start : start + chunk]
-        vectors, _ = gen.items(len(part))
-        raws = gen.raw(vectors)
-        with conn.transaction():
-            with conn.cursor().copy(
-                "COPY items (id, canonical_url, url, title, lang, published_at, partition_hour, source_id) FROM STDIN"
-            ) as copy:
-                for n, hour in part:
-                    copy.write_row((f"i{n:07d}", f"bench://{n}", f"bench://{n}", f"item {n}", "en",
-                                    hour + timedelta(seconds=(n * 37) % 3600), hour, "b"))
-            with conn.cursor().copy(
-                "COPY item_embeddings (item_id, model, text_hash, embedding, raw_embedding, partition_hour,"
-                " published_at) FROM STDIN"
-            ) as copy:
-                for (n, hour), v, r in zip(part, vectors, raws):
-                    copy.write_row((f"i{n:07d}", model, f"h{n}", vector_literal(v), vector_literal(r), hour,
-                                    hour + timedelta(seconds=(n * 37) % 3600)))
-        del vectors, raws
+    for start in range(0, len(specs), 5000):
+        part = specs[start : start + 5000]
+        vectors, topics = gen.items(len(part))
+        rows = [(f"i{n:07d}", f"item {n} topic {t}", hour + timedelta(seconds=(n * 37) % 3600), hour)
+                for (n, hour), t in zip(part, topics)]
+        copy_rows(conn, rows, vectors, gen.raw(vectors))
+    timings["load_window_s"] = round(time.perf_counter() - t0, 1)
+    if history:
+        t0 = time.perf_counter()
+        rng = np.random.default_rng(8)
+        n_topics = max(50, history // 20)
+        parent = rng.integers(0, len(gen.supers), n_topics)
+        topics = unit(gen.supers[parent] + 0.046 * rng.standard_normal((n_topics, DIMS)))
+        sigma = rng.uniform(0.040, 0.065, n_topics)
+        end = H - timedelta(hours=window_hours + 12)  # every history topic ends before the window
+        span_s = (history_days * 24 - window_hours - 24) * 3600
+        centre = end - timedelta(hours=12) - np.array([timedelta(seconds=float(x)) for x in rng.uniform(0, span_s, n_topics)])
+        for start in range(0, history, 5000):
+            count = min(5000, history - start)
+            t = rng.integers(0, n_topics, count)
+            vectors, _ = gen.items(count, rng=rng, topics=topics, sigma=sigma, t=t)
+            offsets = rng.uniform(-12 * 3600, 12 * 3600, count)
+            rows = []
+            for k in range(count):
+                published = centre[t[k]] + timedelta(seconds=float(offsets[k]))
+                rows.append((f"h{start + k:07d}", f"item {start + k} topic h{t[k]}", published,
+                             published.replace(minute=0, second=0, microsecond=0)))
+            copy_rows(conn, rows, vectors, None)  # history rows: no raw vector (never read by clustering)
+        timings["load_history_s"] = round(time.perf_counter() - t0, 1)
+        t0 = time.perf_counter()
+        with conn.transaction():  # one story per history topic, as months of hourly runs leave them
+            conn.execute(load_bench_sql("stories_for_topics"), {"prefix": "bh_", "pattern": "h%", "model": MODEL,
+                                                                "half": False})
+        timings["history_stories_s"] = round(time.perf_counter() - t0, 1)
+    t0 = time.perf_counter()
     conn.execute("ANALYZE")
     conn.commit()
+    # The per-model HNSW indexes (embeddings/store.ensure_indexes), built here with enough memory for
+    # 1.1M rows (the default 256 MB spills to disk and takes hours); ensure_model then finds them.
+    from newsdedup_dagster.embeddings import store as emb_store
+
+    with conn.transaction():
+        conn.execute("SET LOCAL maintenance_work_mem = '2GB'")
+        info = emb_store.ModelInfo(MODEL, "e5", DIMS, "vector", True)
+        tables = (("item_embeddings", "embedding"),) if item_index else ()
+        for table, column in tables + (("stories", "centroid"),):
+            conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(
+                index=pgsql.Identifier(emb_store._index_name(table, MODEL)), table=pgsql.Identifier(table),
+                expr=emb_store.vector_expr(info, column), opclass=pgsql.SQL("vector_cosine_ops"),
+                model=pgsql.Literal(MODEL), m=pgsql.Literal(m), ef_construction=pgsql.Literal(efc)))
+    timings["index_build_s"] = round(time.perf_counter() - t0, 1)
+    return timings
 
 
-def storage(conn) -> dict:
-    """Whether `embedding` stayed inline (a toasted vector costs a detoast per distance)."""
-    row = conn.execute(
-        "SELECT pg_size_pretty(pg_relation_size('item_embeddings')),"
-        " pg_size_pretty(pg_total_relation_size('item_embeddings') - pg_relation_size('item_embeddings')"
-        "   - pg_indexes_size('item_embeddings')),"
-        " (SELECT round(avg(pg_column_size(embedding))) FROM item_embeddings),"
-        " (SELECT round(avg(pg_column_size(raw_embedding))) FROM item_embeddings)").fetchone()
-    conn.commit()
-    return {"heap": row[0], "toast": row[1], "avg_embedding_bytes": int(row[2]), "avg_raw_bytes": int(row[3])}
+def load_bench_sql(name: str) -> str:
+    return BENCH_SQL[name]
 
 
-def edges_for(conn, info, settings) -> set[tuple[str, str]]:
-    ids = store.new_items(conn, info, H)
+BENCH_SQL = {
+    # stories from the generator's topics (title "item N topic T"): members, centroid = avg of all
+    "stories_for_topics": """
+        WITH members AS (
+            SELECT e.item_id, e.embedding, e.published_at, e.partition_hour, split_part(i.title, ' ', 4) AS topic
+              FROM item_embeddings e JOIN items i ON i.id = e.item_id
+             WHERE e.model = %(model)s AND e.item_id LIKE %(pattern)s
+        ), topics AS (
+            SELECT topic, count(*) AS n, avg(embedding) AS centroid, min(published_at) AS first_pub,
+                   max(published_at) AS latest_pub, min(partition_hour) AS created, max(partition_hour) AS updated,
+                   min(item_id) AS representative
+              FROM members
+             WHERE NOT %(half)s OR (ltrim(topic, 'h')::int %% 2 = 0)
+             GROUP BY topic HAVING count(*) >= 2
+        ), made AS (
+            INSERT INTO stories (id, model, created_partition, updated_partition, first_published_at,
+                                 latest_published_at, centroid, item_count, representative_item_id, needs_score)
+            SELECT %(prefix)s || topic, %(model)s, created, updated, first_pub, latest_pub, centroid, n, representative, 0
+              FROM topics
+            RETURNING id
+        )
+        INSERT INTO story_items (item_id, story_id, pass, similarity, partition_hour)
+        SELECT m.item_id, %(prefix)s || m.topic, 2, 1.0, m.partition_hour
+          FROM members m JOIN topics t ON t.topic = m.topic
+    """,
+}
+
+
+@contextlib.contextmanager
+def bench_database(window: int, window_hours: int, history: int, history_days: int, m: int, efc: int, keep: bool,
+                   item_index: bool = True):
+    """(url, build timings): a kept database when --keep-db and it was completed before."""
+    if not keep:
+        with temporary_database() as url:
+            with db.connect(url) as conn:
+                timings = build(conn, window, window_hours, history, history_days, m, efc, item_index)
+            yield url, timings
+        return
+    base = db.app_database_url()
+    name = (f"newsdedup_bench_w{window}_x{window_hours}_h{history}_d{history_days}_m{m}_{efc}"
+            f"{'' if item_index else '_noidx'}_v{LAYOUT_VERSION}")
+    url = db.with_database(base, name)
+    with db.connect(base, autocommit=True) as admin:
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+    if exists:
+        with db.connect(url) as conn:
+            done = conn.execute("SELECT to_regclass('bench_meta') IS NOT NULL").fetchone()[0]
+            timings = json.loads(conn.execute("SELECT timings FROM bench_meta").fetchone()[0]) if done else None
+            conn.commit()
+        if timings is not None:
+            db.migrate(url)  # a kept database moves to the current schema like any deployment
+            timings["reused"] = True
+            yield url, timings
+            return
+        with db.connect(base, autocommit=True) as admin:
+            admin.execute(pgsql.SQL("DROP DATABASE {} WITH (FORCE)").format(pgsql.Identifier(name)))
+    with db.connect(base, autocommit=True) as admin:
+        admin.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))
+    db.migrate(url)
+    with db.connect(url) as conn:
+        timings = build(conn, window, window_hours, history, history_days, m, efc, item_index)
+        conn.execute("CREATE TABLE bench_meta (timings text)")
+        conn.execute("INSERT INTO bench_meta VALUES (%s)", (json.dumps(timings),))
+        conn.commit()
+    yield url, timings
+
+
+# ------------------------------------------------------------------ measuring
+def reset_hour(conn) -> None:
+    """Remove what earlier bench runs left in H and the pass-1 situation's window stories, then
+    vacuum: every run leaves dead story rows in the centroid HNSW index, which a deployment's
+    autovacuum clears between hours; without this the path measured second pays for the first."""
+    with conn.transaction():
+        conn.execute("DELETE FROM stories WHERE id LIKE 'bw\\_%%' OR created_partition >= %s", (H,))
+        conn.execute("DELETE FROM story_items WHERE partition_hour >= %s", (H,))
+    vacuum(conn)
+
+
+def vacuum(conn) -> None:
+    conn.autocommit = True
+    try:
+        conn.execute("VACUUM ANALYZE stories, story_items, story_decisions")
+    finally:
+        conn.autocommit = False
+
+
+def pass2_edges(conn, info, settings, path: str) -> set[tuple[str, str]]:
+    """H's pass-2 KNN edges before clustering H (the worst case: every H item searches)."""
+    mod = store if path == "current" else baseline_store
+    with conn.transaction():
+        mod.begin_clustering(conn, settings.ef_search, 60)
+        ids = list(mod.new_items(conn, info, H))
+        if path == "current":
+            store.sync_recent(conn, info, H, settings)
+        rows = mod.pass2_edges(conn, info, H, ids, settings)
+    return {(r[0], r[1]) for r in rows}
+
+
+def pass1_matches(conn, info, settings) -> dict[str, str]:
     with conn.transaction():
         store.begin_clustering(conn, settings.ef_search, 60)
-        rows = store.pass2_edges(conn, info, H, ids, settings)
-    return {(a, b) for a, b, _ in rows}
+        ids = list(store.new_items(conn, info, H))
+        return {r[0]: r[1] for r in store.pass1_matches(conn, info, H, ids, settings)}
 
 
-def numpy_floor(conn, info, settings) -> dict:
-    t0 = time.perf_counter()
+def exact_edges(conn, settings) -> set[tuple[str, str]]:
+    """Exact KNN (numpy) of H's items among the window's unassigned items: the recall reference."""
     rows = conn.execute(
-        "SELECT item_id, embedding, partition_hour = %s FROM item_embeddings WHERE model = %s ORDER BY item_id",
-        (H, info.model),
+        "SELECT e.item_id, e.embedding, e.partition_hour = %(h)s FROM item_embeddings e"
+        " WHERE e.model = %(model)s AND e.partition_hour >= %(lo)s AND e.partition_hour <= %(h)s"
+        "   AND NOT EXISTS (SELECT 1 FROM story_items si WHERE si.item_id = e.item_id) ORDER BY e.item_id",
+        {"h": H, "model": MODEL, "lo": store.window_start(H, settings)},
     ).fetchall()
     conn.commit()
     ids = [r[0] for r in rows]
     matrix = np.vstack([np.asarray(r[1].to_numpy(), dtype=np.float32) for r in rows])
     is_new = np.array([r[2] for r in rows])
     del rows
-    load_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    q = matrix[is_new]
-    sims = q @ matrix.T
     qi = np.flatnonzero(is_new)
-    sims[np.arange(len(qi)), qi] = -2  # not itself
+    edges = set()
     k = settings.knn_k
-    top = np.argpartition(-sims, k, axis=1)[:, :k]
-    edges = {(ids[qi[r]], ids[c]) for r in range(len(qi)) for c in top[r] if sims[r, c] >= settings.item_threshold}
-    return {"seconds": time.perf_counter() - t0, "load_seconds": load_s, "edges": edges}
+    for start in range(0, len(qi), 100):
+        block = qi[start : start + 100]
+        sims = matrix[block] @ matrix.T
+        sims[np.arange(len(block)), block] = -2  # not itself
+        top = np.argpartition(-sims, k, axis=1)[:, :k]
+        edges |= {(ids[block[r]], ids[c]) for r in range(len(block)) for c in top[r] if sims[r, c] >= settings.item_threshold}
+    return edges
 
 
-def bench(window: int, ef_searches: list[int], m: int, ef_construction: int, exact_partition: bool = True) -> dict:
-    window_hours = max(1, window // NEW_PER_HOUR)
-    gen = Generator(window + NEW_PER_HOUR)
-    ef_search = ef_searches[-1]
-    out: dict = {"window": window, "new_items": NEW_PER_HOUR, "dims": DIMS, "model": SyntheticEmbedder.model_id,
-                 "ef_search": ef_search, "m": m, "ef_construction": ef_construction,
-                 "loadavg_start": [round(x, 2) for x in os.getloadavg()], "python_rss_mb_start": rss_mb(),
-                 "cosines": gen.cosine_profile()}
-    gen = Generator(window + NEW_PER_HOUR)  # same stream whatever the profile sampled
+def undo_hour(conn, info) -> None:
+    """Take H's clustering back out (the pipeline's own undo, committed), so the next run is a
+    first run of the hour, as the hourly schedule makes it, not a re-materialisation."""
+    with conn.transaction():
+        touched, _ = store.undo_partition(conn, info, H)
+        store.recompute(conn, info, touched, 3)
+    vacuum(conn)
 
-    with temporary_database() as url, db.connect(url) as conn:
+
+def reindex_centroids(conn) -> None:
+    """Rebuild the centroid HNSW index in bulk, so each path starts from the same index (ANN results
+    depend on the graph, and every run's inserts and deletes change it)."""
+    from newsdedup_dagster.embeddings.store import _index_name
+
+    conn.autocommit = True
+    try:
+        conn.execute(pgsql.SQL("REINDEX INDEX {}").format(pgsql.Identifier(_index_name("stories", MODEL))))
+    finally:
+        conn.autocommit = False
+
+
+def hour_runs(conn, info, settings, path: str, repeat: int) -> dict:
+    """One warm-up run, then `repeat` timed first runs of H (undone in between, untimed) and one
+    timed re-materialisation (undo + redo in the run's own transaction)."""
+    run = cluster_partition if path == "current" else baseline_passes.cluster_partition
+    undo_hour(conn, info)
+    reindex_centroids(conn)
+    first = run(conn, info, H, settings)
+    seconds, details = [], []
+    for _ in range(repeat):
+        undo_hour(conn, info)
+        t0 = time.perf_counter()
+        result = run(conn, info, H, settings)
+        seconds.append(time.perf_counter() - t0)
+        details.append(result.timings)
+    vacuum(conn)
+    t0 = time.perf_counter()
+    run(conn, info, H, settings)
+    rerun = time.perf_counter() - t0
+    members = conn.execute("SELECT item_id, story_id FROM story_items WHERE partition_hour = %s ORDER BY 1", (H,)).fetchall()
+    conn.commit()
+    median = statistics.median(seconds)
+    detail = {k: round(statistics.median(d.get(k, 0.0) for d in details), 3) for k in details[0]}
+    return {"seconds": round(median, 3), "runs": [round(s, 3) for s in seconds], "detail": detail,
+            "rerun_seconds": round(rerun, 3), "members": members, "first_run_seconds": round(first.seconds, 3),
+            "stories": {"new": len(result.new_stories), "attached_pass1": result.attached,
+                        "pass2_items": result.clustered_in_pass2, "pass3_items": result.attached_pass3,
+                        "single": result.left_single, "edges": result.edges}}
+
+
+def measure(case: str, args) -> dict:
+    history = args.history if case == "history" else 0
+    out: dict = {"case": case, "window": args.window, "window_hours": args.window_hours, "history": history,
+                 "history_days": args.history_days if history else 0, "new_items": NEW_PER_HOUR,
+                 "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
+    # --history-current-only: no HNSW over all of item_embeddings in the history database (the
+    # current path never reads it; building it over 1.1M rows takes most of an hour on a busy
+    # 2-core machine), so the baseline path is measured on the window-only database alone.
+    with_baseline = not (history and args.history_current_only)
+    paths = ("baseline", "current") if with_baseline else ("current",)
+    out["paths"] = list(paths)
+    with bench_database(args.window, args.window_hours, history, args.history_days, args.m,
+                        args.ef_construction, args.keep_db, with_baseline) as (url, build_timings), db.connect(url) as conn:
         from pgvector.psycopg import register_vector
 
         register_vector(conn)
         conn.commit()
-        t0 = time.perf_counter()
-        load(conn, gen, window, window_hours)
-        out["load_seconds"] = round(time.perf_counter() - t0, 1)
-        out["python_peak_rss_mb_after_load"] = rss_mb()
-        out["storage"] = storage(conn)
-        t0 = time.perf_counter()
-        info = ensure_model(conn, SyntheticEmbedder(), EmbeddingSettings(
-            hnsw_m=m, hnsw_ef_construction=ef_construction, centre="on"))
-        out["index_build_seconds"] = round(time.perf_counter() - t0, 1)
-        base = {"max_gap_hours": str(window_hours + 2), "story_max_age_hours": str(window_hours + 2)}
-        s_exact = settings_for(info.model, {**base, "search": "exact"}, env=False)
-        out["settings"] = {k: v for k, v in s_exact.as_dict().items()
-                           if k in ("story_threshold", "item_threshold", "knn_k", "guard", "guard_resolution", "pass3")}
-
-        t0 = time.perf_counter()
-        exact_edges = edges_for(conn, info, s_exact)
-        out["exact_pass2_knn_seconds"] = round(time.perf_counter() - t0, 3)
-        out["pass2_edges_exact"] = len(exact_edges)
-        recall = {}
-        for ef in ef_searches:
-            s = settings_for(info.model, {**base, "search": "hnsw", "ef_search": str(ef)}, env=False)
-            edges_for(conn, info, s)  # warm the index pages once per setting
-            t0 = time.perf_counter()
-            hnsw_edges = edges_for(conn, info, s)
-            recall[ef] = {"recall": round(len(hnsw_edges & exact_edges) / max(1, len(exact_edges)), 4),
-                          "pass2_knn_seconds": round(time.perf_counter() - t0, 3)}
-        out["hnsw_pass2_by_ef_search"] = recall
-        out["pass2_edge_recall"] = recall[ef_search]["recall"]
-        out["hnsw_pass2_knn_seconds"] = recall[ef_search]["pass2_knn_seconds"]
-
-        # The full partition (undo, pass 1, pass 2 + guard, pass 3, writes). hnsw twice: the second
-        # run re-materialises H (undo + redo), the idempotent path. Then the same with exact scans.
-        s_hnsw = settings_for(info.model, {**base, "search": "hnsw", "ef_search": str(ef_search)}, env=False)
-        runs = [("hnsw", s_hnsw), ("hnsw_again", s_hnsw)] + ([("exact", s_exact)] if exact_partition else [])
-        for name, settings in runs:
-            t0 = time.perf_counter()
-            result = cluster_partition(conn, info, H, settings)
-            out[f"{name}_seconds"] = round(time.perf_counter() - t0, 3)
-            out[f"{name}_detail"] = {k: round(v, 3) for k, v in result.timings.items()}
-            out[f"{name}_stories"] = {"new": len(result.new_stories), "pass2_items": result.clustered_in_pass2,
-                                      "pass3_items": result.attached_pass3, "single": result.left_single,
-                                      "edges": result.edges}
-        out["python_peak_rss_mb_before_numpy"] = rss_mb()
-
-        conn.execute("TRUNCATE story_items, stories CASCADE")
+        out["build"] = build_timings
+        out["python_peak_rss_mb_after_build"] = rss_mb()
+        if with_baseline:
+            info = ensure_model(conn, SyntheticEmbedder(), EmbeddingSettings(
+                hnsw_m=args.m, hnsw_ef_construction=args.ef_construction, centre="on"))
+        else:  # ensure_model would build the item index this database goes without
+            info = active_model(conn)
+            conn.commit()
+        gates = {"max_gap_hours": str(args.window_hours + 2), "story_max_age_hours": str(args.window_hours + 2),
+                 "ef_search": str(args.ef_search), "search": args.search}
+        settings = settings_for(info.model, gates, env=False)
+        out["settings"] = {k: v for k, v in settings.as_dict().items()
+                           if k in ("story_threshold", "item_threshold", "knn_k", "ef_search", "batch_size")}
+        out["rows"] = conn.execute(
+            "SELECT (SELECT count(*) FROM item_embeddings), (SELECT count(*) FROM stories)").fetchone()
         conn.commit()
-        floor = numpy_floor(conn, info, s_exact)
-        out["numpy_seconds"] = round(floor["seconds"], 3)
-        out["numpy_load_seconds"] = round(floor["load_seconds"], 2)
-        out["numpy_vs_exact_edge_agreement"] = round(len(floor["edges"] & exact_edges) / max(1, len(floor["edges"])), 4)
-        out["python_peak_rss_mb_after_numpy"] = rss_mb()
+        reset_hour(conn)
+
+        # ---- the recent-vector window: loaded once (first run after the migration), then kept
+        with conn.transaction():
+            store.begin_clustering(conn, settings.ef_search, 60)
+            t0 = time.perf_counter()
+            sync = store.sync_recent(conn, info, H, settings)
+            out["recent_sync"] = {"seconds": round(time.perf_counter() - t0, 2), **sync}
+
+        # ---- worst case: no stories in the window
+        found = {}
+        for path in paths:
+            pass2_edges(conn, info, settings, path)  # warm
+            t0 = time.perf_counter()
+            found[path] = pass2_edges(conn, info, settings, path)
+            out[f"{path}_pass2_knn_seconds"] = round(time.perf_counter() - t0, 3)
+        for path in paths:
+            out[f"worst_{path}"] = hour_runs(conn, info, settings, path, args.repeat)
+            reset_hour(conn)
+        if with_baseline:
+            out["worst_same_stories"] = out["worst_baseline"].pop("members") == out["worst_current"].pop("members")
+
+        # ---- pass 1: half the window's topics are stories
+        t0 = time.perf_counter()
+        with conn.transaction():
+            conn.execute(load_bench_sql("stories_for_topics"), {"prefix": "bw_", "pattern": "i%", "model": MODEL,
+                                                                 "half": True})
+            conn.execute("DELETE FROM story_items WHERE partition_hour >= %s", (H,))
+        conn.execute("ANALYZE stories")
+        conn.execute("ANALYZE story_items")
+        conn.commit()
+        out["window_stories_setup_s"] = round(time.perf_counter() - t0, 1)
+        exact_settings = settings_for(info.model, {**gates, "search": "exact"}, env=False)
+        hnsw_matches = pass1_matches(conn, info, settings)
+        exact_matches = pass1_matches(conn, info, exact_settings)
+        same = sum(1 for i, s in exact_matches.items() if hnsw_matches.get(i) == s)
+        out["pass1_exact_matches"] = len(exact_matches)
+        out["pass1_agreement"] = round(same / max(1, len(exact_matches)), 4)
+        for path in paths:
+            out[f"pass1_{path}"] = hour_runs(conn, info, settings, path, args.repeat)
+        if with_baseline:
+            out["pass1_same_stories"] = out["pass1_baseline"].pop("members") == out["pass1_current"].pop("members")
+        reset_hour(conn)
+        out["python_peak_rss_mb"] = rss_mb()  # the clustering runs' peak (numpy's exact search comes next)
+
+        # ---- recall against exact search (numpy over the window; worst-case state again)
+        exact = exact_edges(conn, settings)
+        out["exact_edges"] = len(exact)
+        for path in paths:
+            out[f"{path}_edge_recall"] = round(len(found[path] & exact) / max(1, len(exact)), 4)
+        out["python_peak_rss_mb_with_numpy_window"] = rss_mb()
+        # what the mirror adds to the embedding step: one hour of vectors into the window's HNSW
+        with conn.transaction():
+            conn.execute("DELETE FROM cluster_recent_items WHERE partition_hour = %s", (H,))
+            t0 = time.perf_counter()
+            conn.execute(db.load_sql("cluster_recent_load"), {"model": MODEL, "lo": H, "hi": H + timedelta(hours=1)})
+            out["mirror_one_hour_seconds"] = round(time.perf_counter() - t0, 3)
     out["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     return out
 
 
-def report(result: dict) -> None:
-    r = result
-    exact = f"exact {r['exact_seconds']:.2f}s" if "exact_seconds" in r else "exact (skipped)"
-    print(f"window {r['window']:>7,} x {r['dims']}d, {r['new_items']} new: "
-          f"hnsw {r['hnsw_seconds']:.2f}s (again {r['hnsw_again_seconds']:.2f}s)  {exact}  "
-          f"numpy {r['numpy_seconds']:.2f}s (+{r['numpy_load_seconds']:.1f}s to fetch the window)", flush=True)
-    print(f"   pass-2 KNN: exact {r['exact_pass2_knn_seconds']:.2f}s; hnsw by ef_search: "
-          + ", ".join(f"{ef}: recall {v['recall']:.4f} in {v['pass2_knn_seconds']:.2f}s"
-                      for ef, v in r["hnsw_pass2_by_ef_search"].items())
-          + f"  (of {r['pass2_edges_exact']} exact edges; numpy agrees with exact {r['numpy_vs_exact_edge_agreement']:.4f})",
-          flush=True)
-    print(f"   python RSS: start {r['python_rss_mb_start']} MB, peak after load {r['python_peak_rss_mb_after_load']} MB, "
-          f"after db paths "
-          f"{r['python_peak_rss_mb_before_numpy']} MB, after numpy {r['python_peak_rss_mb_after_numpy']} MB", flush=True)
-    print(f"   load {r['load_seconds']}s, index build {r['index_build_seconds']}s, storage {json.dumps(r['storage'])}",
-          flush=True)
-    print(f"   load average start {r['loadavg_start']} end {r['loadavg_end']} (2 cores)", flush=True)
-    print(f"   cosines {json.dumps(r['cosines'])}  settings {json.dumps(r['settings'])}", flush=True)
-    print("   detail:", json.dumps({k: v for k, v in r.items() if k.endswith('_detail') or k.endswith('_stories')}),
-          flush=True)
+# ------------------------------------------------------------------ report
+def report(results: list[dict]) -> None:
+    by = {r["case"]: r for r in results}
+    print(f"{'':44}" + "".join(f"{c:>26}" for c in by))
+    def line(label, fn):
+        def cell(r):
+            try:
+                return fn(r)
+            except KeyError:
+                return "–"
+        print(f"{label:44}" + "".join(f"{cell(r):>26}" for r in by.values()), flush=True)
+    line("rows in item_embeddings / stories", lambda r: f"{r['rows'][0]:,} / {r['rows'][1]:,}")
+    for situation in ("worst", "pass1"):
+        name = "worst case (no stories)" if situation == "worst" else "pass 1 (half the topics in stories)"
+        line(f"{name}: baseline s/hour", lambda r: f"{r[f'{situation}_baseline']['seconds']:.3f}")
+        line("  current s/hour", lambda r: f"{r[f'{situation}_current']['seconds']:.3f}")
+        line("  current / baseline", lambda r: f"{r[f'{situation}_current']['seconds'] / r[f'{situation}_baseline']['seconds']:.2f}x")
+        line("  re-materialising H: baseline / current", lambda r: f"{r[f'{situation}_baseline'].get('rerun_seconds', '–')}"
+             f" / {r[f'{situation}_current']['rerun_seconds']}")
+        line("  same memberships as baseline", lambda r: str(r[f"{situation}_same_stories"]))
+        line("  stories new / pass-1 attached", lambda r: f"{r[f'{situation}_current']['stories']['new']} / "
+             f"{r[f'{situation}_current']['stories']['attached_pass1']}")
+    line("pass-2 KNN s: baseline / current", lambda r: f"{r.get('baseline_pass2_knn_seconds', '–')} / {r['current_pass2_knn_seconds']:.2f}")
+    line("pass-2 edge recall vs exact: base / current", lambda r: f"{r.get('baseline_edge_recall', '–')} / {r['current_edge_recall']:.4f}")
+    line("pass-1 HNSW agreement with exact", lambda r: f"{r['pass1_agreement']:.4f} of {r['pass1_exact_matches']}")
+    line("mirror one hour (trigger, s)", lambda r: f"{r['mirror_one_hour_seconds']:.3f}")
+    line("recent window: first load s (rows)", lambda r: f"{r['recent_sync']['seconds']} ({r['recent_sync']['loaded']:,})")
+    line("python peak RSS MB (clustering)", lambda r: f"{r['python_peak_rss_mb']}")
+    line("load average start / end", lambda r: f"{r['loadavg_start'][0]} / {r['loadavg_end'][0]}")
+    if "window" in by and "history" in by:
+        for situation in ("worst", "pass1"):
+            for path in by["history"]["paths"]:
+                ratio = by["history"][f"{situation}_{path}"]["seconds"] / by["window"][f"{situation}_{path}"]["seconds"]
+                print(f"history / window-only, {situation}, {path}: {ratio:.2f}x", flush=True)
+    for r in results:
+        for key in ("worst_current", "pass1_current"):
+            r[key].pop("members", None)
+        print(f"{r['case']} detail:", json.dumps({k: r[k] for k in r if k.startswith(("worst_", "pass1_", "build"))}),
+              flush=True)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000")
-    parser.add_argument("--ef-search", default="100",
-                        help="comma list: recall is measured for each, the partition runs with the last")
+    parser.add_argument("--window", type=int, default=100_000)
+    parser.add_argument("--window-hours", type=int, default=36)
+    parser.add_argument("--history", type=int, default=1_000_000, help="0: the window-only case alone")
+    parser.add_argument("--history-days", type=int, default=90)
+    parser.add_argument("--ef-search", type=int, default=100)
+    parser.add_argument("--search", default="hnsw",
+                        help="KNN access path for the hour runs; exact: both paths must build identical stories")
     parser.add_argument("--m", type=int, default=16)
     parser.add_argument("--ef-construction", type=int, default=64)
-    parser.add_argument("--no-exact-partition", action="store_true", help="skip the full exact-scan partition")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per path (median)")
+    parser.add_argument("--keep-db", action="store_true", help="keep the built databases for the next run")
+    parser.add_argument("--history-current-only", action="store_true",
+                        help="history database without the HNSW index over all item_embeddings: current path only")
+    parser.add_argument("--cases", default=None, help="comma list of window,history (default: both, or window)")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--in-process", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",")]
-    ef_searches = [int(x) for x in args.ef_search.split(",")]
-    for size in sizes:
-        if args.in_process:
-            result = bench(size, ef_searches, args.m, args.ef_construction, not args.no_exact_partition)
-        else:  # one process per window size: ru_maxrss is then that window's own peak
-            cmd = [sys.executable, __file__, "--in-process", "--json", "--sizes", str(size), "--ef-search",
-                   args.ef_search, "--m", str(args.m), "--ef-construction", str(args.ef_construction)]
-            if args.no_exact_partition:
-                cmd.append("--no-exact-partition")
-            done = subprocess.run(cmd, check=True, capture_output=True, text=True)
-            result = json.loads(done.stdout.strip().splitlines()[-1])
+    if args.in_process:
+        print(json.dumps(measure(args.in_process, args), default=str), flush=True)
+        return 0
+    cases = args.cases.split(",") if args.cases else (["window", "history"] if args.history else ["window"])
+    results = []
+    for case in cases:  # one process per case: ru_maxrss is then that case's own peak
+        cmd = [sys.executable, __file__, "--in-process", case] + [a for a in (argv if argv is not None else sys.argv[1:])]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode:
+            sys.stderr.write(done.stderr)
+            return done.returncode
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
         if args.json:
-            print(json.dumps(result), flush=True)
-        else:
-            report(result)
+            print(json.dumps(results[-1], default=str), flush=True)
+    if not args.json:
+        report(results)
     return 0
 
 

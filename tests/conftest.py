@@ -19,7 +19,8 @@ APP_TABLES = (
     "duplicate_groups, deliveries, subscribers, digests, event_translations, event_stories, events, "
     "story_translations, story_scores, story_items, stories, item_embeddings, embedding_cache, "
     "embedding_models, item_duplicates, item_sources, items, feed_fetches, sources, llm_calls, "
-    "llm_results, llm_call_daily_totals, publish_entries, publish_state"
+    "llm_results, llm_call_daily_totals, publish_entries, publish_state, story_decisions, "
+    "cluster_recent_items, cluster_recent_state"
 )
 
 

@@ -51,6 +51,9 @@ def test_eu_ai_regulation_in_four_languages_is_one_story(conn, clean_db):
     assert md["new_stories"].value == 1
     langs = ",".join(r.data["languages"] for r in md["stories"].records)
     assert "en" in langs and "ja" in langs
+    # the hour's largest story explained: every article, the pass that admitted it, the weakest link
+    explained = md["largest_stories_explained"].value
+    assert "weakest link" in explained and all(f"`{i[:10]}`" in explained for i, *_ in EU_AI)
 
 
 def test_two_earthquakes_a_day_apart_stay_two_stories(conn, clean_db):

@@ -57,7 +57,7 @@ def test_disconnected_finds_stories_not_connected_at_threshold():
 def test_settings_defaults_env_and_overrides(monkeypatch):
     monkeypatch.setenv("NEWSDEDUP_KNN_K", "12")
     s = settings_for("use:multilingual-v3", {"story_threshold": "0.65"})
-    assert s.knn_k == 12 and s.story_threshold == 0.65 and s.batch_size == 200
+    assert s.knn_k == 12 and s.story_threshold == 0.65 and s.batch_size == 2000
     # centred e5 (the default) is calibrated far below USE's raw-vector thresholds
     assert settings_for("e5:multilingual-e5-small-q4", env=False).item_threshold == pytest.approx(0.40)
     assert settings_for("use:multilingual-v3", env=False).item_threshold == pytest.approx(0.65)

@@ -18,6 +18,7 @@ from dagster import (
 )
 
 from .. import config as app_config
+from ..clustering import explain
 from ..clustering.passes import check_invariants, cluster_partition, story_summaries
 from ..clustering.settings import settings_for
 from ..clustering.store import ClusteringBusy
@@ -28,6 +29,9 @@ from .common import OWNERS, ROW_COUNT, table
 
 # The hourly schedule runs at :05 and an hour takes minutes: older than 75 min is late, 2 h is broken.
 STORIES_FRESHNESS = FreshnessPolicy.time_window(fail_window=timedelta(hours=2), warn_window=timedelta(minutes=75))
+
+# `newsdedup explain` blocks in the materialisation metadata: the hour's largest new/updated stories
+EXPLAINED_STORIES = 3
 
 # Centroids are stored as float4 and averaged in SQL; a recomputed average differs by rounding only.
 CENTROID_TOLERANCE = 1e-4
@@ -106,6 +110,8 @@ def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: Pos
         inv = check_invariants(conn, info, h, settings, result)
         changed = result.new_stories + result.updated_stories
         rows = story_summaries(conn, changed)
+        # rows are ordered by size: explain the hour's largest stories, where a wrong merge hurts most
+        explained = [explain.load(conn, r[0]) for r in rows[:EXPLAINED_STORIES]]
     largest = max(rows, key=lambda r: (r[1], r[0]), default=None)
     metadata = {
         ROW_COUNT: len(changed),
@@ -126,6 +132,9 @@ def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: Pos
         "seconds": MetadataValue.float(round(result.seconds, 3)),
         "settings": MetadataValue.json(settings.as_dict()),
         "stories": _stories_table(rows, set(result.new_stories)),
+        "largest_stories_explained": MetadataValue.md(
+            "\n\n---\n\n".join(explain.render_markdown(e) for e in explained) or "_no new or updated stories_"),
+        "recent_window": MetadataValue.json(result.recent),
     }
     ERROR, WARN = AssetCheckSeverity.ERROR, AssetCheckSeverity.WARN
     checks = [

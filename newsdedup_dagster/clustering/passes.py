@@ -8,6 +8,8 @@
   pass 3  H's items still alone -> the best story founded in pass 2 of H, if cosine to the centroid
           of all its members >= story_threshold (and the pass-1 time gates hold)
   after   centroid (avg of the 3 most recent members), first/latest published, representative, in SQL
+  explain what admitted each member (pass, similarity, neighbour, threshold: story_items) and, for
+          pass-2 stories, the edges that held them and the communities the guard cut (decisions.py)
 
 Everything runs in one transaction under an advisory lock; Python sees ids and similarities only.
 """
@@ -24,7 +26,7 @@ from datetime import datetime
 import psycopg
 
 from ..embeddings.store import ModelInfo
-from . import store
+from . import decisions, store
 from .settings import ClusterSettings
 from .unionfind import UnionFind
 from ..crashpoints import crash_point
@@ -95,12 +97,29 @@ def pass2_stories(
     them as they are (a pair found from both ends, i.e. mutual neighbours, weighs double: gnews e5
     centred F1 0.862 vs 0.842 with one weight per pair, clustering/guard.py). Deterministic: nodes
     and edges sorted, founder = min(founder_key)."""
+    return pass2_groups(model, h_items, raw_edges, founder_key, components, params)[0]
+
+
+def pass2_groups(
+    model: str,
+    h_items: set[str],
+    raw_edges: list[Edge] | dict[tuple[str, str], float],
+    founder_key: Callable[[str], object],
+    components: Callable[[list[str], list[Edge], dict], list[list[str]]] = plain_components,
+    params: dict | None = None,
+) -> tuple[list[NewStory], list[list[str]], list[Edge]]:
+    """pass2_stories, plus what the explanation records need without running the guard again:
+    (stories, every group the guard returned, the sorted directed edges it was given)."""
     if isinstance(raw_edges, dict):  # {(a, b): sim}: one direction per pair
         raw_edges = [(a, b, sim) for (a, b), sim in raw_edges.items()]
     raw_edges = sorted((a, b, float(sim)) for a, b, sim in raw_edges if a != b)
     edges = undirected(raw_edges)
     nodes = sorted({n for pair in edges for n in pair})
     groups = components(nodes, raw_edges, params or {})
+    adjacency: dict[str, list[tuple[str, float]]] = {}
+    for (a, b), sim in edges.items():
+        adjacency.setdefault(a, []).append((b, sim))
+        adjacency.setdefault(b, []).append((a, sim))
     out: list[NewStory] = []
     for group in groups:
         members = sorted(set(group))
@@ -108,12 +127,11 @@ def pass2_stories(
             continue
         inside = set(members)
         best: dict[str, tuple[float, str]] = {}
-        for (a, b), sim in edges.items():
-            if a in inside and b in inside:
-                for x, y in ((a, b), (b, a)):
-                    # higher similarity wins; equal similarity -> smaller neighbour id (stable)
-                    if x not in best or sim > best[x][0] or (sim == best[x][0] and y < best[x][1]):
-                        best[x] = (sim, y)
+        for x in members:
+            for y, sim in adjacency.get(x, ()):
+                # higher similarity wins; equal similarity -> smaller neighbour id (stable)
+                if y in inside and (x not in best or sim > best[x][0] or (sim == best[x][0] and y < best[x][1])):
+                    best[x] = (sim, y)
         if any(m not in best for m in members):
             # A guard returned a group that is not connected by kept edges: refuse it rather than
             # store a story the "connected at the threshold" check would flag.
@@ -122,7 +140,7 @@ def pass2_stories(
         founder = min(members, key=founder_key)
         out.append(NewStory(story_id_for(model, founder), founder, members, best))
     out.sort(key=lambda s: s.story_id)
-    return out
+    return out, groups, raw_edges
 
 
 # ------------------------------------------------------------------ orchestration
@@ -139,6 +157,7 @@ class ClusterResult:
     left_single: int = 0                    # H's items in no story after both passes
     undone_stories: int = 0                 # stories deleted by the undo step (re-materialisation)
     later_stories_removed: int = 0          # stories of later partitions removed (later_partitions=reset)
+    recent: dict[str, int] = field(default_factory=dict)  # recent-window rows loaded / pruned
     edges: int = 0
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
@@ -150,7 +169,8 @@ def cluster_partition(
     h: datetime,
     settings: ClusterSettings,
 ) -> ClusterResult:
-    """Cluster partition H (start of the hour, UTC) in one transaction. Idempotent."""
+    """Cluster partition H (start of the hour, UTC) in one transaction. Idempotent: the memberships,
+    stories and explanation rows H writes are the same on every run."""
     t0 = time.perf_counter()
     result = ClusterResult(partition=h, model=info.model)
     timings = result.timings
@@ -170,14 +190,20 @@ def cluster_partition(
         # Stories that lost H's members get their pre-H centroid / latest time back *before* pass 1
         # compares anything with them (else a rerun would match against its own previous result).
         store.recompute(conn, info, touched_old, settings.centroid_window)
-        ids = store.new_items(conn, info, h)
+        published = store.new_items(conn, info, h)
+        ids = list(published)
         result.new_items = len(ids)
         timings["undo"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        result.recent = store.sync_recent(conn, info, h, settings)
+        timings["recent_window"] = time.perf_counter() - mark
 
         # ---- pass 1
         mark = time.perf_counter()
-        matches = store.pass1_matches(conn, info, h, ids, settings) if ids else []
-        store.attach(conn, h, [(i, s, 1, sim, gap, age) for i, s, sim, gap, age in matches])
+        span = (min(published.values()), max(published.values())) if ids else None
+        matches = store.pass1_matches(conn, info, h, ids, settings, span) if ids else []
+        store.attach(conn, h, [(i, s, 1, sim, gap, age, None, settings.story_threshold)
+                               for i, s, sim, gap, age in matches])
         attached_to = {s for _, s, *_ in matches}
         result.attached = len(matches)
         timings["pass1"] = time.perf_counter() - mark
@@ -187,25 +213,28 @@ def cluster_partition(
         mark = time.perf_counter()
         assigned = {m[0] for m in matches}
         remaining = [i for i in ids if i not in assigned]
-        raw = store.pass2_edges(conn, info, h, remaining, settings) if remaining else []
+        found = store.pass2_edges(conn, info, h, remaining, settings) if remaining else []
         # One hop: the window's old items that H's items reach get their own neighbourhoods too,
         # so the guard judges a component on all its known edges, not only those touching H.
-        hop = sorted({n for _, n, _ in raw} - set(remaining)) if settings.pass2_expand else []
+        hop = sorted({n for _, n, _, _ in found} - set(remaining)) if settings.pass2_expand else []
         if hop:
-            raw += store.pass2_edges(conn, info, h, hop, settings)
-        edges = undirected(raw)
-        result.edges = len(edges)
-        nodes = sorted({n for pair in edges for n in pair} | set(remaining))
-        published = store.published_at(conn, info, nodes) if nodes else {}
-        stories = pass2_stories(
+            found += store.pass2_edges(conn, info, h, hop, settings)
+        for _, n, _, at in found:
+            published.setdefault(n, at)
+        raw = [(a, b, sim) for a, b, sim, _ in found]
+        timings["pass2_knn"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        stories, groups, raw = pass2_groups(
             info.model, set(remaining), raw,
             founder_key=lambda i: (published[i], i),
             components=components_fn, params=settings.guard,
         )
-        timings["pass2"] = time.perf_counter() - mark
+        result.edges = len(undirected(raw))
+        timings["pass2_guard"] = time.perf_counter() - mark
 
         mark = time.perf_counter()
-        store.create_stories(conn, info, h, [(s.story_id, s.founder) for s in stories])
+        existed = store.create_stories(conn, info, h, [(s.story_id, s.members) for s in stories],
+                                       settings.centroid_window)
         rows = []
         for s in stories:
             first = published[s.founder]
@@ -213,8 +242,11 @@ def cluster_partition(
                 sim, neighbour = s.best[m]
                 gap = abs((published[m] - published[neighbour]).total_seconds()) / 3600.0
                 age = (published[m] - first).total_seconds() / 3600.0
-                rows.append((m, s.story_id, 2, sim, gap, age))
+                rows.append((m, s.story_id, 2, sim, gap, age, neighbour, settings.item_threshold))
         store.attach(conn, h, rows)
+        edge_rows, cut_rows = decisions.component_records(
+            [(s.story_id, s.members) for s in stories], groups, raw)
+        store.record_decisions(conn, h, edge_rows, cut_rows)
         result.new_stories = [s.story_id for s in stories]
         result.clustered_in_pass2 = len(rows)
         timings["write_members"] = time.perf_counter() - mark
@@ -223,14 +255,18 @@ def cluster_partition(
         # ---- pass 3
         mark = time.perf_counter()
         leftovers = [i for i in remaining if i not in in_new]
+        rows3: list[tuple] = []
         if settings.pass3 and stories and leftovers:
             rows3 = pass3_rows(conn, info, stories, leftovers, published, settings)
             store.attach(conn, h, rows3)
             in_new |= {r[0] for r in rows3}
             result.attached_pass3 = len(rows3)
         timings["pass3"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         result.left_single = sum(1 for i in remaining if i not in in_new)
-        store.recompute(conn, info, touched_old | attached_to | set(result.new_stories), settings.centroid_window)
+        # New stories were inserted with their aggregates; only those that changed since need them again.
+        grew = {r[1] for r in rows3}
+        store.recompute(conn, info, touched_old | attached_to | existed | grew, settings.centroid_window)
         result.updated_stories = sorted(attached_to - set(result.new_stories))
         timings["write"] = time.perf_counter() - mark
     result.seconds = time.perf_counter() - t0
@@ -242,7 +278,7 @@ def pass3_rows(conn: psycopg.Connection, info: ModelInfo, stories: list[NewStory
     """Pass 3 (guard.attach_leftovers with the centroids in SQL): H's items left alone by pass 2 join
     the nearest story founded by this pass 2 when cosine(item, avg of all its pass-2 members) >=
     story_threshold and the pass-1 gates (gap to the story's latest item, story age) hold.
-    Returns story_items rows (item, story, 3, cosine, gap_hours, age_hours)."""
+    Returns story_items rows (item, story, 3, cosine, gap_hours, age_hours, None, threshold)."""
     from .guard import attach_leftovers
 
     groups = [s.members for s in stories]
@@ -262,7 +298,7 @@ def pass3_rows(conn: psycopg.Connection, info: ModelInfo, stories: list[NewStory
         age = (published[item] - first).total_seconds() / 3600.0
         if gap > settings.max_gap_hours or age > settings.story_max_age_hours:
             continue
-        rows.append((item, stories[g].story_id, 3, sims[item][1], gap, age))
+        rows.append((item, stories[g].story_id, 3, sims[item][1], gap, age, None, settings.story_threshold))
     return rows
 
 

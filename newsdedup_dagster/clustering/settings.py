@@ -25,7 +25,8 @@ class ClusterSettings:
     story_max_age_hours: float = 36.0
     knn_k: int = 10
     centroid_window: int = 3
-    batch_size: int = 200
+    # items per KNN statement: an hour's items in one round trip (bench/clustering.py)
+    batch_size: int = 2000
     # HNSW search breadth (SET LOCAL hnsw.ef_search). bench/clustering.py, e5 384-d centred-like
     # structured vectors, 500 new items, m=16 ef_construction=64, pass-2 edge recall vs exact
     # (target 0.98): 10k window 1.000 at 40/64/100; 100k window 0.947 at 40, 0.986-0.992 at 64,
@@ -36,6 +37,12 @@ class ClusterSettings:
     # KNN access path: hnsw (ordered HNSW scan + iterative scan, the default), exact (no index;
     # the bench's reference), auto (the planner decides)
     search: str = "hnsw"
+    # cluster_recent_items (migration 033) keeps this many hours before the pass-2 window, so re-running
+    # the last day's hours never reloads vectors; its HNSW index uses the item index's parameters
+    # (the same NEWSDEDUP_HNSW_M / NEWSDEDUP_HNSW_EF_CONSTRUCTION)
+    recent_margin_hours: float = 24.0
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 64
     # pass 2: also fetch the neighbourhoods of the window's old items that H's items reach, so a
     # guard sees every known edge of a component (doubles the KNN queries; off unless the guard
     # needs it: bench/clustering.py, 10k window, pass 2 took 2.2 s with it)

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 from datetime import datetime, timedelta
 
 import psycopg
 from psycopg import sql as pgsql
+from psycopg.types.json import Jsonb
 
 from .. import db
 from ..embeddings.store import ModelInfo
@@ -79,6 +81,7 @@ def begin_clustering(conn: psycopg.Connection, ef_search: int, lock_timeout_s: f
 def undo_partition(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> tuple[set[str], set[str]]:
     """Delete H's memberships and H's now-empty stories. Returns (stories that lost members and
     still exist, stories deleted)."""
+    conn.execute(db.load_sql("cluster_undo_decisions"), {"h": h, "later": False})
     touched = {r[0] for r in conn.execute(db.load_sql("cluster_undo_partition"), {"h": h, "model": info.model})}
     deleted = {r[0] for r in conn.execute(db.load_sql("cluster_undo_stories"), {"h": h, "model": info.model})}
     return touched - deleted, deleted
@@ -87,16 +90,18 @@ def undo_partition(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> tu
 def undo_later_partitions(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> tuple[set[str], set[str]]:
     """Delete the clustering effects of every partition after H (memberships, then their emptied
     stories). Returns (stories that lost members and still exist, stories deleted)."""
+    conn.execute(db.load_sql("cluster_undo_decisions"), {"h": h, "later": True})
     touched = {r[0] for r in conn.execute(db.load_sql("cluster_undo_later"), {"h": h, "model": info.model})}
     deleted = {r[0] for r in conn.execute(db.load_sql("cluster_undo_later_stories"), {"h": h, "model": info.model})}
     return touched - deleted, deleted
 
 
-def new_items(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> list[str]:
+def new_items(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> dict[str, datetime]:
+    """{item_id: published_at} of H's canonical embedded items not yet in a story (sorted by id)."""
     rows = conn.execute(
         db.load_sql("cluster_new_items"), {"model": info.model, "h": h, "h_end": h + timedelta(hours=1)}
     ).fetchall()
-    return [r[0] for r in rows]
+    return dict(rows)
 
 
 def _batches(ids: list[str], size: int):
@@ -105,7 +110,8 @@ def _batches(ids: list[str], size: int):
 
 
 def _knn(conn, info: ModelInfo, name: str, ids: list[str], settings, params: dict) -> list[tuple]:
-    """Run a KNN statement for ids in batches of batch_size (= ANY(%(ids)s) + JOIN LATERAL)."""
+    """Run a KNN statement for ids (= ANY(%(ids)s) + JOIN LATERAL), batch_size ids per statement
+    (the default holds an hour's items: one round trip)."""
     statement = query(name, info, settings.search)
     out: list[tuple] = []
     with knn_plan(conn, settings.search):
@@ -114,8 +120,19 @@ def _knn(conn, info: ModelInfo, name: str, ids: list[str], settings, params: dic
     return out
 
 
-def pass1_matches(conn, info: ModelInfo, h: datetime, ids: list[str], settings) -> list[tuple]:
-    """[(item_id, story_id, sim, gap_hours, age_hours)] best gated match per item that has one."""
+def pass1_matches(conn, info: ModelInfo, h: datetime, ids: list[str], settings,
+                  published: tuple[datetime, datetime] | None = None) -> list[tuple]:
+    """[(item_id, story_id, sim, gap_hours, age_hours)] best gated match per item that has one.
+    published: (earliest, latest) publication time of the items; when no story could pass the time
+    gates for any of them (one btree probe), the KNN walks are skipped: they could only come back
+    empty after scanning the whole centroid index."""
+    if published is not None:
+        gap = timedelta(hours=float(settings.max_gap_hours))
+        candidate = conn.execute(db.load_sql("cluster_pass1_any_candidate"), {
+            "model": info.model, "h": h, "lo": published[0] - gap, "hi": published[1] + gap,
+        }).fetchone()
+        if candidate is None:
+            return []
     return _knn(conn, info, "cluster_pass1_knn", ids, settings, {
         "model": info.model, "h": h, "k": settings.knn_k, "threshold": settings.story_threshold,
         "max_gap_s": settings.max_gap_hours * 3600.0, "max_age_s": settings.story_max_age_hours * 3600.0,
@@ -128,8 +145,9 @@ def window_start(h: datetime, settings) -> datetime:
     return h - timedelta(hours=hours)
 
 
-def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings) -> list[tuple[str, str, float]]:
-    """[(item_id, neighbour_id, sim)] KNN edges >= item_threshold among the window's unassigned items."""
+def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings) -> list[tuple]:
+    """[(item_id, neighbour_id, sim, neighbour_published_at)] KNN edges >= item_threshold among the
+    window's unassigned items, searched in cluster_recent_items (sync_recent must have run)."""
     return _knn(conn, info, "cluster_pass2_knn", ids, settings, {
         "model": info.model, "k": settings.knn_k, "threshold": settings.item_threshold,
         "window_start": window_start(h, settings), "h_end": h + timedelta(hours=1),
@@ -137,8 +155,60 @@ def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings) ->
     })
 
 
+# ------------------------------------------------------------------ the recent-vector window
+def recent_bounds(h: datetime, settings) -> tuple[datetime, datetime]:
+    """(the oldest partition H's pass 2 reads, where the mirror may be pruned to after H)."""
+    start = window_start(h, settings)
+    return start, start - timedelta(hours=float(settings.recent_margin_hours))
+
+
+def sync_recent(conn, info: ModelInfo, h: datetime, settings) -> dict[str, int]:
+    """Make cluster_recent_items hold every item_embeddings row of the model from H's pass-2 window
+    on (migration 033 keeps later writes mirrored), then prune what the newest window no longer
+    needs. Older hours are loaded only when a run reaches before the boundary (first run, or an
+    out-of-order rerun); pruning only ever moves the boundary forward to H's window minus a margin,
+    so re-running the last hours costs nothing. Then the mirror's HNSW index, built once in bulk."""
+    need, prune_to = recent_bounds(h, settings)
+    row = conn.execute("SELECT recent_from FROM cluster_recent_state WHERE model = %s FOR UPDATE",
+                       (info.model,)).fetchone()
+    loaded = pruned = 0
+    if row is None or need < row[0]:
+        upper = row[0] if row else None
+        conn.execute(db.load_sql("cluster_recent_state_set"), {"model": info.model, "recent_from": need})
+        loaded = conn.execute(db.load_sql("cluster_recent_load"),
+                              {"model": info.model, "lo": need, "hi": upper}).rowcount
+    elif prune_to > row[0]:
+        conn.execute(db.load_sql("cluster_recent_state_set"), {"model": info.model, "recent_from": prune_to})
+        pruned = conn.execute(
+            "DELETE FROM cluster_recent_items WHERE model = %s AND partition_hour < %s", (info.model, prune_to)
+        ).rowcount
+    ensure_recent_index(conn, info, settings)
+    return {"loaded": loaded, "pruned": pruned}
+
+
+def recent_index_name(model: str) -> str:
+    return f"cluster_recent_items_hnsw_{hashlib.sha1(model.encode()).hexdigest()[:10]}"
+
+
+def ensure_recent_index(conn, info: ModelInfo, settings) -> None:
+    """Per-model partial HNSW expression index on the mirror, the same expression as item_embeddings'
+    (so query() fills both). Created after the first load: a bulk build, not row-by-row inserts."""
+    name = recent_index_name(info.model)
+    if conn.execute("SELECT 1 FROM pg_class WHERE relname = %s AND relkind = 'i'", (name,)).fetchone():
+        return
+    opclass = "vector_cosine_ops" if info.index_type == "vector" else "halfvec_cosine_ops"
+    conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+    conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(
+        index=pgsql.Identifier(name), table=pgsql.Identifier("cluster_recent_items"),
+        expr=pgsql.SQL("({}::{})").format(pgsql.Identifier("embedding"), pgsql.SQL(info.cast)),
+        opclass=pgsql.SQL(opclass), model=pgsql.Literal(info.model),
+        m=pgsql.Literal(int(settings.hnsw_m)), ef_construction=pgsql.Literal(int(settings.hnsw_ef_construction)),
+    ))
+
+
 def attach(conn, h: datetime, rows: list[tuple]) -> None:
-    """rows: (item_id, story_id, pass, sim, gap_hours, age_hours) -> story_items, one statement."""
+    """rows: (item_id, story_id, pass, sim, gap_hours, age_hours, via_item_id, threshold) ->
+    story_items, one statement."""
     if not rows:
         return
     cols = list(zip(*rows))
@@ -147,18 +217,39 @@ def attach(conn, h: datetime, rows: list[tuple]) -> None:
         {
             "h": h, "item_ids": list(cols[0]), "story_ids": list(cols[1]), "passes": list(cols[2]),
             "sims": list(cols[3]), "gaps": list(cols[4]), "ages": list(cols[5]),
+            "vias": list(cols[6]), "thresholds": list(cols[7]),
         },
     )
 
 
-def create_stories(conn, info: ModelInfo, h: datetime, stories: list[tuple[str, str]]) -> None:
-    """stories: (story_id, founder_item_id)."""
-    if not stories:
+def record_decisions(conn, h: datetime, edges: list, cut_groups: list) -> None:
+    """Pass-2 explanation of H (decisions.EdgeRecord / CutGroup): one story_decisions row per story."""
+    by_story: dict[str, tuple[list, list]] = {}
+    for e in edges:
+        by_story.setdefault(e.story_id, ([], []))[0].append(
+            [e.item_a, e.item_b, round(e.similarity, 6), e.directions, e.kept, e.cut_group])
+    for c in cut_groups:
+        by_story.setdefault(c.story_id, ([], []))[1].append([c.cut_group, list(c.item_ids), c.became_story_id])
+    if not by_story:
         return
-    conn.execute(
-        db.load_sql("cluster_create_stories"),
-        {"model": info.model, "h": h, "story_ids": [s for s, _ in stories], "founders": [f for _, f in stories]},
-    )
+    ids = sorted(by_story)
+    conn.execute(db.load_sql("cluster_record_decisions"), {
+        "h": h, "story_ids": ids,
+        "edges": [Jsonb(by_story[i][0]) for i in ids], "cut_groups": [Jsonb(by_story[i][1]) for i in ids],
+    })
+
+
+def create_stories(conn, info: ModelInfo, h: datetime, stories: list[tuple[str, list[str]]], window: int) -> set[str]:
+    """stories: (story_id, member ids) founded by H, inserted with their aggregates. Returns the ids
+    that already existed (a story H founded that later hours extended): recompute those."""
+    if not stories:
+        return set()
+    rows = conn.execute(db.load_sql("cluster_create_stories"), {
+        "model": info.model, "h": h, "window": int(window),
+        "member_story_ids": [sid for sid, members in stories for _ in members],
+        "member_ids": [m for _, members in stories for m in members],
+    }).fetchall()
+    return {sid for sid, existed in rows if existed}
 
 
 def recompute(conn, info: ModelInfo, story_ids, window: int) -> None:

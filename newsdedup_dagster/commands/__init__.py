@@ -12,4 +12,5 @@ COMMAND_MODULES = (
     "doctor",       # doctor (checks every part and says how to fix it)
     "serve",        # serve (the published feeds and site)
     "prune",        # prune (retention)
+    "explain",      # explain STORY_ID
 )

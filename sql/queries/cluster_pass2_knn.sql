@@ -1,12 +1,14 @@
--- Pass 2: a batch of items against the window's still-unassigned canonical items: ingested in a
+-- Pass 2: H's items against the window's still-unassigned canonical items: ingested in a
 -- partition in [window_start, h_end) (never a later one, so a backfill sees what the hourly run
 -- saw), |published gap| <= max_gap_hours, not in a story, not a duplicate. Returns edges with
--- cosine >= item_threshold; Python gets ids and similarities, never vectors.
-SELECT q.item_id, n.item_id, n.sim
-  FROM item_embeddings q
+-- cosine >= item_threshold and the neighbour's published time; Python gets ids, similarities and
+-- times, never vectors. Both sides come from cluster_recent_items (migration 033), whose HNSW
+-- graph spans the recent window only, however long the history in item_embeddings.
+SELECT q.item_id, n.item_id, n.sim, n.published_at
+  FROM cluster_recent_items q
   JOIN LATERAL (
-        SELECT c.item_id, 1 - ({c_emb} <=> {q_emb}) AS sim
-          FROM item_embeddings c
+        SELECT c.item_id, 1 - ({c_emb} <=> {q_emb}) AS sim, c.published_at
+          FROM cluster_recent_items c
          WHERE c.model = %(model)s
            AND c.partition_hour >= %(window_start)s AND c.partition_hour < %(h_end)s
            AND c.published_at >= q.published_at - make_interval(secs => %(max_gap_s)s)

@@ -1,0 +1,250 @@
+"""Why a story holds the articles it holds: `newsdedup explain STORY_ID` and the `stories` asset's
+markdown block. Reads what the clustering transaction recorded (story_items, story_decisions) and
+never recomputes similarities, so it shows the decisions as they were made.
+
+The weakest link is what an operator looks for when two events were merged: for the edges that hold
+a pass-2 story together it is the bottleneck of their maximum spanning tree (the edge the story
+would split at first; a bridge between two stories is exactly that edge), and an attachment by
+centroid (pass 1 / 3) competes with it by its margin over the threshold then in force.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+
+import psycopg
+
+from .. import db
+from .decisions import weakest_link
+
+
+@dataclass
+class Member:
+    item_id: str
+    title: str
+    lang: str
+    source: str
+    published_at: datetime | None
+    pass_no: int | None            # 1, 2, 3; None for a duplicate (it follows its canonical item)
+    similarity: float | None
+    threshold: float | None
+    gap_hours: float | None
+    via: str | None                # pass 2: the neighbour of its strongest in-story edge
+    duplicate_of: str | None
+    partition_hour: datetime | None
+
+
+@dataclass
+class Edge:
+    item_a: str
+    item_b: str
+    similarity: float
+    directions: int
+    kept: bool
+    cut_group: int | None
+    founded_in: datetime
+
+
+@dataclass
+class CutGroup:
+    cut_group: int
+    item_ids: list[str]
+    became_story_id: str | None
+    strongest_cut_edge: Edge | None
+    founded_in: datetime
+
+
+@dataclass
+class Weakest:
+    kind: str                      # "edge" (holds a pass-2 story) or "attachment" (pass 1 / 3)
+    item_a: str
+    item_b: str | None
+    similarity: float
+    threshold: float | None
+    margin: float | None
+    splits_into: tuple[list[str], list[str]] | None = None   # for an edge: the two sides
+
+
+@dataclass
+class Explanation:
+    story_id: str
+    headline: str
+    created_partition: datetime
+    item_count: int
+    members: list[Member] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    cut_groups: list[CutGroup] = field(default_factory=list)
+    weakest: Weakest | None = None
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        for key in ("created_partition",):
+            out[key] = self.created_partition.isoformat()
+        for m in out["members"]:
+            for k in ("published_at", "partition_hour"):
+                m[k] = m[k].isoformat() if m[k] else None
+        for e in out["edges"]:
+            e["founded_in"] = e["founded_in"].isoformat()
+        for c in out["cut_groups"]:
+            c["founded_in"] = c["founded_in"].isoformat()
+            if c["strongest_cut_edge"]:
+                c["strongest_cut_edge"]["founded_in"] = c["strongest_cut_edge"]["founded_in"].isoformat()
+        return out
+
+
+class StoryNotFound(LookupError):
+    pass
+
+
+def load(conn: psycopg.Connection, story_id: str) -> Explanation:
+    """Everything recorded about one story. A unique id prefix (as shown in the asset table) works."""
+    rows = conn.execute(db.load_sql("cluster_explain_story"), {"id": story_id, "prefix": story_id + "%"}).fetchall()
+    if len(rows) != 1:
+        conn.commit()
+        raise StoryNotFound(f"no story {story_id!r}" if not rows else
+                            f"{story_id!r} matches {len(rows)} stories; give more of the id")
+    sid, headline, created, count = rows[0]
+    members = [Member(*r) for r in conn.execute(db.load_sql("cluster_explain_members"), {"id": sid})]
+    decisions = conn.execute(
+        "SELECT partition_hour, edges, cut_groups FROM story_decisions WHERE story_id = %s ORDER BY partition_hour",
+        (sid,)).fetchall()
+    conn.commit()
+    out = Explanation(sid, headline or "", created, int(count), members)
+    for hour, edges, cuts in decisions:
+        batch = [Edge(a, b, float(sim), int(d), bool(kept), grp, hour) for a, b, sim, d, kept, grp in edges]
+        out.edges.extend(batch)
+        for no, items, became in cuts:
+            cut = [e for e in batch if not e.kept and e.cut_group == no]
+            strongest = max(cut, key=lambda e: (e.similarity, e.item_a, e.item_b)) if cut else None
+            out.cut_groups.append(CutGroup(int(no), list(items), became, strongest, hour))
+    out.weakest = weakest_admission(out)
+    return out
+
+
+def weakest_admission(story: Explanation) -> Weakest | None:
+    """The admission with the least to spare: the bottleneck edge of the pass-2 founding (by its
+    margin over the pass-2 threshold) or the weakest centroid attachment (by its margin)."""
+    canonical = [m for m in story.members if m.duplicate_of is None]
+    candidates: list[Weakest] = []
+    kept = [(e.item_a, e.item_b, e.similarity) for e in story.edges if e.kept]
+    pass2 = [m.item_id for m in canonical if m.pass_no == 2]
+    if kept and len(pass2) >= 2:
+        link = weakest_link(pass2, kept)
+        if link:
+            a, b, sim = link
+            threshold = next((m.threshold for m in canonical if m.pass_no == 2 and m.threshold is not None), None)
+            sides = _sides(pass2, kept, (a, b))
+            candidates.append(Weakest("edge", a, b, sim, threshold,
+                                      None if threshold is None else sim - threshold, sides))
+    for m in canonical:
+        if m.pass_no in (1, 3) and m.similarity is not None:
+            margin = None if m.threshold is None else m.similarity - m.threshold
+            candidates.append(Weakest("attachment", m.item_id, None, m.similarity, m.threshold, margin))
+    if not candidates:
+        return None
+    return min(candidates, key=lambda w: (w.margin if w.margin is not None else w.similarity, w.similarity, w.item_a))
+
+
+def _sides(members: list[str], kept: list[tuple[str, str, float]], cut: tuple[str, str]) -> tuple[list[str], list[str]]:
+    """The two groups the story's maximum spanning tree falls into without edge `cut`: the stories
+    the merge joined (each side's other links to the far side are all weaker than `cut`)."""
+    from .unionfind import UnionFind
+
+    tree: UnionFind[str] = UnionFind(members)
+    sides: UnionFind[str] = UnionFind(members)
+    for a, b, _ in sorted(kept, key=lambda e: (-e[2], e[0], e[1])):
+        if a in tree and b in tree and tree.union(a, b) and {a, b} != set(cut):
+            sides.union(a, b)
+    left = sorted(m for m in members if sides.connected(m, cut[0]))
+    right = sorted(m for m in members if sides.connected(m, cut[1]))
+    return left, right
+
+
+# ------------------------------------------------------------------ rendering
+PASS_NAMES = {1: "1 centroid", 2: "2 edge", 3: "3 centroid", None: "dup"}
+
+
+def _f(x: float | None, fmt: str = "{:.3f}") -> str:
+    return "–" if x is None else fmt.format(x)
+
+
+def _is_weak(story: Explanation, m: Member) -> bool:
+    w = story.weakest
+    if w is None:
+        return False
+    return m.item_id == w.item_a or (w.kind == "edge" and m.item_id == w.item_b)
+
+
+def render_text(story: Explanation, width: int = 100) -> str:
+    """One screen: header, the weakest link, members, holding edges, cut communities."""
+    lines = [f"story {story.story_id}  ({story.item_count} items, founded {story.created_partition:%Y-%m-%d %H:00})",
+             f"  {story.headline[: width - 2]}"]
+    w = story.weakest
+    if w is not None:
+        if w.kind == "edge":
+            left, right = w.splits_into or ([], [])
+            lines.append(f">> weakest link: edge {w.item_a} -- {w.item_b}  cosine {w.similarity:.3f}"
+                         f" (threshold {_f(w.threshold, '{:.2f}')}, margin {_f(w.margin, '{:+.3f}')});"
+                         f" without it the story splits {len(left)} | {len(right)}")
+        else:
+            lines.append(f">> weakest link: {w.item_a} attached by centroid, cosine {w.similarity:.3f}"
+                         f" (threshold {_f(w.threshold, '{:.2f}')}, margin {_f(w.margin, '{:+.3f}')})")
+    lines.append("")
+    lines.append(f"   {'item':<14} {'lang':<4} {'source':<12} {'pass':<10} {'cos':>6} {'gap h':>6}  {'via':<14} title")
+    for m in story.members:
+        mark = ">>" if _is_weak(story, m) else "  "
+        via = m.via or (f"dup of {m.duplicate_of[:7]}" if m.duplicate_of else ("centroid" if m.pass_no in (1, 3) else ""))
+        lines.append(f"{mark} {m.item_id[:14]:<14} {(m.lang or '?')[:4]:<4} {(m.source or '')[:12]:<12} "
+                     f"{PASS_NAMES.get(m.pass_no, '?'):<10} {_f(m.similarity):>6} {_f(m.gap_hours, '{:.1f}'):>6}  "
+                     f"{via[:14]:<14} {(m.title or '')[: max(10, width - 76)]}")
+    kept = sorted((e for e in story.edges if e.kept), key=lambda e: (e.similarity, e.item_a, e.item_b))
+    if kept:
+        lines.append("")
+        lines.append(f"edges holding the pass-2 story ({len(kept)}, weakest first; ** = mutual neighbours):")
+        for e in kept[:12]:
+            mark = ">>" if w is not None and w.kind == "edge" and {e.item_a, e.item_b} == {w.item_a, w.item_b} else "  "
+            lines.append(f"{mark} {e.item_a[:14]:<14} -- {e.item_b[:14]:<14} {e.similarity:.3f}{' **' if e.directions == 2 else ''}")
+        if len(kept) > 12:
+            lines.append(f"   … {len(kept) - 12} stronger edges")
+    if story.cut_groups:
+        lines.append("")
+        lines.append(f"cut away by the chaining guard ({len(story.cut_groups)} communities of the same component):")
+        for c in story.cut_groups[:10]:
+            e = c.strongest_cut_edge
+            edge = f"strongest cut edge {e.item_a[:14]} -- {e.item_b[:14]} {e.similarity:.3f}" if e else "no direct edge"
+            fate = f"-> story {c.became_story_id[:11]}" if c.became_story_id else "-> no story"
+            lines.append(f"   #{c.cut_group} {len(c.item_ids)} items ({', '.join(i[:10] for i in c.item_ids[:3])}"
+                         f"{', …' if len(c.item_ids) > 3 else ''}) {fate}; {edge}")
+        if len(story.cut_groups) > 10:
+            lines.append(f"   … {len(story.cut_groups) - 10} more")
+    return "\n".join(lines)
+
+
+def _md(text: str) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(story: Explanation, max_members: int = 15) -> str:
+    """The same for the Dagster UI (asset materialisation metadata)."""
+    w = story.weakest
+    out = [f"**`{story.story_id[:11]}`** {_md(story.headline)[:120]} ({story.item_count} items)"]
+    if w is not None:
+        what = (f"edge `{w.item_a[:10]}`–`{w.item_b[:10]}`" if w.kind == "edge"
+                else f"`{w.item_a[:10]}` attached by centroid")
+        out.append(f"\nweakest link: {what}, cosine {w.similarity:.3f}, margin {_f(w.margin, '{:+.3f}')}")
+    out.append("\n| item | lang | source | pass | cosine | gap h | via | title |\n|---|---|---|---|---|---|---|---|")
+    for m in story.members[:max_members]:
+        bold = "**" if _is_weak(story, m) else ""
+        via = m.via[:10] if m.via else ("dup" if m.duplicate_of else ("centroid" if m.pass_no in (1, 3) else ""))
+        out.append(f"| {bold}`{m.item_id[:10]}`{bold} | {m.lang or '?'} | {_md(m.source)[:20]} | "
+                   f"{PASS_NAMES.get(m.pass_no, '?')} | {_f(m.similarity)} | {_f(m.gap_hours, '{:.1f}')} | {via} | "
+                   f"{_md(m.title)[:80]} |")
+    if len(story.members) > max_members:
+        out.append(f"\n_{len(story.members) - max_members} more articles: `newsdedup explain {story.story_id}`_")
+    if story.cut_groups:
+        out.append("\ncut away: " + "; ".join(
+            f"{len(c.item_ids)} items{' (story `' + c.became_story_id[:11] + '`)' if c.became_story_id else ''}"
+            + (f" via {c.strongest_cut_edge.similarity:.3f}" if c.strongest_cut_edge else "")
+            for c in story.cut_groups[:6]))
+    return "\n".join(out)

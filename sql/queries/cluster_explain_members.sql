@@ -1,0 +1,15 @@
+-- `newsdedup explain`: every article of a story (duplicates follow their canonical item) with what
+-- admitted it, in order of admission (partition, pass, then publication).
+SELECT a.item_id, i.title, i.lang, i.source_id, i.published_at,
+       CASE WHEN a.is_duplicate THEN NULL ELSE si.pass END,
+       CASE WHEN a.is_duplicate THEN NULL ELSE si.similarity END,
+       CASE WHEN a.is_duplicate THEN NULL ELSE si.threshold END,
+       CASE WHEN a.is_duplicate THEN NULL ELSE si.gap_hours END,
+       CASE WHEN a.is_duplicate THEN NULL ELSE si.via_item_id END,
+       CASE WHEN a.is_duplicate THEN a.canonical_item_id END,
+       si.partition_hour
+  FROM story_articles a
+  JOIN story_items si ON si.item_id = a.canonical_item_id
+  JOIN items i ON i.id = a.item_id
+ WHERE a.story_id = %(id)s
+ ORDER BY si.partition_hour, si.pass, a.canonical_item_id, a.is_duplicate, i.published_at, a.item_id

@@ -1,0 +1,142 @@
+"""`newsdedup explain`: what admitted each article, recorded by the clustering transaction itself.
+
+Two tight groups of items joined by one deliberate bridge item (cosine ~0.70 to both groups, 0.99
+inside each): with the seed's plain UnionFind the bridge merges them and `explain` must name the
+bridge edge as the weakest link; with the chaining guard the groups come apart and `explain` must
+show the cut community and the bridge edge that was cut.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from clustering_fixtures import H0, insert_items
+from newsdedup_dagster.cli import main
+from newsdedup_dagster.clustering import explain
+from newsdedup_dagster.clustering.passes import cluster_partition
+from newsdedup_dagster.clustering.settings import settings_for
+from newsdedup_dagster.embeddings.store import ensure_model, vector_literal
+
+pytestmark = pytest.mark.timeout(180)
+DIMS = 8
+
+
+class FixedEmbedder:
+    provider, model_id, dims = "fake", "fake:explain", DIMS
+
+    def embed(self, texts):  # never called: the test writes item_embeddings itself
+        raise AssertionError("not used")
+
+
+def bridged_groups() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(11)
+    vectors = {}
+    for name, axis in (("a", 0), ("b", 1)):
+        for n in range(4):
+            v = np.zeros(DIMS)
+            v[axis] = 1.0
+            v[2 + n] += 0.15 * rng.random()
+            vectors[f"{name}{n}"] = (v / np.linalg.norm(v)).astype(np.float32)
+    bridge = np.zeros(DIMS)
+    bridge[:2] = 1.0
+    vectors["x-bridge"] = (bridge / np.linalg.norm(bridge)).astype(np.float32)
+    return vectors
+
+
+def store(conn, vectors):
+    insert_items(conn, [(i, f"headline {i}", "en" if i[0] != "b" else "de", f"src-{i[0]}") for i in sorted(vectors)], H0)
+    info = ensure_model(conn, FixedEmbedder())
+    for item_id, v in vectors.items():
+        conn.execute(
+            "INSERT INTO item_embeddings (item_id, model, text_hash, embedding, raw_embedding, partition_hour, published_at)"
+            " SELECT id, %s, id, %s::vector, %s::vector, partition_hour, published_at FROM items WHERE id = %s",
+            (info.model, vector_literal(v), vector_literal(v), item_id))
+    conn.commit()
+    return info
+
+
+def story_of(conn, item_id: str) -> str:
+    sid = conn.execute("SELECT story_id FROM story_items WHERE item_id = %s", (item_id,)).fetchone()[0]
+    conn.commit()
+    return sid
+
+
+def recorded(conn) -> tuple:
+    rows = conn.execute(
+        "SELECT item_id, story_id, pass, similarity, gap_hours, via_item_id, threshold, partition_hour"
+        " FROM story_items ORDER BY item_id").fetchall()
+    decisions = conn.execute(
+        "SELECT story_id, partition_hour, edges::text, cut_groups::text FROM story_decisions ORDER BY 1, 2").fetchall()
+    conn.commit()
+    return rows, decisions
+
+
+def test_plain_unionfind_merge_names_the_bridge_as_the_weakest_link(conn, capsys):
+    info = store(conn, bridged_groups())
+    settings = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99", "guard": "none"}, env=False)
+    cluster_partition(conn, info, H0, settings)
+    sid = story_of(conn, "a0")
+    assert story_of(conn, "b0") == sid  # the wrong merge the bridge causes
+
+    story = explain.load(conn, sid)
+    assert {m.item_id for m in story.members} == {f"a{n}" for n in range(4)} | {f"b{n}" for n in range(4)} | {"x-bridge"}
+    assert all(m.pass_no == 2 and m.threshold == pytest.approx(0.6) for m in story.members)
+    assert {m.lang for m in story.members} == {"en", "de"} and "src-b" in {m.source for m in story.members}
+    weakest = story.weakest
+    assert weakest.kind == "edge" and "x-bridge" in (weakest.item_a, weakest.item_b)
+    assert 0.6 <= weakest.similarity < 0.8 and weakest.margin == pytest.approx(weakest.similarity - 0.6, abs=1e-5)
+    left, right = weakest.splits_into
+    a_side, b_side = (left, right) if "a0" in left else (right, left)
+    assert {f"a{n}" for n in range(4)} <= set(a_side) and {f"b{n}" for n in range(4)} <= set(b_side)
+    assert not set(a_side) & set(b_side)
+    # the edges that held the merge: everything weak among them runs through the bridge
+    kept = [e for e in story.edges if e.kept]
+    assert kept and all("x-bridge" in (e.item_a, e.item_b) for e in kept if e.similarity < 0.9)
+
+    assert main(["explain", sid[:12]]) == 0
+    out = capsys.readouterr().out
+    assert ">> weakest link: edge" in out and "x-bridge" in out.splitlines()[2]
+    assert "splits 4 | 5" in out or "splits 5 | 4" in out
+    assert main(["explain", sid, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["weakest"]["kind"] == "edge" and len(data["members"]) == 9
+
+
+def test_guard_cut_is_shown_with_the_bridge_edge_it_cut(conn, capsys):
+    info = store(conn, bridged_groups())
+    settings = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99"}, env=False)
+    cluster_partition(conn, info, H0, settings)
+    a_story, b_story = story_of(conn, "a0"), story_of(conn, "b0")
+    assert a_story != b_story
+    bridge_side = story_of(conn, "x-bridge")
+    other = b_story if bridge_side == a_story else a_story
+    story = explain.load(conn, bridge_side)
+    cut = [c for c in story.cut_groups if c.became_story_id == other]
+    assert len(cut) == 1 and len(cut[0].item_ids) == 4
+    edge = cut[0].strongest_cut_edge
+    assert edge is not None and edge.item_a == "x-bridge" and edge.item_b in cut[0].item_ids and not edge.kept
+    assert "cut away by the chaining guard" in explain.render_text(story)
+    md = explain.render_markdown(story)
+    assert "cut away: 4 items (story `" in md and "| pass |" in md
+
+
+def test_rerunning_the_hour_leaves_identical_explanation_rows(conn):
+    info = store(conn, bridged_groups())
+    settings = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99"}, env=False)
+    cluster_partition(conn, info, H0, settings)
+    first = recorded(conn)
+    assert first[1] and all(r[5] for r in first[0])  # pass-2 members all name their neighbour
+    cluster_partition(conn, info, H0, settings)
+    assert recorded(conn) == first
+    reset = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99",
+                                      "later_partitions": "reset"}, env=False)
+    cluster_partition(conn, info, H0, reset)
+    assert recorded(conn) == first
+
+
+def test_unknown_story_is_an_error(conn, capsys):
+    assert main(["explain", "st_nope"]) == 1
+    assert "no story" in capsys.readouterr().err
