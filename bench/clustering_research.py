@@ -5,7 +5,7 @@ gates off), with the DB's work done in numpy:
   pass 1  each new item -> best story centroid (avg of the story's 3 most
           recent items), attach if cosine >= story_threshold;
   pass 2  every still-unassigned item in the window -> its knn_k nearest
-          unassigned items; edges >= item_threshold; then either the seed
+          unassigned items; edges >= item_threshold; then either the published method
           (UnionFind only) or the guard (guarded_components);
   pass 3  (guard only) leftovers -> best new story's full-member centroid,
           attach if cosine >= story_threshold (attach_leftovers).

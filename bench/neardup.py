@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/neardup.py [PATH] [--sizes 10000,100000] [--seed 7] [--json OUT]
 
-PATH defaults to /work/shared/data/gnews_titles.jsonl (read at run time; the
+PATH defaults to ../shared/data/gnews_titles.jsonl (read at run time; the
 data is never copied into the repo). Headline sets are built from it:
 
 * 10k: distinct real titles (Google News, 152 stories);
@@ -16,7 +16,7 @@ Methods, all in the same run on the same items:
 * `neardup` (ours, NearDupConfig defaults: en is ungated, so one bucket and
   candidates from shared triples of rare 3-grams, then greedy clustering),
 * `neardup-gated` (the lead-token gate forced on, default threshold:
-  bucketing by lead token, the seed's way of avoiding all pairs),
+  bucketing by lead token, the published method's way of avoiding all pairs),
 * `allpairs` (10k only): the same clustering, every pair scored (dense,
   chunked) instead of the candidate search: the cost and loss of blocking,
 * `minhash-lsh`: datasketch MinHash (128 perm) + MinHashLSH over the same
@@ -31,7 +31,7 @@ predicted pair is a false positive. Recall is over the injected pairs.
 Google News filed under two stories, e.g. "storm threaten holiday travel
 moving east" / "storm threatens holiday travel east".)
 
-Measured here (2 shared cores, other helpers running, default seed; about 90 s in all).
+Measured here (2 shared cores, default seed; about 90 s in all).
 With the lexical model (headline.LEXICAL_MODEL, threshold 0.67, min_gram_jaccard 0.25):
   10k : neardup 0.71 s P 0.820 R 0.954 F1 0.882 | gated 0.76 s F1 0.870 |
         allpairs 17.6 s F1 0.738 (slow: scores each pair through HeadlineIndex.score) |
@@ -65,7 +65,7 @@ from newsdedup_dagster.neardup import HeadlineItem, NearDupConfig, cluster_headl
 from newsdedup_dagster.neardup.cluster import HeadlineIndex, encode_grams  # noqa: E402
 from newsdedup_dagster.neardup.headline import headline_features  # noqa: E402
 
-DEFAULT_PATH = "/work/shared/data/gnews_titles.jsonl"
+DEFAULT_PATH = "../shared/data/gnews_titles.jsonl"
 SUFFIXES = [" - Reuters", " | AP News", " - BBC News", " - The Guardian", " | CNN", " - Yahoo News", " - NBC News"]
 
 

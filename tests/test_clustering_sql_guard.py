@@ -75,7 +75,7 @@ def test_guard_splits_a_chain_in_the_sql_path(conn):
     inv = check_invariants(conn, info, H0, settings, result)
     assert not inv.disconnected_stories and inv.multi_story_items == 0 and inv.all_considered
 
-    # the seed's plain UnionFind chains both groups through the bridge into one story
+    # plain UnionFind (the published method) chains both groups through the bridge into one story
     plain = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99", "guard": "none"}, env=False)
     cluster_partition(conn, info, H0, plain)
     assert len(stories_of(conn)) == 1

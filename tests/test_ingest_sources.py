@@ -126,7 +126,7 @@ def test_unreadable_file(tmp_path):
 
 
 def test_bundled_source_files_load_if_present():
-    # Written by another helper; when present they must pass validation.
+    # Starter sources: when present they must pass validation.
     package = Path(__file__).resolve().parent.parent / "newsdedup_dagster"
     for path in (package / "sources" / "starter_sources.yaml", package / "sample_data" / "sources.yaml"):
         if path.exists():

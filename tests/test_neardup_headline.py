@@ -120,7 +120,7 @@ def test_small_batch_idf_is_stable():
     threshold = NearDupConfig().threshold_for("ko")
     assert ours_small >= threshold and ours_large >= threshold
     assert abs(ours_small - ours_large) < 0.05
-    assert seed_small < ours_small  # the seed formula punishes the shared grams
+    assert seed_small < ours_small  # the published formula punishes the shared grams
     # A single item "batch" and an empty corpus still score (all grams unseen).
     assert score_pair(a, b, IdfTable(gram_df={}, word_df={}, n_docs=0), lang="ko") == pytest.approx(ours_small, abs=0.05)
 

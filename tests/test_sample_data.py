@@ -190,7 +190,7 @@ def latin_tokens(title: str) -> set[str]:
 
 
 def test_translations_share_no_tokens_across_scripts(gold):
-    # the seed example: BBC / NHK / Le Monde / Xinhua headlines have nothing lexical in common
+    # the published method's example: BBC / NHK / Le Monde / Xinhua headlines have nothing lexical in common
     seed = [r for r in gold if r["story"] == "eu-ai-act-deal"
             and r["source"] in ("bbc-en", "nhk-ja", "lemonde-fr", "xinhua-zh")]
     for a in seed:

@@ -1,7 +1,7 @@
 """Chain guard for pass 2 (item -> item KNN + UnionFind), and pass 3.
 
 Why: UnionFind over a threshold graph is single linkage. One bridge edge
-between two stories merges them, and on 11k Google News titles the seed's
+between two stories merges them, and on 11k Google News titles the published method's
 pass 2 grew a 1,187-item component (B-cubed F1 0.62). Raising the threshold
 cuts the bridges but shreds the real stories (F1 0.31 at 0.8).
 
@@ -10,7 +10,7 @@ What the guard does (pure Python on the edge list the DB returned):
 1. keep KNN edges with cosine >= item_threshold; one weight per pair =
    cosine summed over the directions it was found in (mutual neighbours
    count twice, see ``undirected_edges``);
-2. UnionFind -> connected components (the seed's pass 2, unchanged);
+2. UnionFind -> connected components (the published method's pass 2, unchanged);
 3. split every component into modularity communities (Louvain, Blondel et
    al. 2008) computed on the same edges, with global modularity over the
    window's edge list. A bridge carries one or two edges between two dense
@@ -94,7 +94,7 @@ class GuardConfig:
 # simulation (pass 1, pass 2 + guard, pass 3; hourly partitions in time
 # order, time gates off; gnews = gnews_titles.jsonl, one partition of 11,109
 # items; itn = itn_multilingual_dev.jsonl, 1,270 hourly partitions, 2,306
-# items), reproduced by (from /work/main):
+# items), reproduced by (from the repository root):
 #   .venv/bin/python bench/clustering_research.py --data ../shared/data/gnews_titles.jsonl \
 #       --model e5 --centre online --method guard --story-threshold 0.4 --item-threshold 0.4
 # (swap --data / --model / --centre / --method seed to get every row below).

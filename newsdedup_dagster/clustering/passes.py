@@ -1,4 +1,4 @@
-"""Two-pass story clustering of one hourly partition H (the seed's method, in SQL, batched).
+"""Two-pass story clustering of one hourly partition H (the published method, in SQL, batched).
 
   undo    H's earlier effects (idempotent re-materialisation), same transaction
   pass 1  H's new canonical items -> KNN on story centroids, gated by similarity, gap and age
@@ -56,7 +56,7 @@ def undirected(edges: Iterable[Edge]) -> dict[tuple[str, str], float]:
 
 
 def plain_components(nodes: Iterable[str], edges, params: dict) -> list[list[str]]:
-    """The seed's pass 2: UnionFind over every edge (single linkage, no guard). edges: directed
+    """The published method's pass 2: UnionFind over every edge (single linkage, no guard). edges: directed
     triples (a, b, sim) or {(a, b): sim}."""
     pairs = edges if isinstance(edges, dict) else undirected(edges)
     uf: UnionFind[str] = UnionFind(nodes)

@@ -1,6 +1,6 @@
 """Disjoint-set forest (UnionFind) over hashable item ids.
 
-The seed's pass 2 turns KNN edges into stories with UnionFind; we keep it
+The published method's pass 2 turns KNN edges into stories with UnionFind; we keep it
 and add a guard (see guard.py) that decides *which* edges it may union.
 
 Path compression (iterative path halving, so deep chains cannot hit the

@@ -1,6 +1,6 @@
 """Calibrate the event threshold and quiet period on labelled multi-day, multi-language data.
 
-    python -m newsdedup_dagster.events.calibrate /work/shared/data/itn_multilingual_dev.jsonl
+    python -m newsdedup_dagster.events.calibrate ../shared/data/itn_multilingual_dev.jsonl
 
 Each labelled row (Wikipedia "In the news" blurb; `cluster` = Wikidata subject = one event;
 `published_at` = when that language edition posted it, often days apart) is fed as one story

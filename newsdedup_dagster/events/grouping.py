@@ -54,7 +54,7 @@ __all__ = [
 
 
 
-# Calibrated on /work/shared/data/itn_multilingual_dev.jsonl (Wikipedia "In the news" blurbs,
+# Calibrated on ../shared/data/itn_multilingual_dev.jsonl (Wikipedia "In the news" blurbs,
 # grouped by Wikidata subject = one event, each language edition posting days apart) with the
 # offline USE multilingual 512-d embedder; each blurb is fed as one story, hour by hour in time
 # order, through plan_hour() below. B-cubed vs subject, quiet period = join gap = 72 h:
@@ -68,7 +68,7 @@ __all__ = [
 # stream is denser than ITN (hundreds of stories a day, not 119 subjects in 4 years), so we
 # do not go lower for recall. Pair cosines: same subject median 0.565, different subject p99
 # 0.461 (16 languages). Reproduce:
-#   python -m newsdedup_dagster.events.calibrate /work/shared/data/itn_multilingual_dev.jsonl \
+#   python -m newsdedup_dagster.events.calibrate ../shared/data/itn_multilingual_dev.jsonl \
 #       --langs ar,zh,nl,en,de,fr,it,ja,ko,pl,pt,es,th,tr,ru,zh-yue --quiet-hours 72
 # Story threshold is 0.7 on items; events compare story *centroids* across days where the
 # wording drifts ("proposes" -> "votes" -> "signs"), so the event threshold sits lower.
@@ -80,8 +80,8 @@ USE_EVENT_THRESHOLD = 0.45
 #   0.40 0.719 (0.798/0.654)        | 0.45 0.684 (0.829/0.582) | 0.50 0.626 (0.844/0.497)
 # Pair cosines: same subject median 0.449, different subject p99 0.323. 0.40 keeps precision at
 # ~0.8 for -0.013 F1 against the peak (0.35), the same choice as for USE (a live stream is denser
-# than ITN). Reproduce (helper-6, 2026-11-30):
-#   python -m newsdedup_dagster.events.calibrate /work/shared/data/itn_multilingual_dev.jsonl \
+# than ITN). Reproduce (2026-11-30):
+#   python -m newsdedup_dagster.events.calibrate ../shared/data/itn_multilingual_dev.jsonl \
 #       --quiet-hours 72 --thresholds 0.25,0.3,0.35,0.4,0.45,0.5,0.55 [--provider use]
 E5_EVENT_THRESHOLD = 0.40
 EVENT_THRESHOLDS: dict[str, float] = {

@@ -15,7 +15,7 @@ most once per NEWSDEDUP_NARRATIVE_INTERVAL_HOURS of *partition* time (so backfil
 at the same points a live run would), and at most NEWSDEDUP_NARRATIVE_MAX_PER_RUN per run, most
 significant first.
 
-Translations into config.LLMSettings.narrative_langs (16 by default) use the LLM helper's
+Translations into config.LLMSettings.narrative_langs (16 by default) use the LLM client's
 llm.translation (two languages per call, each batch committed as it returns, status
 1 / 0 / -1 / 2 exactly as story_translations).
 """

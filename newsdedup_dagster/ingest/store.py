@@ -1,7 +1,7 @@
 """Ingestion's database side: sources sync, raw fetch archive, item upserts,
 and `ingest_partition`, the one function the raw_items asset calls.
 
-Rules (see DESIGN.md, "Raw is immutable per hour" and "Idempotent partitions"):
+Rules (raw is immutable per hour; partitions are idempotent):
 
 * Every fetch result (ok, 304, error) is archived in `feed_fetches` with its
   partition hour and its body gzip-compressed.

@@ -1,4 +1,4 @@
--- Embeddings / clustering (issue 5).
+-- Embeddings / clustering.
 -- Keep vectors inline: a 512-d vector is 2,056 bytes, just over the 2 kB TOAST threshold, and a
 -- detoast per distance made an exact KNN scan of 11k items take 141 ms instead of a few ms
 -- (EXPLAIN ANALYZE on the gnews dev set: 132k buffer hits per query). MAIN still allows

@@ -1,4 +1,4 @@
--- Per-language centring of item vectors (issue 5, helper-6).
+-- Per-language centring of item vectors.
 -- item_embeddings.embedding is the vector every query and index uses: for models with centring on it
 -- is l2_normalize(raw - running mean of the item's language); raw_embedding keeps the model's own
 -- vector (the cache holds raw vectors too), so the centred one can always be recomputed.

@@ -1,4 +1,4 @@
--- Record per model whether the stored item vectors are centred per language (issue 5, helper-7).
+-- Record per model whether the stored item vectors are centred per language.
 -- Centred and raw vectors of one model cannot be compared (thresholds are calibrated on one kind),
 -- so toggling NEWSDEDUP_EMBEDDING_CENTRE on a database that already holds vectors is an error until
 -- `newsdedup reembed` rewrites them (embeddings/store.py ensure_model / switch_centring).

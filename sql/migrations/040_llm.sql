@@ -1,4 +1,4 @@
--- LLM stages (issue 6): accounting of prompt-cache hits, why a story's scoring failed,
+-- LLM stages: accounting of prompt-cache hits, why a story's scoring failed,
 -- and partial indexes for the two work queues (needs_score = 1, translation status = 1).
 ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS tokens_cached integer NOT NULL DEFAULT 0;
 ALTER TABLE stories ADD COLUMN IF NOT EXISTS score_error text;

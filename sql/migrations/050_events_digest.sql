@@ -1,4 +1,4 @@
--- Events and digests (issue 7): columns the events/digest stages need beyond 001_schema.sql.
+-- Events and digests: columns the events/digest stages need beyond 001_schema.sql.
 
 -- The hour whose run closed the event: a rerun of that hour reopens it first (idempotency).
 ALTER TABLE events ADD COLUMN IF NOT EXISTS closed_partition timestamptz;
