@@ -251,7 +251,7 @@ def embed_partition(
     rows = conn.execute(db.load_sql("embed_partition_items"), {"start": start, "end": end}).fetchall()
     conn.commit()
     ids = [r[0] for r in rows]
-    texts = [embedding_text(r[1], r[2], settings.text_mode) for r in rows]
+    texts = [embedding_text(r[1], r[2], settings.text_mode, settings.lead_chars) for r in rows]
     hashes = [text_hash(t) for t in texts]
     stats.items = len(ids)
     unique: dict[str, str] = dict(zip(hashes, texts))
