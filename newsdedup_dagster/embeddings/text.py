@@ -36,6 +36,7 @@ _EMAIL = re.compile(r"\S+@\S+\.\w+")
 # Whole-sentence boilerplate anywhere in a summary (case-insensitive). Each pattern consumes to the
 # end of its sentence/clause, so what follows it survives.
 _BOILERPLATE = [
+    r"\((?:Photo|Image|Picture|Foto|Bild)[^)]{0,100}\)",
     # WordPress: "The post <title> appeared first on <site>."
     r"The post .{0,300}? appeared first on .{0,120}?(?:\.|$)",
     r"This (?:article|story|post) (?:was )?(?:originally )?(?:appeared|published|first appeared) (?:first )?(?:on|in|at) .{0,120}?(?:\.|$)",
@@ -43,12 +44,11 @@ _BOILERPLATE = [
     r"\(?\s*(?:Continue reading|Read more|Read the full (?:story|article)(?: here)?|Read full (?:story|article)"
     r"|Read on|Full story|Click here(?: to read more| for more)?|Keep reading|More on this story|Weiterlesen"
     r"|Lire la suite|Leer más|Seguir leyendo|Leia mais|Continua a leggere|Читать далее|더보기|続きを読む|阅读全文)"
-    r"[^.!?。]*?(?:\.{3}|…|»|›|→|>>|\))?\s*(?:\.|$|(?=\s))",
+    r"\s*(?:\.{3}|…|»|›|→|>>)?\s*\)?\.?",
     r"(?:Subscribe|Sign up)(?: now)? (?:to|for) (?:our|the) [^.!?]{0,80}?(?:newsletter|updates|alerts)[^.!?]*[.!?]?",
     r"Follow (?:us|[A-Z][\w ]{0,40}) on (?:Twitter|X|Facebook|Instagram|Telegram)[^.!?]*[.!?]?",
     # credits and rights
     r"\(?\s*(?:Photo|Image|Picture|Video|Foto|Bild)(?: credit)?\s*(?:by|:)\s*[^.()\n]{1,80}?(?:\)|\.|$|(?=\s[A-Z][a-z]))",
-    r"\((?:Photo|Image|Picture)[^)]{0,100}\)",
     r"(?:Image|Photo) (?:copyright|caption|source)\s*:?\s*[^.]{0,80}?(?:\.|$)",
     r"(?:Credit|Source)s?\s*:\s*[A-Z][^.]{0,60}?(?:/\s*(?:Getty Images|AP|AFP|Reuters|EPA|Shutterstock)[^.]*)?(?:\.|$)",
     r"[^.()]{0,60}/\s*(?:Getty Images|AP Photo|AFP via Getty Images|EPA|Shutterstock|Reuters)\b\.?",
@@ -70,7 +70,7 @@ _BOILERPLATE_RE = re.compile("|".join(f"(?:{p})" for p in _BOILERPLATE), re.I)
 _LEADING = re.compile(
     r"^(?:(?:By|Par|Von|Por|Di)\s+[A-Z][\w'.-]+(?:\s+[A-Z][\w'.-]+){0,3}(?:\s+(?:and|et|und|y|e)\s+[A-Z][\w'.-]+"
     r"(?:\s+[A-Z][\w'.-]+){0,3})?(?:\s*[,|]\s*[A-Z][\w ]{1,30})?\s*(?:[-—–|:]\s*)?"
-    r"|[A-ZÀ-Þ][A-ZÀ-Þ .'-]{1,40}(?:,\s*[A-Z][a-z]{2,8}\.?\s*\d{1,2})?\s*\((?:Reuters|AP|AFP|dpa|Bloomberg|AA|EFE|ANSA|UPI|Xinhua|Kyodo|Yonhap)\)\s*[-—–:]\s*"
+    r"|[A-ZÀ-Þ][A-ZÀ-Þ .'-]{1,40}(?:,\s*[A-Z][\w.]*(?:\s+[\w.]+){0,3})?\s*\((?:Reuters|AP|AFP|dpa|Bloomberg|AA|EFE|ANSA|UPI|Xinhua|Kyodo|Yonhap)\)\s*[-—–:]\s*"
     r"|\((?:Reuters|AP|AFP|dpa|Bloomberg|EFE|ANSA|UPI|Xinhua|Kyodo|Yonhap)\)\s*[-—–:]\s*)"
 )
 # Trailing truncation markers feeds add: "[…]", "[...]", "…", " ...".
@@ -110,20 +110,17 @@ def clean_summary(summary: str | None) -> str:
     return text if any(ch.isalpha() for ch in text) else ""
 
 
-def _split_sentences(text: str) -> list[str]:
-    parts, start = [], 0
+def sentence_ends(text: str) -> list[int]:
+    """Offsets just after each sentence of `text` (abbreviations such as "Mr." or "U.S." are not
+    sentence ends)."""
+    ends = []
     for match in _SENTENCE_END.finditer(text):
-        piece = text[start:match.start()].strip()
-        if not piece:
+        piece = text[:match.start()].rstrip()
+        if not piece or piece.endswith(_ABBREVIATIONS) or re.search(r"(?:^|\W)[A-Z]\.$", piece):
             continue
-        if piece.endswith(_ABBREVIATIONS) or re.search(r"\b[A-Z]\.$", piece):
-            continue  # "Mr. Smith", "U.S. officials": not a sentence end
-        parts.append(piece)
-        start = match.end()
-    tail = text[start:].strip()
-    if tail:
-        parts.append(tail)
-    return parts
+        ends.append(len(piece))
+    ends.append(len(text))
+    return ends
 
 
 def cut_lead(text: str, limit: int = LEAD_CHARS) -> str:
@@ -134,14 +131,9 @@ def cut_lead(text: str, limit: int = LEAD_CHARS) -> str:
         return ""
     if len(text) <= limit:
         return text
-    out = ""
-    for sentence in _split_sentences(text):
-        candidate = f"{out} {sentence}".strip() if out else sentence
-        if len(candidate) > limit:
-            break
-        out = candidate
-    if out:
-        return out
+    fitting = [end for end in sentence_ends(text) if end <= limit]
+    if fitting:
+        return text[:max(fitting)].strip()
     head = text[:limit]
     space = head.rfind(" ")
     return head[:space].rstrip(" ,;:-—–") if space > limit // 2 else head
@@ -174,7 +166,7 @@ def _strip_prefix(text: str, prefix: str) -> tuple[str, bool]:
         if i >= len(want):
             rest = text[pos:]
             separated = bool(re.match(r"\s*[-—–|:;,.!?。]|\s{2,}", rest)) or not rest.strip()
-            return rest.strip(" -—–|:;,.!?。"), separated
+            return rest.lstrip(" -—–|:;,.!?。").strip(), separated
         if ch.isalnum():
             if ch.lower() != want[i]:
                 return text, False
