@@ -28,7 +28,7 @@ from .clustering.passes import cluster_partition
 from .clustering.settings import ClusterSettings, settings_for
 from .embeddings import EmbeddingSettings, embed_partition, ensure_model, make_embedder
 from .embeddings.centring_prior import PRIOR_TEXTS
-from .embeddings.text import LEAD_CHARS, embedding_text, text_hash
+from .embeddings.text import LEAD_CHARS, embedding_key, embedding_parts, text_hash
 
 log = logging.getLogger(__name__)
 
@@ -225,11 +225,12 @@ def _eval_cache_url(base_url: str) -> str:
 
 
 def eval_texts(rows: list[Row], mode: str, lead_chars: int = LEAD_CHARS) -> list[str]:
-    """The texts the embedding step will embed for these rows (same as load_into + embed_partition)."""
+    """The cache keys of what the embedding step embeds for these rows (same as load_into +
+    embed_partition): the text, or headline and headline + lead joined (embedding_key)."""
     out = []
     for r in rows:
         summary = r.text if r.text and r.text != r.title else ""
-        out.append(embedding_text(r.title, summary, mode, lead_chars))
+        out.append(embedding_key(embedding_parts(r.title, summary, mode, lead_chars)))
     return out
 
 

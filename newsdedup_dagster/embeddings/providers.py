@@ -210,7 +210,7 @@ class OpenAIEmbedder:
 
     provider = "openai"
 
-    def __init__(self, settings: EmbeddingSettings, client=None, sleep=time.sleep):
+    def __init__(self, settings: EmbeddingSettings, client=None, sleep=None):
         if not settings.model:
             raise ValueError("NEWSDEDUP_EMBEDDING_MODEL is required with NEWSDEDUP_EMBEDDING_PROVIDER=openai")
         from ..llm.client import BackoffPolicy
@@ -221,7 +221,7 @@ class OpenAIEmbedder:
         self.settings = settings
         self.backoff = BackoffPolicy(base_s=settings.backoff_base_s, max_s=settings.backoff_max_s,
                                      retry_after_max_s=settings.retry_after_max_s)
-        self._sleep = sleep
+        self._sleep = sleep or (lambda seconds: time.sleep(seconds))
         self._rng = random.Random()
         self._rng_lock = threading.Lock()
         self.attempts = 0  # requests sent, retries included (reported by the bench and tests)

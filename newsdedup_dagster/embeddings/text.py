@@ -9,7 +9,9 @@ Modes (NEWSDEDUP_EMBEDDING_TEXT):
   title_summary         older name of title_lead (same text).
 
 Why the lead: feeds almost always carry one, and it names who/where/what when the headline
-is a pun or a teaser. Thresholds are calibrated on this text: docs/CALIBRATION.md.
+is a pun or a teaser. An item with a lead is stored as the normalised sum of the vectors of
+(headline) and (headline + lead) (embedding_parts), so it stays next to copies of the same story
+from feeds that give only a headline. Thresholds are calibrated on this text: docs/CALIBRATION.md.
 """
 
 from __future__ import annotations
@@ -189,6 +191,29 @@ def embedding_text(title: str | None, summary: str | None = None, mode: str = DE
         return lead
     joiner = " " if head[-1] in ".!?。！？…" else ". "
     return f"{head}{joiner}{lead}"
+
+
+# Separates the parts of a two-part cache key (never occurs in cleaned text: whitespace is normalised).
+PART_SEPARATOR = "\x1f"
+
+
+def embedding_parts(title: str | None, summary: str | None = None, mode: str = DEFAULT_TEXT_MODE,
+                    lead_chars: int = LEAD_CHARS) -> tuple[str, ...]:
+    """What is embedded for one item: (headline,) or, when there is a lead, (headline, headline + lead).
+    The stored vector is the normalised sum of the parts' vectors, so an item with a lead keeps its
+    headline's direction and stays next to copies of the story that come without one (feeds that
+    give only a headline), while the lead adds the who/where/what the headline leaves out."""
+    full = embedding_text(title, summary, mode, lead_chars)
+    head = normalise_space(title)[:MAX_CHARS]
+    if full == head or not head:
+        return (full,)
+    return (head, full)
+
+
+def embedding_key(parts: tuple[str, ...]) -> str:
+    """The string whose hash keys an item's vector in the cache (a one-part key is the text itself,
+    so headline-only vectors are shared with the `title` mode)."""
+    return parts[0] if len(parts) == 1 else PART_SEPARATOR.join(parts)
 
 
 def text_hash(text: str) -> str:
