@@ -138,15 +138,14 @@ def test_openai_provider_batches_retries_and_passes_dimensions(embeddings_server
     monkeypatch.setattr("time.sleep", lambda s: None)
     settings = EmbeddingSettings(provider="openai", model="text-embedding-3-small", dimensions=64,
                                  base_url=f"http://127.0.0.1:{embeddings_server.server_port}/v1",
-                                 api_key="test", batch_size=2, timeout_s=5, max_attempts=3)
+                                 api_key="test", batch_size=2, timeout_s=5, max_attempts=3, concurrency=1)
     embedder = OpenAIEmbedder(settings)
     assert embedder.model_id == "openai:text-embedding-3-small@64" and embedder.dims == 64
     embeddings_server.fail_next = 1
     out = embedder.embed(["a", "bb", "ccc"])
     assert out.shape == (3, 64)
     assert np.allclose(np.linalg.norm(out, axis=1), 1)
-    # two batches (2 + 1 texts), sent concurrently; one 503 retried
-    assert sorted(len(r["input"]) for r in embeddings_server.requests) == [1, 2, 2]
+    assert [len(r["input"]) for r in embeddings_server.requests] == [2, 2, 1]  # 503, retry, then rest
     assert all(r["dimensions"] == 64 for r in embeddings_server.requests)
 
 

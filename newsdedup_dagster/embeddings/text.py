@@ -100,14 +100,13 @@ def clean_summary(summary: str | None) -> str:
         return ""
     text = _URL.sub(" ", text)
     text = _EMAIL.sub(" ", text)
-    for _ in range(3):  # a removal can expose another (a dateline after a byline)
+    while True:  # a removal can expose another (a dateline after a byline); each pass only shortens
         before = text
         text = _BOILERPLATE_RE.sub(" ", text)
         text = normalise_space(_LEADING.sub("", normalise_space(text)))
-        text = _TRAILING.sub("", text)
+        text = _TRAILING.sub("", text).strip(" -—–|:;,")
         if text == before:
             break
-    text = text.strip(" -—–|:;,")
     # Nothing but punctuation / digits left: no lead.
     return text if any(ch.isalpha() for ch in text) else ""
 
