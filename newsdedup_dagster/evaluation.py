@@ -28,7 +28,7 @@ from .clustering.passes import cluster_partition
 from .clustering.settings import ClusterSettings, settings_for
 from .embeddings import EmbeddingSettings, embed_partition, ensure_model, make_embedder
 from .embeddings.centring_prior import PRIOR_TEXTS
-from .embeddings.text import embedding_text, text_hash
+from .embeddings.text import LEAD_CHARS, embedding_key, embedding_parts, text_hash
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,66 @@ def load_rows(path: str | Path) -> list[Row]:
     if not rows:
         raise ValueError(f"{path}: no rows")
     return rows
+
+
+# `--data sample`: the bundled sample day, parsed from its feeds exactly as ingest parses them.
+SAMPLE_DATA = "sample"
+
+
+def sample_day_rows() -> list[Row]:
+    """The bundled sample day's items (title and summary as the feed parser produces them, one row
+    per item id, i.e. per canonical URL) with their gold stories from sample_data/gold.jsonl."""
+    from .config import SAMPLE_DATA_DIR
+    from .ingest.canonical_url import canonical_url, item_id
+    from .ingest.parse import parse_feed
+    from .ingest.sources import load_sources
+
+    gold: dict[str, str] = {}
+    for line in (SAMPLE_DATA_DIR / "gold.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            obj = json.loads(line)
+            gold[item_id(canonical_url(obj["url"]))] = str(obj["story"])
+    fetched_at = datetime(2026, 11, 4, tzinfo=timezone.utc)
+    rows: dict[str, Row] = {}
+    for source in load_sources(SAMPLE_DATA_DIR / "sources.yaml"):
+        parsed = parse_feed(source.replay_file.read_bytes(), source_id=source.id, fetched_at=fetched_at,
+                            source_language=source.language)
+        for item in parsed.items:
+            if item.item_id in gold and item.item_id not in rows:
+                rows[item.item_id] = Row(id=item.item_id, title=item.title, text=item.summary or "",
+                                         lang=item.language, published_at=item.published_at,
+                                         source=source.id, cluster=gold[item.item_id])
+    missing = set(gold) - set(rows)
+    if missing:
+        raise ValueError(f"sample day: {len(missing)} gold items not found in the bundled feeds")
+    return sorted(rows.values(), key=lambda r: r.id)
+
+
+def split_titles(rows: list[Row], titles_path: str | Path) -> list[Row]:
+    """Rows whose `title` holds headline + snippet (gnews_titles_snippets.jsonl), split into a
+    headline (from the titles-only file: same row number after the id prefix, which must be a
+    prefix of the text) and a summary (the rest), the shape a feed item has."""
+    def key(row_id: str) -> str:
+        return row_id.split("-", 1)[-1]
+
+    headlines = {key(r.id): r.title for r in load_rows(titles_path)}
+    out = []
+    for r in rows:
+        head = headlines.get(key(r.id))
+        if head is None or not r.title.startswith(head):
+            raise ValueError(f"--titles-from: no headline that prefixes row {r.id!r}")
+        out.append(Row(id=r.id, title=head, text=r.title[len(head):].strip(), lang=r.lang,
+                       published_at=r.published_at, source=r.source, cluster=r.cluster))
+    return out
+
+
+def resample_stories(rows: list[Row], fraction: float, seed: int) -> list[Row]:
+    """The rows of a random `fraction` of the gold stories (whole stories, so each keeps its size)."""
+    import random
+
+    stories = sorted({r.cluster for r in rows})
+    keep = set(random.Random(seed).sample(stories, max(1, round(fraction * len(stories)))))
+    return [r for r in rows if r.cluster in keep]
 
 
 def hour_of(moment: datetime | None) -> datetime:
@@ -164,12 +224,13 @@ def _eval_cache_url(base_url: str) -> str:
     return url
 
 
-def eval_texts(rows: list[Row], mode: str) -> list[str]:
-    """The texts the embedding step will embed for these rows (same as load_into + embed_partition)."""
+def eval_texts(rows: list[Row], mode: str, lead_chars: int = LEAD_CHARS) -> list[str]:
+    """The cache keys of what the embedding step embeds for these rows (same as load_into +
+    embed_partition): the text, or headline and headline + lead joined (embedding_key)."""
     out = []
     for r in rows:
         summary = r.text if r.text and r.text != r.title else ""
-        out.append(embedding_text(r.title, summary, mode))
+        out.append(embedding_key(embedding_parts(r.title, summary, mode, lead_chars)))
     return out
 
 
@@ -236,41 +297,32 @@ def frange(spec: str) -> list[float]:
     return values
 
 
-def evaluate(
-    path: str | Path,
-    overrides: dict[str, str] | None = None,
-    sweep: tuple[str, list[float]] | None = None,
-    emb_settings: EmbeddingSettings | None = None,
-    base_url: str | None = None,
-    use_cache: bool = True,
-) -> list[dict]:
-    """One result per configuration (one, or one per sweep value). Each result holds RESULT_KEYS
-    plus "settings" (the clustering settings used) and "timings"."""
+def load_data(path: str | Path, titles_from: str | Path | None = None) -> list[Row]:
+    """Rows of a labelled file, or of the bundled sample day (`path` = "sample")."""
+    rows = sample_day_rows() if str(path) == SAMPLE_DATA else load_rows(path)
+    return split_titles(rows, titles_from) if titles_from else rows
+
+
+def _run_configs(rows: list[Row], configs: list[dict[str, str]], emb_settings: EmbeddingSettings, embedder,
+                 base_url: str, cache_url: str | None) -> list[dict]:
+    """Embed `rows` in a fresh temporary database (eval cache first), then cluster and score once per
+    configuration (clustering overrides)."""
     t_start = time.perf_counter()
-    rows = load_rows(path)
     hours = partitions_of(rows)
-    emb_settings = emb_settings or EmbeddingSettings()
-    embedder = make_embedder(emb_settings)
     results = []
-    base_url = base_url or db.app_database_url()
-    cache_url = _eval_cache_url(base_url) if use_cache else None
     with temporary_database(base_url) as url, db.connect(url) as conn:
         load_into(conn, rows)
         info = ensure_model(conn, embedder, emb_settings)
         cached = 0
         if cache_url:
-            texts = eval_texts(rows, emb_settings.text_mode) + list(PRIOR_TEXTS)
+            texts = eval_texts(rows, emb_settings.text_mode, emb_settings.lead_chars) + list(PRIOR_TEXTS)
             hashes = sorted({text_hash(t) for t in texts})
             cached = cache_fetch(cache_url, conn, info.model, hashes)
         embed_seconds = embed_all(conn, embedder, hours, emb_settings)
         if cache_url:
             cache_store(cache_url, conn, info.model)
         setup_seconds = time.perf_counter() - t_start
-        values = sweep[1] if sweep else [None]
-        for value in values:
-            run_overrides = dict(overrides or {})
-            if sweep:
-                run_overrides[sweep[0]] = str(value)
+        for run_overrides in configs:
             settings = settings_for(info.model, run_overrides)
             reset_clustering(conn)
             cluster_seconds = cluster_all(conn, info, hours, settings)
@@ -282,7 +334,63 @@ def evaluate(
                 "cluster_seconds": round(cluster_seconds, 3), "model": info.model,
                 "cached_vectors": cached,
             }
-            if sweep:
-                result["sweep"] = {sweep[0]: value}
             results.append(result)
+    return results
+
+
+# Metrics summarised over resamples (mean and sample standard deviation).
+RESAMPLED_KEYS = ("bcubed_precision", "bcubed_recall", "bcubed_f1", "nmi", "ari")
+
+
+def summarise_resamples(runs: list[dict], fraction: float, seed: int) -> dict:
+    import statistics
+
+    out: dict = {"n": len(runs), "fraction": fraction, "seed": seed, "mean": {}, "sd": {}}
+    for key in RESAMPLED_KEYS:
+        values = [r[key] for r in runs]
+        out["mean"][key] = round(statistics.fmean(values), 4)
+        out["sd"][key] = round(statistics.stdev(values), 4) if len(values) > 1 else 0.0
+    return out
+
+
+def evaluate(
+    path: str | Path,
+    overrides: dict[str, str] | None = None,
+    sweep: tuple[str, list[float]] | None = None,
+    emb_settings: EmbeddingSettings | None = None,
+    base_url: str | None = None,
+    use_cache: bool = True,
+    titles_from: str | Path | None = None,
+    resamples: int = 0,
+    resample_fraction: float = 0.8,
+    seed: int = 0,
+) -> list[dict]:
+    """One result per configuration (one, or one per sweep value). Each result holds RESULT_KEYS
+    plus "settings" (the clustering settings used) and "timings"; with `resamples` N > 0 also
+    "resamples": mean and sd of the metrics over N runs on random `resample_fraction` subsets of
+    the gold stories (each run re-embeds from the cache and re-clusters its subset)."""
+    rows = load_data(path, titles_from)
+    emb_settings = emb_settings or EmbeddingSettings()
+    embedder = make_embedder(emb_settings)
+    base_url = base_url or db.app_database_url()
+    cache_url = _eval_cache_url(base_url) if use_cache else None
+    values = sweep[1] if sweep else [None]
+    configs = []
+    for value in values:
+        run_overrides = dict(overrides or {})
+        if sweep:
+            run_overrides[sweep[0]] = str(value)
+        configs.append(run_overrides)
+    results = _run_configs(rows, configs, emb_settings, embedder, base_url, cache_url)
+    if sweep:
+        for result, value in zip(results, values):
+            result["sweep"] = {sweep[0]: value}
+    if resamples > 0:
+        runs: list[list[dict]] = [[] for _ in configs]
+        for i in range(resamples):
+            subset = resample_stories(rows, resample_fraction, seed + i)
+            for j, sub in enumerate(_run_configs(subset, configs, emb_settings, embedder, base_url, cache_url)):
+                runs[j].append(sub)
+        for result, config_runs in zip(results, runs):
+            result["resamples"] = summarise_resamples(config_runs, resample_fraction, seed)
     return results

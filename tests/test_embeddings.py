@@ -40,7 +40,9 @@ class CountingEmbedder:
 
 
 def test_embedding_text_modes():
-    assert embedding_text("  EU   approves\nAI act ", "ignored") == "EU approves AI act"
+    assert embedding_text("  EU   approves\nAI act ", "ignored", "title") == "EU approves AI act"
+    assert embedding_text("EU approves AI act", "The vote was 523 to 46.") == \
+        "EU approves AI act. The vote was 523 to 46."  # title_lead is the default
     assert embedding_text("EU approves AI act", "The vote was 523 to 46.", "title_summary") == \
         "EU approves AI act. The vote was 523 to 46."
     assert embedding_text("EU approves AI act", "EU approves AI act", "title_summary") == "EU approves AI act"
@@ -136,7 +138,7 @@ def test_openai_provider_batches_retries_and_passes_dimensions(embeddings_server
     monkeypatch.setattr("time.sleep", lambda s: None)
     settings = EmbeddingSettings(provider="openai", model="text-embedding-3-small", dimensions=64,
                                  base_url=f"http://127.0.0.1:{embeddings_server.server_port}/v1",
-                                 api_key="test", batch_size=2, timeout_s=5, max_attempts=3)
+                                 api_key="test", batch_size=2, timeout_s=5, max_attempts=3, concurrency=1)
     embedder = OpenAIEmbedder(settings)
     assert embedder.model_id == "openai:text-embedding-3-small@64" and embedder.dims == 64
     embeddings_server.fail_next = 1
@@ -338,3 +340,182 @@ def test_reembed_command_switches_centring(clean_db, conn, monkeypatch):
     assert active_model(conn).centring is True
     conn.commit()
     assert reembed.handle(argparse.Namespace(yes=True)) == 0  # nothing to do now
+
+
+# ------------------------------------------------------------------ parallel and concurrent embedding
+def test_e5_on_two_workers_gives_the_single_core_vectors():
+    from newsdedup_dagster.embeddings.providers import E5Embedder
+
+    texts = [f"{title} ({n})" for n in range(3) for _, title, _, _ in EU_AI] + ["Local bakery wins award"] * 9
+    serial, parallel = E5Embedder(workers=1), E5Embedder(workers=2)
+    assert parallel.workers == 2 and len(texts) > E5Embedder.CHUNK  # really split across the workers
+    a, b = serial.embed(texts), parallel.embed(texts)
+    assert a.shape == b.shape == (len(texts), 384)
+    assert np.allclose(a, b, atol=1e-6)  # same vectors, same order
+
+
+class _LatencyHandler(BaseHTTPRequestHandler):
+    """OpenAI-compatible /v1/embeddings with a fixed latency; records concurrency; optional 429s."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        server = self.server
+        with server.lock:
+            server.requests.append(body)
+            server.in_flight += 1
+            server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            throttle = server.throttle_next > 0
+            server.throttle_next -= 1 if throttle else 0
+        try:
+            if throttle:
+                payload = json.dumps({"error": {"message": "slow down", "type": "rate_limit"}}).encode()
+                self.send_response(429)
+                self.send_header("Retry-After", str(server.retry_after))
+            else:
+                import time as _time
+
+                _time.sleep(server.latency_s)
+                data = [{"object": "embedding", "index": i,
+                         "embedding": [float(len(t) % 7 + 1), float(sum(map(ord, t)) % 11 + 1), 1.0, 0.5]}
+                        for i, t in enumerate(body["input"])]
+                payload = json.dumps({"object": "list", "data": data, "model": body["model"],
+                                      "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()
+                self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+        finally:
+            with server.lock:
+                server.in_flight -= 1
+
+
+@pytest.fixture()
+def latency_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _LatencyHandler)
+    server.daemon_threads = True
+    server.requests, server.lock, server.in_flight, server.max_in_flight = [], threading.Lock(), 0, 0
+    server.latency_s, server.throttle_next, server.retry_after = 0.05, 0, 0
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+
+
+def _openai_settings(server, **kw) -> EmbeddingSettings:
+    base = dict(provider="openai", model="local-embed", dimensions=4, api_key="test", timeout_s=5,
+                base_url=f"http://127.0.0.1:{server.server_port}/v1", batch_size=4, max_attempts=3,
+                concurrency=4, backoff_base_s=0.01, backoff_max_s=0.02)
+    base.update(kw)
+    return EmbeddingSettings(**base)
+
+
+def test_openai_provider_sends_concurrent_batches_within_the_limit(latency_server):
+    texts = [f"headline {i:02d} " + "x" * (i % 5) for i in range(40)]
+    embedder = OpenAIEmbedder(_openai_settings(latency_server, concurrency=4))
+    out = embedder.embed(texts)
+    assert len(latency_server.requests) == 10 and all(len(r["input"]) == 4 for r in latency_server.requests)
+    assert 1 < latency_server.max_in_flight <= 4  # concurrent, never above the limit
+    # Order is kept: each row is the vector of its own text.
+    serial = OpenAIEmbedder(_openai_settings(latency_server, concurrency=1)).embed(texts)
+    assert np.allclose(out, serial)
+    latency_server.max_in_flight = 0
+    OpenAIEmbedder(_openai_settings(latency_server, concurrency=1)).embed(texts)
+    assert latency_server.max_in_flight == 1
+
+
+def test_openai_provider_honours_retry_after_and_gives_up_on_long_waits(latency_server):
+    slept = []
+    latency_server.throttle_next, latency_server.retry_after = 1, 2
+    embedder = OpenAIEmbedder(_openai_settings(latency_server, concurrency=1), sleep=slept.append)
+    assert embedder.embed(["a", "b"]).shape == (2, 4)
+    assert embedder.attempts == 2 and slept and slept[0] >= 2  # waited at least what the server asked
+    latency_server.throttle_next, latency_server.retry_after = 1, 3600
+    impatient = OpenAIEmbedder(_openai_settings(latency_server, concurrency=1, retry_after_max_s=60),
+                               sleep=slept.append)
+    with pytest.raises(Exception, match="429|slow down"):
+        impatient.embed(["c"])
+    assert impatient.attempts == 1  # an hour's Retry-After ends the call instead of sleeping
+
+
+# ------------------------------------------------------------------ items with and without a lead
+QUAKE_SHAPES = [  # (id, title, summary, lang): one event, feeds that give a lead and feeds that don't
+    ("qk-lead-en", "Strong earthquake shakes northern Chile",
+     "A magnitude 7.1 earthquake struck off the coast of northern Chile on Monday, cutting power in "
+     "Iquique and Arica. Continue reading...", "en"),
+    ("qk-bare-en", "Magnitude 7.1 quake hits off northern Chile coast", None, "en"),
+    ("qk-gnews-en", "Chile earthquake: 7.1 tremor cuts power in Iquique",
+     "Chile earthquake: 7.1 tremor cuts power in Iquique  Andes Daily", "en"),
+    ("qk-lead-es", "Fuerte sismo sacude el norte de Chile",
+     "SANTIAGO (Reuters) - Un sismo de magnitud 7,1 sacudió el lunes el norte de Chile y dejó sin luz a "
+     "Iquique y Arica.", "es"),
+    ("qk-bare-fr", "Un séisme de magnitude 7,1 frappe le nord du Chili", "", "fr"),
+]
+OTHER_SHAPES = [
+    ("eu-lead-en", "EU lawmakers approve landmark artificial intelligence act",
+     "The European Parliament voted 523 to 46 to adopt the world's first comprehensive AI law. "
+     "The post EU lawmakers approve landmark artificial intelligence act appeared first on Tech Wire.", "en"),
+    ("eu-bare-de", "EU-Parlament verabschiedet Gesetz über künstliche Intelligenz", None, "de"),
+    ("bakery", "Local bakery wins national bread competition",
+     "A family bakery in Leeds took the top prize for its sourdough loaf. (Photo by Jane Doe/Getty Images)", "en"),
+]
+
+
+def test_items_with_and_without_a_lead_cluster_together(conn, monkeypatch):
+    """The default text (title + lead) on the default model and thresholds, through the real
+    embedding and clustering steps: one story per event whichever shape each feed gives."""
+    from newsdedup_dagster.clustering.passes import cluster_partition
+    from newsdedup_dagster.clustering.settings import settings_for
+    from newsdedup_dagster.embeddings.providers import make_embedder
+
+    for var in ("NEWSDEDUP_EMBEDDING_PROVIDER", "NEWSDEDUP_EMBEDDING_TEXT", "NEWSDEDUP_STORY_THRESHOLD",
+                "NEWSDEDUP_ITEM_THRESHOLD"):
+        monkeypatch.delenv(var, raising=False)
+    conn.execute("INSERT INTO sources (id, name, feed_url, language) VALUES ('s', 's', 'http://s/feed', 'und')")
+    for n, (item_id, title, summary, lang) in enumerate(QUAKE_SHAPES + OTHER_SHAPES):
+        conn.execute(
+            "INSERT INTO items (id, canonical_url, url, title, summary, lang, published_at, partition_hour, source_id)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 's')",
+            (item_id, f"http://x/{item_id}", f"http://x/{item_id}", title, summary or "", lang,
+             H0 + timedelta(minutes=3 * n), H0))
+    conn.commit()
+    settings = EmbeddingSettings()
+    assert settings.text_mode == "title_lead"
+    embedder = make_embedder(settings)
+    embed_partition(conn, embedder, H0, H0 + timedelta(hours=1), settings)
+    info = active_model(conn)
+    cluster_partition(conn, info, H0, settings_for(info.model))
+    story = dict(conn.execute("SELECT item_id, story_id FROM story_items").fetchall())
+    conn.commit()
+    quake = {story.get(i) for i, *_ in QUAKE_SHAPES}
+    assert len(quake) == 1 and None not in quake, sorted(story.items())
+    assert story.get("eu-lead-en") == story.get("eu-bare-de") is not None
+    assert story.get("eu-lead-en") not in quake and story.get("bakery") not in quake
+
+
+def test_an_item_with_a_lead_stores_the_sum_of_headline_and_headline_plus_lead(conn):
+    from newsdedup_dagster.embeddings.text import embedding_key, embedding_parts
+
+    conn.execute("INSERT INTO sources (id, name, feed_url, language) VALUES ('s', 's', 'http://s/feed', 'und')")
+    for item_id, summary in (("with-lead", "Rescue teams reached Iquique on Monday. Read more »"), ("bare", "")):
+        conn.execute(
+            "INSERT INTO items (id, canonical_url, url, title, summary, lang, published_at, partition_hour, source_id)"
+            " VALUES (%s, %s, %s, 'Quake hits Chile', %s, 'en', %s, %s, 's')",
+            (item_id, f"http://x/{item_id}", f"http://x/{item_id}", summary, H0, H0))
+    conn.commit()
+    fake = CountingEmbedder()
+    embed_partition(conn, fake, H0, H0 + timedelta(hours=1), EmbeddingSettings(centre="off"))
+    assert sorted(fake.calls[0]) == ["Quake hits Chile", "Quake hits Chile. Rescue teams reached Iquique on Monday."]
+    rows = dict(conn.execute("SELECT item_id, text_hash FROM item_embeddings").fetchall())
+    parts = embedding_parts("Quake hits Chile", "Rescue teams reached Iquique on Monday. Read more »")
+    assert rows["with-lead"] == text_hash(embedding_key(parts)) and rows["bare"] == text_hash("Quake hits Chile")
+    stored = np.array(json.loads(conn.execute(
+        "SELECT embedding::text FROM item_embeddings WHERE item_id = 'with-lead'").fetchone()[0]))
+    conn.commit()
+    expected = fake.embed(list(parts)).sum(0)
+    assert np.allclose(stored, expected / np.linalg.norm(expected), atol=1e-6)

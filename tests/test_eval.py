@@ -74,3 +74,52 @@ def test_eval_reuses_raw_vectors_across_runs(labelled):
     assert second["timings"]["cached_vectors"] >= 12
     assert second["bcubed_f1"] == first["bcubed_f1"]
     assert evaluate(labelled, use_cache=False)[0]["timings"]["cached_vectors"] == 0
+
+
+def test_resamples_report_mean_and_spread_over_subsets_of_stories(labelled, capsys):
+    from newsdedup_dagster.cli import main
+    from newsdedup_dagster.evaluation import load_rows, resample_stories
+
+    rows = load_rows(labelled)
+    subset = resample_stories(rows, 0.8, seed=3)
+    stories = {r.cluster for r in rows}
+    kept = {r.cluster for r in subset}
+    assert len(kept) == round(0.8 * len(stories)) and kept < stories
+    assert all(r in subset for r in rows if r.cluster in kept)  # whole stories, never parts of one
+    assert resample_stories(rows, 0.8, seed=3) == subset and resample_stories(rows, 0.8, seed=4) != subset
+
+    assert main(["eval", "--data", str(labelled), "--json", "--resamples", "3"]) == 0
+    out = json.loads(capsys.readouterr().out.strip())
+    res = out["resamples"]
+    assert res["n"] == 3 and res["fraction"] == 0.8
+    assert 0.0 < res["mean"]["bcubed_f1"] <= 1.0 and res["sd"]["bcubed_f1"] >= 0.0
+    assert set(res["mean"]) == {"bcubed_precision", "bcubed_recall", "bcubed_f1", "nmi", "ari"}
+
+
+def test_titles_from_splits_headline_and_snippet(tmp_path):
+    from newsdedup_dagster.evaluation import load_data
+
+    titles = tmp_path / "titles.jsonl"
+    both = tmp_path / "snippets.jsonl"
+    titles.write_text(json.dumps({"id": "gnT-1", "title": "quake hit chile", "text": "quake hit chile",
+                                  "cluster": "c1"}) + "\n", encoding="utf-8")
+    both.write_text(json.dumps({"id": "gnTS-1", "title": "quake hit chile magnitude struck iquique monday",
+                                "text": "quake hit chile magnitude struck iquique monday", "cluster": "c1"}) + "\n",
+                    encoding="utf-8")
+    (row,) = load_data(both, titles)
+    assert (row.title, row.text, row.cluster) == ("quake hit chile", "magnitude struck iquique monday", "c1")
+    titles.write_text(json.dumps({"id": "gnT-1", "title": "other", "cluster": "c1"}) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no headline"):
+        load_data(both, titles)
+
+
+def test_sample_day_rows_are_the_parsed_feed_items_with_gold_stories():
+    from newsdedup_dagster.evaluation import sample_day_rows
+
+    rows = sample_day_rows()
+    assert len(rows) > 200 and len({r.id for r in rows}) == len(rows)
+    assert len({r.cluster for r in rows}) >= 70
+    with_lead = [r for r in rows if r.text]
+    assert len(with_lead) > len(rows) / 2  # most sample feeds give a lead
+    gnews = [r for r in rows if r.source == "gnews-en"]
+    assert gnews and all("<" not in r.text for r in gnews)  # the parser's plain text, as ingest stores it

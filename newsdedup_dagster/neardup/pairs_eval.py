@@ -11,6 +11,7 @@ negatives are hard ones and not chosen by the scorer under test) = negative.
 
 Run without the lead's CLI:
     python -m newsdedup_dagster.neardup.pairs_eval eval --pairs FILE [--json] [--sweep 0.2:0.6:0.05]
+    python -m newsdedup_dagster.neardup.pairs_eval cv --pairs FILE [--folds 5] [--seed 0]
     python -m newsdedup_dagster.neardup.pairs_eval derive --articles FILE --out PAIRS.jsonl \
         [--positives all|nearest] [--langs en,zh]
 """
@@ -122,6 +123,89 @@ def evaluate_pairs(
         for t in (sweep or [])
     ]
     return result
+
+
+# --------------------------------------------------------------------------- cross-validation
+
+# The operating point the threshold is chosen for: the lowest threshold whose precision reaches this.
+TARGET_PRECISION = 0.85
+
+
+def feature_matrix(pairs: Sequence[Mapping], ngram: int = 3):
+    """(X [pairs x MODEL_FEATURES], 3-gram Jaccard, exact-match flag, labels); IDF over the pairs'
+    texts, as score_pairs computes it. Features come from the code the scorer runs."""
+    from .headline import MODEL_FEATURES, model_features, pair_overlaps
+
+    cache: dict[str, HeadlineFeatures] = {}
+
+    def feats(text: str) -> HeadlineFeatures:
+        found = cache.get(text)
+        if found is None:
+            found = cache[text] = headline_features(text, ngram)
+        return found
+
+    pf = [(feats(p["a"]), feats(p["b"])) for p in pairs]
+    idf = build_idf(cache.values(), n=ngram)
+    rows, gram_j, exact = [], [], []
+    for a, b in pf:
+        f = model_features(pair_overlaps(a, b, idf, True))
+        rows.append([float(f[name]) for name in MODEL_FEATURES])
+        gram_j.append(float(f["gram_jaccard"]))
+        exact.append(bool(a.exact_key and a.exact_key == b.exact_key))
+    labels = np.array([bool(int(p["label"])) for p in pairs])
+    return np.array(rows), np.array(gram_j), np.array(exact), labels
+
+
+def lowest_threshold(scores: np.ndarray, labels: np.ndarray, precision: float = TARGET_PRECISION) -> float:
+    """Lowest threshold on a 0.01 grid whose predictions reach `precision`."""
+    for t in np.arange(0.30, 0.95, 0.01):
+        predicted = scores >= t - 1e-12
+        tp = int((predicted & labels).sum())
+        if tp / max(1, int(predicted.sum())) >= precision:
+            return round(float(t), 2)
+    return 0.95
+
+
+def apply_cuts(scores: np.ndarray, gram_j: np.ndarray, exact: np.ndarray, min_gram: float) -> np.ndarray:
+    """What the scorer does around the model: exact matches score 1, pairs under the 3-gram floor 0."""
+    return np.where(exact, 1.0, np.where(gram_j < min_gram, 0.0, scores))
+
+
+def cross_validate(pairs: Sequence[Mapping], config: NearDupConfig | None = None, folds: int = 5, seed: int = 0,
+                   C: float = 1.0, precision: float = TARGET_PRECISION) -> dict:
+    """Stratified k-fold CV of the whole procedure: on each training split the logistic model is
+    fitted and the threshold chosen (lowest with precision >= `precision`), then applied to the
+    held-out fold. Returns the folds' thresholds, their mean (the threshold to ship), and the
+    out-of-fold precision/recall/F1 both at each fold's own threshold and at the mean one."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    config = config or NearDupConfig()
+    X, gram_j, exact, y = feature_matrix(pairs, config.ngram)
+    oof_scores = np.zeros(len(y))
+    pred = np.zeros(len(y), dtype=bool)
+    chosen = []
+    for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, y):
+        model = LogisticRegression(C=C, max_iter=2000).fit(X[train], y[train])
+        s_train = apply_cuts(model.predict_proba(X[train])[:, 1], gram_j[train], exact[train], config.min_gram_jaccard)
+        t = lowest_threshold(s_train, y[train], precision)
+        chosen.append(t)
+        oof_scores[test] = apply_cuts(model.predict_proba(X[test])[:, 1], gram_j[test], exact[test],
+                                      config.min_gram_jaccard)
+        pred[test] = oof_scores[test] >= t - 1e-12
+    mean_t = round(float(np.mean(chosen)), 2)
+    return {"folds": folds, "seed": seed, "pairs": len(pairs), "thresholds": chosen, "mean_threshold": mean_t,
+            "out_of_fold": _prf(pred, y), "out_of_fold_at_mean": _prf(oof_scores >= mean_t - 1e-12, y)}
+
+
+def format_cv(result: Mapping) -> str:
+    at_own, at_mean = result["out_of_fold"], result["out_of_fold_at_mean"]
+    return (f"{result['folds']}-fold CV (seed {result['seed']}, {result['pairs']} pairs): model and threshold fitted "
+            f"per training split, thresholds {result['thresholds']} (mean {result['mean_threshold']:.2f})\n"
+            f"  out of fold, each fold's threshold: P {at_own['precision']:.3f}  R {at_own['recall']:.3f}  "
+            f"F1 {at_own['f1']:.3f}\n"
+            f"  out of fold, mean threshold {result['mean_threshold']:.2f}: P {at_mean['precision']:.3f}  "
+            f"R {at_mean['recall']:.3f}  F1 {at_mean['f1']:.3f}")
 
 
 # --------------------------------------------------------------------------- second check
@@ -314,6 +398,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--threshold", type=float, default=None, help="override the threshold for every language")
     ev.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
                     help="override a NearDupConfig number, e.g. --set min_gram_jaccard=0.3 --set gram_only_threshold=0.4")
+    cv = sub.add_parser("cv", help="cross-validated precision/recall (model and threshold refit per fold)")
+    cv.add_argument("--pairs", required=True)
+    cv.add_argument("--folds", type=int, default=5)
+    cv.add_argument("--seed", type=int, default=0)
+    cv.add_argument("--json", action="store_true")
     dv = sub.add_parser("derive", help="labelled pairs from clustered articles")
     dv.add_argument("--articles", required=True)
     dv.add_argument("--out", required=True)
@@ -328,6 +417,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             for p in pairs:
                 fh.write(json.dumps(p, ensure_ascii=False) + "\n")
         print(f"{len(pairs)} pairs ({sum(p['label'] for p in pairs)} positive) -> {args.out}")
+        return 0
+    if args.cmd == "cv":
+        result = cross_validate(load_jsonl(args.pairs), folds=args.folds, seed=args.seed)
+        print(json.dumps(result) if args.json else format_cv(result))
         return 0
     config = config_from_options(args.set, args.gate, args.threshold)
     result = evaluate_pairs(load_jsonl(args.pairs), config, args.sweep, default_lang=args.lang)

