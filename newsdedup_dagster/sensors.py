@@ -23,8 +23,11 @@ def failed_run(context: RunFailureSensorContext) -> alerts.FailedRun:
         error = _user_error(event.event_specific_data.error if event.event_specific_data else None)
         steps.append((event.step_key or "?", alerts.first_line(error.message if error else event.message)))
     ui = app_config.dagster_ui_url()
+    job = run.job_name
+    if job.startswith("__") and run.asset_selection:   # backfills and UI launches run the implicit asset job
+        job = "assets " + ",".join(sorted(key.to_user_string() for key in run.asset_selection))
     return alerts.FailedRun(
-        run_id=run.run_id, job_name=run.job_name, partition=run.tags.get("dagster/partition"),
+        run_id=run.run_id, job_name=job, partition=run.tags.get("dagster/partition"),
         backfill_id=run.tags.get("dagster/backfill"), failed_steps=steps,
         run_error=alerts.first_line(context.failure_event.message if context.failure_event else ""),
         run_url=f"{ui.rstrip('/')}/runs/{run.run_id}" if ui else None,

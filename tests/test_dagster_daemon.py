@@ -10,6 +10,8 @@ hour); production code has no failure switch.
 
 from __future__ import annotations
 
+import email
+import email.policy
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -152,7 +154,7 @@ def _wait_for_alert(deployment, partition: str, timeout: float = 150) -> str:
     deadline = time.time() + timeout
     while time.time() < deadline:
         for path in sorted((deployment.outbox / "alerts").glob("*.eml")):
-            text = path.read_text(errors="replace")
+            text = email.message_from_bytes(path.read_bytes(), policy=email.policy.default).get_content()
             if partition in text:
                 return text
         time.sleep(3)
