@@ -10,6 +10,7 @@ PYTHON ?= $(shell for p in $(SUPPORTED) python3; do \
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
+PYTEST_ARGS ?=
 
 .PHONY: demo test dev validate bench clean print-python
 
@@ -26,7 +27,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/dg check defs
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 dev: $(STAMP)
 	$(BIN)/newsdedup dev
