@@ -25,9 +25,9 @@ def instance_file(dagster_home: Path | None = None) -> Path:
 def default_instance_document() -> dict:
     return {
         "storage": {"postgres": {"postgres_url": {"env": PG_URL_VARIABLE}}},
-        # Stories depend on earlier hours: one run at a time keeps backfills in time order,
-        # and pools (e.g. "clustering") never run two steps at once.
-        "concurrency": {"runs": {"max_concurrent_runs": 1}, "pools": {"default_limit": 1}},
+        # Time order is in the asset graph (previous-hour dependencies), so several runs may go
+        # at once; pools (e.g. "clustering") still never run two steps at once.
+        "concurrency": {"runs": {"max_concurrent_runs": 4}, "pools": {"default_limit": 1}},
         "telemetry": {"enabled": False},
     }
 
