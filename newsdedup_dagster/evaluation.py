@@ -29,6 +29,7 @@ from .clustering.settings import ClusterSettings, settings_for
 from .embeddings import EmbeddingSettings, embed_partition, ensure_model, make_embedder
 from .embeddings.centring_prior import PRIOR_TEXTS
 from .embeddings.text import LEAD_CHARS, embedding_key, embedding_parts, text_hash
+from .progress import progress
 
 log = logging.getLogger(__name__)
 
@@ -263,14 +264,14 @@ def cache_store(cache_url: str, conn: psycopg.Connection, model: str) -> None:
 
 def embed_all(conn, embedder, hours: list[datetime], emb_settings: EmbeddingSettings) -> float:
     t0 = time.perf_counter()
-    for h in hours:
+    for h in progress(hours, "eval: embedding (hours)"):
         embed_partition(conn, embedder, h, h + timedelta(hours=1), emb_settings)
     return time.perf_counter() - t0
 
 
 def cluster_all(conn, info, hours: list[datetime], settings: ClusterSettings) -> float:
     t0 = time.perf_counter()
-    for h in hours:
+    for h in progress(hours, "eval: clustering (hours)"):
         cluster_partition(conn, info, h, settings)
     return time.perf_counter() - t0
 
