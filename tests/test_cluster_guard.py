@@ -5,7 +5,6 @@ import string
 import pytest
 
 from newsdedup_dagster.clustering.guard import (
-    CALIBRATION,
     DEFAULTS,
     attach_leftovers,
     guarded_components,
@@ -119,10 +118,3 @@ def test_attach_leftovers_uses_callback_and_threshold():
 
 def test_defaults_are_the_calibrated_guard():
     assert DEFAULTS == {"guard": "louvain", "guard_resolution": 1.0}
-    assert CALIBRATION["e5-centred"].resolution == DEFAULTS["guard_resolution"]
-
-
-def test_calibration_has_both_offline_models():
-    assert {"e5-centred", "e5", "use", "use-centred"} <= set(CALIBRATION)
-    for cfg in CALIBRATION.values():
-        assert 0 < cfg.item_threshold < 1 and 0 < cfg.story_threshold < 1 and cfg.knn_k >= 1

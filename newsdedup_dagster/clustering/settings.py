@@ -1,8 +1,8 @@
-"""Clustering configuration: the seed's names and defaults, per-model calibration, env and --set.
+"""Clustering configuration: the published method's names and defaults, per-model calibration, env and --set.
 
 Every key is read from NEWSDEDUP_<KEY upper> and accepted by `newsdedup eval --set key=value`.
 Thresholds are model-specific: MODEL_DEFAULTS holds the calibrated values per embedding model,
-each with the evidence (dataset, figure, command) beside it.
+each with one line of evidence beside it; the tables and commands are in docs/CALIBRATION.md.
 """
 
 from __future__ import annotations
@@ -15,24 +15,20 @@ from typing import Any
 
 @dataclass(frozen=True)
 class ClusterSettings:
-    # cosine(item, story centroid) needed to attach in pass 1 (seed: 0.7)
+    # cosine(item, story centroid) needed to attach in pass 1 (published method: 0.7)
     story_threshold: float = 0.7
-    # cosine(item, item) needed for a pass-2 edge (seed: 0.7)
+    # cosine(item, item) needed for a pass-2 edge (published method: 0.7)
     item_threshold: float = 0.7
     # |item.published_at - story.latest_published_at| (pass 1) and |gap| between items (pass 2)
     max_gap_hours: float = 18.0
-    # a story stops absorbing items this long after its first item (seed: 36)
+    # a story stops absorbing items this long after its first item (published method: 36)
     story_max_age_hours: float = 36.0
     knn_k: int = 10
     centroid_window: int = 3
     # items per KNN statement: an hour's items in one round trip (bench/clustering.py)
     batch_size: int = 2000
-    # HNSW search breadth (SET LOCAL hnsw.ef_search). bench/clustering.py, e5 384-d centred-like
-    # structured vectors, 500 new items, m=16 ef_construction=64, pass-2 edge recall vs exact
-    # (target 0.98): 10k window 1.000 at 40/64/100; 100k window 0.947 at 40, 0.986-0.992 at 64,
-    # 0.995-0.998 at 100 (two runs, helper-7, 2026-11-30), so 100 stays. Reproduce:
-    #   python bench/clustering.py --sizes 10000,100000 --ef-search 40,64,100
-    # (earlier, 512-d USE-like vectors at 100k: 1.000 at 100, 0.956 at 40.)
+    # HNSW search breadth (SET LOCAL hnsw.ef_search): pass-2 edge recall vs exact 0.995-0.998 at 100
+    # on a 100k window of synthetic e5-like vectors (bench/clustering.py); docs/CALIBRATION.md#hnsw-ef_search
     ef_search: int = 100
     # KNN access path: hnsw (ordered HNSW scan + iterative scan, the default), exact (no index;
     # the bench's reference), auto (the planner decides)
@@ -47,7 +43,7 @@ class ClusterSettings:
     # guard sees every known edge of a component (doubles the KNN queries; off unless the guard
     # needs it: bench/clustering.py, 10k window, pass 2 took 2.2 s with it)
     pass2_expand: bool = False
-    # pass 3: H's leftovers join H's best new story (guard.attach_leftovers); off = the seed's two passes
+    # pass 3: H's leftovers join H's best new story (guard.attach_leftovers); off = the published method's two passes
     pass3: bool = True
     # Re-materialising H when later hours are already clustered. "keep": later hours' stories and
     # memberships stay (an ad-hoc rerun of one hour does not wipe what came after it; H then sees
@@ -76,49 +72,19 @@ class ClusterSettings:
         return out
 
 
-# Per-model defaults. Evidence for each value is in the comment beside it.
+# Per-model defaults, each with one line of evidence; tables and commands in docs/CALIBRATION.md.
 MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
     "use:multilingual-v3": {
-        # item_threshold: gnews_titles.jsonl (one undated partition = pass 2 alone), plain UnionFind,
-        # k=10, B-cubed F1 by threshold: 0.60 0.479 | 0.65 0.647 | 0.68 0.644 | 0.70 0.623 | 0.72 0.588.
-        # Cross-lingual pairs of one event sit at 0.6-0.77 (fixture tests/clustering_fixtures.py EU_AI),
-        # so 0.65 is also the highest value that keeps the seed's four-language example together.
-        # Reproduce: newsdedup eval --data ../shared/data/gnews_titles.jsonl --sweep item_threshold=0.6:0.72:0.02
+        # gnews_titles.jsonl, plain UnionFind: F1 0.647 at 0.65 (calibrated on this file);
+        # docs/CALIBRATION.md#use-thresholds
         "item_threshold": 0.65,
-        # story_threshold: itn_multilingual_dev.jsonl with max_gap_hours=story_max_age_hours=100000,
-        # (story, item) -> F1: (0.50, 0.50) 0.503 | (0.50, 0.55) 0.507 | (0.55, 0.60) 0.476 |
-        # (0.60, 0.60) 0.430 | (0.50, 0.70) 0.467 | (0.70, 0.70) 0.320. A centroid averages several
-        # languages, so an item matches it at a lower cosine than it matches any single article.
-        # Reproduce: newsdedup eval --data ../shared/data/itn_multilingual_dev.jsonl --set max_gap_hours=100000
-        #   --set story_max_age_hours=100000 --sweep story_threshold=0.5:0.7:0.05
-        # (Figures above: before the guard and pass 3. With them, helper-6, NEWSDEDUP_EMBEDDING_PROVIDER=use:
-        #  these defaults: gnews F1 0.753 NMI 0.880, itn 0.468; story 0.6 item 0.5 guard_resolution 2.0
-        #  (guard.CALIBRATION["use"]): gnews F1 0.792 NMI 0.899 -- USE misses the issue-5 targets either way.)
+        # itn_multilingual_dev.jsonl, time gates off: F1 0.476-0.507 at story 0.50-0.55, 0.320 at 0.70
+        # (calibrated on this file); docs/CALIBRATION.md#use-thresholds
         "story_threshold": 0.55,
     },
-    # The offline default (embeddings/providers.py). Vectors are centred per language
-    # (providers.CENTRING_DEFAULTS; raw e5 puts unrelated text near cosine 0.76-0.85, centred e5 near
-    # 0: itn pair cosines same subject median 0.45, different subject p99 0.32), pass 2 = UnionFind +
-    # Louvain guard (guard=louvain, guard_resolution=1.0), pass 3 on, k=10. Measured through the real
-    # pipeline with `newsdedup eval` (helper-6, 2026-11-30; defaults unless stated):
-    #   gnews_titles.jsonl (11,109 items, one partition):
-    #     P 0.820 R 0.897 F1 0.857 NMI 0.929, largest 422 (targets F1 0.80 / NMI 0.90 met)
-    #     item_threshold 0.35 F1 0.835 NMI 0.922 | 0.40 0.857 0.929 | 0.45 0.851 0.927
-    #     guard=none (the seed's UnionFind): F1 0.122, largest 10,498 -- the guard decides gnews
-    #     pass3=false: F1 0.856
-    #     newsdedup eval --data ../shared/data/gnews_titles.jsonl [--sweep item_threshold=0.35:0.45:0.05]
-    #   itn_multilingual_dev.jsonl (2,306 items, 1,270 partitions), time gates off:
-    #     P 0.742 R 0.703 F1 0.722 NMI 0.891 (target F1 0.65 met)
-    #     story_threshold 0.35 F1 0.720 | 0.40 0.722 | 0.45 0.688
-    #     item_threshold  0.35 F1 0.711 | 0.40 0.722 | 0.45 0.723
-    #     guard=none 0.721, pass3=false 0.720, pass2_expand=true 0.708 (so expand stays off)
-    #     newsdedup eval --data ../shared/data/itn_multilingual_dev.jsonl --set max_gap_hours=100000
-    #       --set story_max_age_hours=100000 [--sweep story_threshold=0.35:0.45:0.05]
-    #   With the live time gates (18 h / 36 h) itn scores 0.34: its postings of one subject are days apart.
-    # The research prototype (bench/clustering_research.py --model e5 --centre online --method guard)
-    # found the same plateau (story 0.35-0.45 x item 0.35-0.45).
-    # Re-chosen once for the default text (headline + lead) over gnews titles, ITN and the sample day
-    # together, maximising the worst file's F1 margin over its target: 0.40 / 0.40 (docs/CALIBRATION.md).
+    # The offline default (embeddings/providers.py), vectors centred per language. F1 at 0.40 / 0.40:
+    # gnews titles 0.848, ITN dev 0.723, sample day 0.891 (calibrated on these files);
+    # docs/CALIBRATION.md#clustering-thresholds
     "e5:multilingual-e5-small-q4": {"story_threshold": 0.40, "item_threshold": 0.40},
 }
 

@@ -76,16 +76,13 @@ class EmbeddingSettings:
 
 
 # Per-model centring default: the stored vector is l2_normalize(raw - running mean of the item's
-# language) (embeddings/store.py, sql/queries/embed_centre_*.sql). Why: every text of one language
-# shares a component, so raw neighbours are "same language, other event"; removing it lets the
-# cross-lingual same-event neighbours through (itn e5: share of the 10 nearest neighbours from the
-# same story 0.63 -> 0.76, clustering/guard.py). Evidence through `newsdedup eval`: see
-# clustering/settings.py MODEL_DEFAULTS (the thresholds are calibrated on the vectors these give).
+# language) (embeddings/store.py, sql/queries/embed_centre_*.sql), which removes the component every
+# text of a language shares. itn_multilingual_dev.jsonl, e5: share of the 10 nearest neighbours from
+# the same story 0.63 -> 0.76 (calibrated on this file); docs/CALIBRATION.md#per-language-centring
 CENTRING_DEFAULTS: dict[str, bool] = {
     "e5:multilingual-e5-small-q4": True,
-    # USE keeps raw vectors: its calibrated thresholds (0.65 / 0.55) were measured on raw vectors,
-    # and centring helped itn but not gnews in the research prototype (itn 0.58 vs 0.44, gnews 0.783
-    # vs 0.796: bench/clustering_research.py --model use --centre online|none --method guard).
+    # USE keeps raw vectors: its thresholds were calibrated on raw vectors, and centring lost on gnews
+    # in the research prototype (F1 0.783 vs 0.796); docs/CALIBRATION.md#per-language-centring
     "use:multilingual-v3": False,
 }
 CENTRE_CHOICES = ("auto", "on", "off")

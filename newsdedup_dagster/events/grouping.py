@@ -54,35 +54,13 @@ __all__ = [
 
 
 
-# Calibrated on ../shared/data/itn_multilingual_dev.jsonl (Wikipedia "In the news" blurbs,
-# grouped by Wikidata subject = one event, each language edition posting days apart) with the
-# offline USE multilingual 512-d embedder; each blurb is fed as one story, hour by hour in time
-# order, through plan_hour() below. B-cubed vs subject, quiet period = join gap = 72 h:
-#   the 16 USE languages (1,289 rows, 114 subjects):
-#     0.35 F1 0.723 (P 0.632 R 0.845) | 0.40 0.751 (0.704/0.805) | 0.45 0.777 (0.806/0.750)
-#     0.50 0.759 (0.811/0.714)        | 0.55 0.713 (0.820/0.631)
-#   all ~50 languages (2,306 rows, 119 subjects; many languages USE does not know):
-#     0.40 F1 0.561 (P 0.673) | 0.45 0.556 (P 0.737) | 0.50 0.542 (P 0.766)
-#   (for comparison, offline UnionFind at 0.6 scores 0.48 and average-linkage 0.54 on all rows)
-# 0.45 is the F1 peak on the supported languages and keeps precision >= 0.8 there; a live
-# stream is denser than ITN (hundreds of stories a day, not 119 subjects in 4 years), so we
-# do not go lower for recall. Pair cosines: same subject median 0.565, different subject p99
-# 0.461 (16 languages). Reproduce:
-#   python -m newsdedup_dagster.events.calibrate ../shared/data/itn_multilingual_dev.jsonl \
-#       --langs ar,zh,nl,en,de,fr,it,ja,ko,pl,pt,es,th,tr,ru,zh-yue --quiet-hours 72
-# Story threshold is 0.7 on items; events compare story *centroids* across days where the
-# wording drifts ("proposes" -> "votes" -> "signs"), so the event threshold sits lower.
-# Model-specific: recalibrate for another embedding model (EVENT_THRESHOLDS below).
+# Event thresholds are model-specific (EVENT_THRESHOLDS below) and sit below the item threshold:
+# events compare story centroids across days where the wording drifts. USE: F1 0.777 (P 0.806) at
+# 0.45 on itn_multilingual_dev.jsonl, 16 USE languages (calibrated on this file);
+# docs/CALIBRATION.md#event-grouping
 USE_EVENT_THRESHOLD = 0.45
-# e5 (the default provider; multilingual-e5-small q4, vectors centred per language as stored by
-# item_embeddings), same data and rules, all 50 languages (2,306 rows, 119 subjects), quiet 72 h:
-#   0.25 F1 0.725 (P 0.723 R 0.727) | 0.30 0.730 (0.746/0.715) | 0.35 0.732 (0.760/0.706)
-#   0.40 0.719 (0.798/0.654)        | 0.45 0.684 (0.829/0.582) | 0.50 0.626 (0.844/0.497)
-# Pair cosines: same subject median 0.449, different subject p99 0.323. 0.40 keeps precision at
-# ~0.8 for -0.013 F1 against the peak (0.35), the same choice as for USE (a live stream is denser
-# than ITN). Reproduce (2026-11-30):
-#   python -m newsdedup_dagster.events.calibrate ../shared/data/itn_multilingual_dev.jsonl \
-#       --quiet-hours 72 --thresholds 0.25,0.3,0.35,0.4,0.45,0.5,0.55 [--provider use]
+# e5, centred vectors: F1 0.719 (P 0.798) at 0.40 on itn_multilingual_dev.jsonl, all languages
+# (calibrated on this file); docs/CALIBRATION.md#event-grouping
 E5_EVENT_THRESHOLD = 0.40
 EVENT_THRESHOLDS: dict[str, float] = {
     "use:multilingual-v3": USE_EVENT_THRESHOLD,
@@ -103,10 +81,8 @@ def event_threshold_for(model: str | None = None) -> float:
 
 # Kept for callers that import it: the default provider's calibrated value.
 DEFAULT_THRESHOLD = E5_EVENT_THRESHOLD
-# Events close after 3 quiet days. ITN, same subject, consecutive postings: median gap 7.3 h,
-# p90 58.6 h, 93 % within 72 h (16 languages). 72 h beats 24 h on every threshold
-# (0.45: F1 0.556 vs 0.452, all languages); 168 h adds +0.02 F1 on ITN but ITN is sparse, and a
-# week-long quiet period would merge unrelated follow-ups in a dense stream.
+# Events close after 3 quiet days: 93 % of consecutive same-subject postings (16 languages)
+# in itn_multilingual_dev.jsonl are within 72 h (calibrated on this file); docs/CALIBRATION.md#event-grouping
 DEFAULT_QUIET_HOURS = 72.0
 DEFAULT_JOIN_GAP_HOURS = 72.0
 # A cap so a permanent topic ("war in X") becomes a sequence of events, each with a readable

@@ -75,12 +75,8 @@ MAX_ARTICLES = 12
 ARTICLE_TEXT_CHARS = 400
 
 # "Substantially changed" (rescore): the item count grew by at least 50 % and by at least 2 items
-# since the last score. Growth is geometric, so a story of n items is scored O(log n) times.
-# Evidence: simulating one-item-per-partition growth (the worst case) over the gold stories of
-# ../shared/data/gnews_titles_snippets.jsonl (152 stories, 11,109 items) gives 1,174 scoring calls
-# instead of 11,109 for "rescore on every change"; a 430-item story is scored at sizes
-# 1,3,5,8,12,18,27,41,62,93,140,210,315 (13 calls). ITN (119 stories, 2,306 items): 582 vs 2,306.
-# Reproduce: python -m newsdedup_dagster.llm.scoring --simulate-rescore FILE.jsonl
+# since the last score, so a story of n items is scored O(log n) times: 1,174 calls instead of
+# 11,109 on gnews_titles_snippets.jsonl's gold stories, worst-case growth; docs/CALIBRATION.md#rescore-rule
 RESCORE_GROWTH_RATIO = 0.5
 RESCORE_MIN_NEW_ITEMS = 2
 
@@ -269,13 +265,9 @@ def validate_score(data: dict, pivot_lang: str = "en") -> ScoreResult:
 
 
 # ------------------------------------------------------------------ offline
-# Saturation points of the offline heuristic (a story at or above all four scores 10).
-# Evidence: the ITN subjects in ../shared/data/itn_multilingual_dev.jsonl are world events by
-# construction (Wikipedia "In the news"); they reach a median of 7 languages (p90 17) and 15
-# articles (p90 38), so 8 languages and 32 articles mark "world news". 16 independent sources is
-# most of a 20-50 feed deployment. 8 articles/hour is a burst no routine story reaches on the
-# replay sample. Weights favour independent sources (agreement) over raw article counts
-# (one wire story syndicated 30 times is still one source).
+# Saturation points of the offline heuristic (a story at or above all four scores 10): ITN's world
+# events reach a median of 7 languages and 15 articles (itn_multilingual_dev.jsonl); weights favour
+# independent sources over raw article counts. docs/CALIBRATION.md#offline-significance
 OFFLINE_WEIGHTS = {"sources": 4.0, "languages": 2.5, "items": 1.5, "speed": 2.0}
 OFFLINE_SATURATION = {"sources": 16, "languages": 8, "items": 32, "speed_per_hour": 8.0}
 
