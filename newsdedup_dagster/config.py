@@ -70,6 +70,13 @@ def fetch_mode() -> str:
     return mode
 
 
+# ---------------------------------------------------------------- near-duplicates
+def neardup_later_partitions() -> str | None:
+    """NEWSDEDUP_LATER_PARTITIONS (keep | reset) for item_duplicates; the stories asset reads the same
+    variable through clustering/settings.py. None when unset."""
+    return env_str("NEWSDEDUP_LATER_PARTITIONS")
+
+
 # ---------------------------------------------------------------- ingestion
 # Limits for hostile feeds and where a fetch may connect (README: "Hostile input").
 

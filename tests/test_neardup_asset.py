@@ -33,8 +33,9 @@ def _item(conn, iid, title, source, lang, hour, url=None, minutes=10):
     )
 
 
-def _run(url, hour):
-    result = materialize([item_duplicates], partition_key=_key(hour),
+def _run(url, hour, later_partitions=None):
+    run_config = {"ops": {"item_duplicates": {"config": {"later_partitions": later_partitions}}}} if later_partitions else None
+    result = materialize([item_duplicates], partition_key=_key(hour), run_config=run_config,
                          resources={"postgres": PostgresResource(database_url=url)})
     assert result.success
     return result.asset_materializations_for_node("item_duplicates")[0].metadata
@@ -105,6 +106,58 @@ def test_later_better_representative_switches_group_representative(conn, clean_d
     assert conn.execute("SELECT representative_item_id FROM duplicate_groups").fetchall() == [("orig",)]
 
 
+def _groups(conn):
+    return conn.execute("SELECT anchor_item_id, representative_item_id, member_count, updated_partition "
+                        "FROM duplicate_groups ORDER BY 1").fetchall()
+
+
+def test_rerun_with_reset_forgets_later_hours_and_replay_rebuilds_them(conn, clean_db, monkeypatch):
+    monkeypatch.delenv("NEWSDEDUP_LATER_PARTITIONS", raising=False)
+    _source(conn, "yonhap", "ko")
+    _source(conn, "naver", "ko", syndicator=True)
+    _source(conn, "etnews", "ko")
+    h1, h2 = H0 + timedelta(hours=1), H0 + timedelta(hours=2)
+    _item(conn, "orig", "진천군, 온디바이스 AI 기반 스마트 돌봄 구축 본격 착수", "yonhap", "ko", H0)
+    _item(conn, "copy", "진천군 온디바이스 AI기반 스마트돌봄 본격화", "naver", "ko", h1)
+    _item(conn, "reprint", "진천군, 온디바이스 AI 기반 스마트 돌봄 구축 본격 착수", "etnews", "ko", h2)
+    conn.commit()
+    for hour in (H0, h1, h2):
+        _run(clean_db, hour)
+    first = (_dups(conn), _groups(conn))
+    assert first == ({"copy": ("orig", "near"), "reprint": ("orig", "exact")}, [("orig", "reprint", 3, h2)])
+
+    # keep (the default outside backfills): hour 2's decision stays and the group still counts it.
+    meta = _run(clean_db, h1)
+    assert meta["later_duplicates_removed"].value == 0 and (_dups(conn), _groups(conn)) == first
+
+    # reset: hour 1 sees only what had arrived by hour 1, as its first run did.
+    meta = _run(clean_db, h1, "reset")
+    assert meta["later_partitions"].value == "reset" and meta["later_duplicates_removed"].value == 1
+    assert _dups(conn) == {"copy": ("orig", "near")}
+    assert _groups(conn) == [("orig", "orig", 2, h1)]  # the syndicated copy never represents
+    _run(clean_db, H0, "reset")
+    assert _dups(conn) == {} and _groups(conn) == []
+
+    # Replaying the later hours in time order rebuilds exactly the first build.
+    _run(clean_db, h1, "reset")
+    _run(clean_db, h2, "reset")
+    assert (_dups(conn), _groups(conn)) == first
+
+
+def test_later_partitions_from_the_environment(conn, clean_db, monkeypatch):
+    _source(conn, "a", "en")
+    h1 = H0 + timedelta(hours=1)
+    _item(conn, "a1", "Tesla recalls 100,000 cars over seat belt fault", "a", "en", H0)
+    _item(conn, "a2", "Tesla recalls 100,000 cars over seat belt fault", "a", "en", h1)
+    conn.commit()
+    _run(clean_db, H0)
+    _run(clean_db, h1)
+    assert _dups(conn) == {"a2": ("a1", "exact")}
+    monkeypatch.setenv("NEWSDEDUP_LATER_PARTITIONS", "reset")
+    assert _run(clean_db, H0)["later_duplicates_removed"].value == 1
+    assert _dups(conn) == {}
+
+
 def test_languages_never_merge(conn, clean_db):
     _source(conn, "a", "en")
     _source(conn, "b", "fr")
@@ -113,3 +166,12 @@ def test_languages_never_merge(conn, clean_db):
     conn.commit()
     _run(clean_db, H0)
     assert _dups(conn) == {}
+
+
+def test_unknown_later_partitions_is_refused(conn, clean_db):
+    import pytest
+
+    from newsdedup_dagster.neardup.store import dedup_partition
+
+    with pytest.raises(ValueError, match="later_partitions"):
+        dedup_partition(conn, H0, later_partitions="wipe")

@@ -2,9 +2,11 @@
 against the canonical items of the lookback window. Thin: see newsdedup_dagster/neardup/."""
 
 import os
+from typing import Optional
 
-from dagster import AssetExecutionContext, MaterializeResult, asset
+from dagster import AssetExecutionContext, Config, MaterializeResult, asset
 
+from .. import config as settings
 from ..neardup.store import DEFAULT_LOOKBACK_HOURS, dedup_partition
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
 from ..resources import PostgresResource
@@ -13,6 +15,26 @@ from .common import OWNERS, ROW_COUNT, table
 
 def lookback_hours() -> int:
     return int(os.environ.get("NEWSDEDUP_NEARDUP_LOOKBACK_HOURS") or DEFAULT_LOOKBACK_HOURS)
+
+
+class ItemDuplicatesConfig(Config):
+    # keep | reset (neardup/store.py). Unset: the `stories` op's choice in the same run, else reset
+    # inside a Dagster backfill, else NEWSDEDUP_LATER_PARTITIONS, else keep.
+    later_partitions: Optional[str] = None
+
+
+def later_partitions(context: AssetExecutionContext, own: Optional[str]) -> str:
+    """One rebuild mode per run: a run that resets the clustering of later hours resets their
+    duplicates too, else H's stories would be scored against copies that arrived after H."""
+    if own:
+        return own
+    ops = (context.run.run_config or {}).get("ops") or {}
+    stories = ((ops.get("stories") or {}).get("config") or {}).get("later_partitions")
+    if stories:
+        return stories
+    if context.run.tags.get("dagster/backfill"):
+        return "reset"
+    return settings.neardup_later_partitions() or "keep"
 
 
 @asset(
@@ -27,9 +49,12 @@ def lookback_hours() -> int:
     kinds={"python", "postgres"},
     description="Duplicates of hour H's items (rule url / exact / near); duplicates are not embedded but join their canonical item's story.",
 )
-def item_duplicates(context: AssetExecutionContext, postgres: PostgresResource) -> MaterializeResult:
+def item_duplicates(context: AssetExecutionContext, config: ItemDuplicatesConfig,
+                    postgres: PostgresResource) -> MaterializeResult:
+    later = later_partitions(context, config.later_partitions)
     with postgres.connection() as conn:
-        report = dedup_partition(conn, hour_start(context.partition_key), lookback_hours=lookback_hours())
+        report = dedup_partition(conn, hour_start(context.partition_key), lookback_hours=lookback_hours(),
+                                 later_partitions=later)
     groups = sorted(report.groups, key=lambda g: (-g["members"], g["anchor"]))
     return MaterializeResult(
         metadata={
@@ -42,6 +67,8 @@ def item_duplicates(context: AssetExecutionContext, postgres: PostgresResource) 
             "rule_near": report.by_rule["near"],
             "window_canonicals": report.window_canonicals,
             "lookback_hours": lookback_hours(),
+            "later_partitions": later,
+            "later_duplicates_removed": report.later_duplicates_removed,
             "merged_groups": table(
                 ({"members": g["members"], "representative": g["representative_title"],
                   "other_headlines": " / ".join(t for t in g["titles"] if t != g["representative_title"])}

@@ -10,6 +10,11 @@ Rules, in order: 'url' (same article behind scheme / www. / m. / trailing-slash 
 that canonical URLs keep apart), 'exact' (normalised headline), 'near' (3-gram IDF
 Jaccard with the lead-token gate where it helps, see headline.NearDupConfig).
 Idempotent: the hour's own rows are deleted and recomputed in one transaction.
+
+Re-running H after later hours (`later_partitions`): "keep" leaves the later hours' duplicates in
+place (groups then count members that arrived after H); "reset" deletes them first and recomputes
+their groups from what is left, so H and every later hour, re-run in time order, rebuild exactly
+what the first runs built (as the `stories` asset's option of the same name does for clustering).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from ..crashpoints import crash_point
 DEFAULT_LOOKBACK_HOURS = 36
 # Arbitrary constant namespace for the per-hour advisory lock.
 NEARDUP_LOCK_NAMESPACE = 727_020
+LATER_PARTITIONS_CHOICES = ("keep", "reset")
 _LOOSE_HOST_PREFIXES = ("www.", "m.", "mobile.", "amp.")
 
 
@@ -51,6 +57,7 @@ def loose_url_key(canonical_url: str) -> str:
 class DedupReport:
     items: int = 0
     window_canonicals: int = 0
+    later_duplicates_removed: int = 0  # later hours' duplicates forgotten (later_partitions=reset)
     by_rule: dict[str, int] = field(default_factory=lambda: {"url": 0, "exact": 0, "near": 0})
     groups: list[dict] = field(default_factory=list)  # for the metadata table
 
@@ -65,17 +72,26 @@ def _headline_item(row, existing: bool) -> HeadlineItem:
 
 
 def dedup_partition(conn: psycopg.Connection, hour: datetime, *, lookback_hours: int = DEFAULT_LOOKBACK_HOURS,
-                    config: NearDupConfig | None = None) -> DedupReport:
-    """Decide the duplicates of hour H. `conn` must not be inside a transaction; commits."""
+                    config: NearDupConfig | None = None, later_partitions: str = "keep") -> DedupReport:
+    """Decide the duplicates of hour H. `conn` must not be inside a transaction; commits.
+    later_partitions: "keep" or "reset" (see the module docstring)."""
+    if later_partitions not in LATER_PARTITIONS_CHOICES:
+        raise ValueError(f"later_partitions={later_partitions!r}: expected keep or reset")
     config = config or NearDupConfig()
     report = DedupReport()
     lock = int(hour.timestamp() // 3600)
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (NEARDUP_LOCK_NAMESPACE, lock))
+        later_anchors: set[str] = set()
+        if later_partitions == "reset":
+            removed = conn.execute(load_sql("neardup_undo_later"), {"hour": hour}).fetchall()
+            report.later_duplicates_removed = len(removed)
+            later_anchors = {r[0] for r in removed}
         conn.execute(load_sql("neardup_undo_partition"), {"hour": hour})
         new_rows = conn.execute(load_sql("neardup_partition_items"), {"hour": hour}).fetchall()
         report.items = len(new_rows)
         if not new_rows:
+            _reset_groups(conn, sorted(later_anchors))
             return report
         langs = sorted({r[2] or "" for r in new_rows})
         window_rows = conn.execute(
@@ -142,31 +158,48 @@ def dedup_partition(conn: psycopg.Connection, hour: datetime, *, lookback_hours:
                 report.by_rule[rule] += 1
         crash_point("item_duplicates.after_insert")
         anchors = sorted({a for a, _, _ in matches.values()})
-        _refresh_groups(conn, anchors, hour, report)
-        # Groups that lost their members in this rerun.
+        _refresh_groups(conn, anchors, report)
+        # Groups that lost their members in this rerun, or members decided by later hours (reset).
+        _reset_groups(conn, sorted(later_anchors - set(anchors)))
         conn.execute(load_sql("neardup_groups_prune"), {"anchors": anchors + [r[0] for r in canon_rows]})
     return report
 
 
-def _refresh_groups(conn, anchors: list[str], hour: datetime, report: DedupReport) -> None:
+def _reset_groups(conn, anchors: list[str]) -> None:
+    """Groups that lost later hours' members: recomputed from what is left, or removed."""
+    if anchors:
+        _refresh_groups(conn, anchors, None)
+        conn.execute(load_sql("neardup_groups_prune"), {"anchors": anchors})
+
+
+def _refresh_groups(conn, anchors: list[str], report: DedupReport | None) -> None:
+    """Representative, size and last deciding hour of each group, from its current members only
+    (a pure function of them: the same members give the same row whatever ran before)."""
     if not anchors:
         return
     rows = conn.execute(load_sql("neardup_group_members"), {"anchors": anchors}).fetchall()
     grouped: dict[str, list] = defaultdict(list)
     for anchor, *member in rows:
         grouped[anchor].append(member)
-    reps, counts = [], []
+    kept, reps, counts, hours = [], [], [], []
     for anchor in anchors:
+        decided = [m[6] for m in grouped[anchor] if m[6] is not None]
+        if not decided:  # no duplicate left: not a group (neardup_groups_prune removes its row)
+            continue
         items = [HeadlineItem(item_id=m[0], title=m[1] or "", lang=m[2], url=m[3] or "",
                               source_is_syndicator=bool(m[4]), published_at=m[5]) for m in grouped[anchor]]
         rep = choose_representative(items)
+        kept.append(anchor)
         reps.append(rep.item_id)
         counts.append(len(items))
-        report.groups.append({"anchor": anchor, "representative": rep.item_id, "members": len(items),
-                              "titles": [i.title for i in sorted(items, key=lambda i: i.item_id)][:4],
-                              "representative_title": rep.title})
-    conn.execute(load_sql("neardup_groups_upsert"),
-                 {"anchors": anchors, "representatives": reps, "counts": counts, "hours": [hour] * len(anchors)})
+        hours.append(max(decided))
+        if report is not None:
+            report.groups.append({"anchor": anchor, "representative": rep.item_id, "members": len(items),
+                                  "titles": [i.title for i in sorted(items, key=lambda i: i.item_id)][:4],
+                                  "representative_title": rep.title})
+    if kept:
+        conn.execute(load_sql("neardup_groups_upsert"),
+                     {"anchors": kept, "representatives": reps, "counts": counts, "hours": hours})
 
 
 def groups_markdown(report: DedupReport, limit: int = 30) -> str:

@@ -3,14 +3,15 @@
 --   mean_lang = (sum_lang + lang_prior * mean_all) / (count_lang + lang_prior)
 -- (the language's running mean shrunk towards mean_all; see embeddings/store.py centre_partition).
 -- pgvector has no vector / scalar operator: scaling is `* array_fill(f, dims)::vector`.
+-- Sums in a fixed row order (pgvector adds in float4: another order changes the last bits).
 WITH rows AS (
-    SELECT lang, vec_sum, item_count
+    SELECT lang, partition_hour, vec_sum, item_count
       FROM embedding_language_means
      WHERE model = %(model)s AND partition_hour < %(end)s
 ), all_totals AS (
-    SELECT sum(vec_sum) AS s, sum(item_count)::float8 AS n FROM rows
+    SELECT sum(vec_sum ORDER BY partition_hour, lang) AS s, sum(item_count)::float8 AS n FROM rows
 ), lang_totals AS (
-    SELECT lang, sum(vec_sum) AS s, sum(item_count)::float8 AS n
+    SELECT lang, sum(vec_sum ORDER BY partition_hour) AS s, sum(item_count)::float8 AS n
       FROM rows WHERE lang <> %(prior_lang)s GROUP BY lang
 ), means AS (
     SELECT t.lang,

@@ -3,7 +3,7 @@
 -- partition -infinity so every partition's running mean includes it.
 INSERT INTO embedding_language_means (model, lang, partition_hour, vec_sum, item_count)
 SELECT %(model)s, %(prior_lang)s, '-infinity'::timestamptz,
-       sum(c.embedding) * array_fill((%(prior_weight)s::real / count(*))::real, ARRAY[%(dims)s])::vector,
+       sum(c.embedding ORDER BY c.text_hash) * array_fill((%(prior_weight)s::real / count(*))::real, ARRAY[%(dims)s])::vector,
        %(prior_weight)s
   FROM embedding_cache c
  WHERE c.model = %(model)s AND c.text_hash = ANY(%(prior_hashes)s)
