@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 import psycopg
-from dagster import ConfigurableResource, EnvVar, ResourceDefinition
+from dagster import ConfigurableResource, DagsterInvalidConfigError, EnvVar, ResourceDefinition
 
 from . import config as app_config
 from . import db
@@ -173,11 +173,26 @@ def fixed(resource: ConfigurableResource) -> ResourceDefinition:
     entry in run config is an error ("Received unexpected config entry"). EnvVar fields resolve
     when the run worker initialises the resource."""
     return ResourceDefinition(
-        resource_fn=lambda _context: resource.process_config_and_initialize(),
+        resource_fn=lambda context: _initialise(resource, context),
         config_schema={},
         description=(type(resource).__doc__ or "").strip().splitlines()[0]
         + " Fixed by the deployment (environment variables); not configurable per run.",
     )
+
+
+def _initialise(resource: ConfigurableResource, context):
+    """`resource.process_config_and_initialize()` (EnvVar fields resolved here, in the run
+    worker), but with the run's own instance: without one Dagster builds a throwaway in-memory
+    SQLite instance per resource and run, whose connections later complain when collected."""
+    from dagster import build_init_resource_context
+    from dagster._config.post_process import post_process_config
+
+    processed = post_process_config(resource._config_schema.config_type, resource._convert_to_config_dictionary())
+    if not processed.success:
+        raise DagsterInvalidConfigError("Errors while initializing resource", processed.errors, processed)
+    return resource.from_resource_context(
+        build_init_resource_context(config=processed.value, instance=context.instance),
+        nested_resources=resource.nested_resources)
 
 
 def _secret(name: str) -> Optional[EnvVar]:
