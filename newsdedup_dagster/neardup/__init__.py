@@ -1,4 +1,4 @@
-"""Near-duplicate headlines (seed method 2): pure logic, no Dagster, no database.
+"""Near-duplicate headlines (the published near-duplicate method: Korean on-device AI write-up): pure logic, no Dagster, no database.
 
 Entry points:
     cluster_headlines(items, background_titles=(), config=None) -> list[DuplicateMatch]

@@ -1,6 +1,6 @@
 """Which member of a duplicate group is its canonical item (pure).
 
-Order of preference (DESIGN.md, seed method 2):
+Order of preference (the published near-duplicate method):
 1. the original outlet over a syndicator (the source's `syndicator` flag, or a
    URL on a known aggregator host: SYNDICATOR_HOSTS);
 2. a direct link over an opaque redirect (news.google.com/rss/articles/…,
