@@ -1,7 +1,7 @@
 """`prune` (daily, unpartitioned): apply the retention settings (newsdedup_dagster/retention.py).
 
 Exports ASSETS, JOBS and SCHEDULES: `retention_job` materialises `prune` alone, and
-`retention_schedule` runs it every day at 03:15 UTC (after the 00:30 digest, away from the hourly
+`retention_schedule` runs it every day at 03:15 UTC (after the day's digest, away from the hourly
 runs at :05). Keep `prune` out of the hourly and daily jobs' selections.
 """
 
