@@ -19,6 +19,7 @@ from .. import config, db
 from ..config import LLMSettings
 from .render import EventRecord, RenderedDigest, SourceLink, StoryRecord, build_view, render
 from .select import DigestCandidate, Selected, SelectionSettings, select_stories
+from ..publish.write import atomic_write
 
 __all__ = ["DigestFiles", "DayDigest", "digest_langs", "load_candidates", "load_records", "render_day",
            "digest_html_path", "sample_digest_path", "parse_day"]
@@ -115,10 +116,8 @@ def digest_html_path(day: date, lang: str, outbox_dir: Path | None = None) -> Pa
 
 
 def _write(path: Path, content: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(content, encoding="utf-8")
-    tmp.replace(path)  # readers never see half a file
+    # A unique temporary name per writer: two digest runs of one day may render at once.
+    atomic_write(path, content)
 
 
 def render_day(

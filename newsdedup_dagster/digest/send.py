@@ -58,6 +58,7 @@ import psycopg
 
 from .. import config as app_config
 from .. import db
+from ..publish.write import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -343,9 +344,7 @@ class _Run:
         path = folder / f"{d.subscriber_id:06d}-{d.lang}.eml"
         if not self._hand_over(d):
             return
-        tmp = path.with_suffix(".eml.tmp")
-        tmp.write_bytes(bytes(msg))
-        tmp.replace(path)   # atomic: a rerun after a crash rewrites the same file, never a second one
+        atomic_write(path, bytes(msg))  # a rerun after a crash rewrites the same file, never a second one
         self.crash("accepted")
         self._record(d, "outbox", message_id=message_id, outbox_path=str(path))
         self.report.outbox += 1
