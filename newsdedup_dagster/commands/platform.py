@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from .. import config, db
+from .signals import StopSignalWatch
 
 SAMPLE_DAY = "2026-11-02"
 
@@ -154,28 +155,10 @@ def _gold_evaluation(conn, gold_path: Path) -> dict | None:
     return summary(pred, gold)
 
 
-def cmd_demo(args) -> int:
-    started = time.monotonic()
-    os.environ.setdefault("NEWSDEDUP_SOURCES", str(config.SAMPLE_DATA_DIR / "sources.yaml"))
-    os.environ.setdefault("NEWSDEDUP_FETCH_MODE", "replay")
-
-    from ..instance import get_instance
+def _run_demo_hours(hourly, instance, url, args, run_config_base, stop):
+    """Materialise the demo day's hours in order; one printed line per hour."""
     from ..partitions import hour_window
 
-    # Dagster's console log at the level asked for; the run's event log (the UI) keeps everything.
-    run_config_base = {"loggers": {"console": {"config": {"log_level": "INFO" if args.verbose else "ERROR"}}}}
-
-    url = db.ensure_ready()
-    print(f"database: {db.redact_url(url)} (embedded)" if not config.database_url() else f"database: {db.redact_url(url)}")
-    instance = get_instance()
-    print(f"dagster instance: {os.environ['DAGSTER_HOME']}/dagster.yaml (runs stored in PostgreSQL)")
-    if config.LLMSettings().offline:
-        print("LLM stages: offline fallback, set NEWSDEDUP_LLM_BASE_URL to use a model")
-    from ..definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs
-
-    hourly = defs.resolve_job_def(HOURLY_JOB_NAME)
-    print(f"\nMaterialising {args.hours} hourly partitions of {args.day} through Dagster job '{HOURLY_JOB_NAME}'")
-    print(f"{'hour':<17} {'items':>5} {'dups':>5} {'embed':>5} {'attach':>6} {'new st':>6} {'errors':>6}  checks  run")
     check_totals: Counter = Counter()
     failed_checks: list[str] = []
     failures = 0
@@ -202,13 +185,41 @@ def cmd_demo(args) -> int:
             f"{'ok' if result.success else 'FAILED'}",
             flush=True,
         )
+        stop.raise_if_signalled()  # after the hour's line: a stop lands between hours
 
-    daily = defs.resolve_job_def(DAILY_JOB_NAME)
-    digest_result = daily.execute_in_process(
-        partition_key=args.day, instance=instance, raise_on_error=False,
-        # The demo renders the digest to the outbox and never mails anyone.
-        run_config={**run_config_base, "ops": {"digest": {"config": {"send": False}}}},
-    )
+    return check_totals, failed_checks, failures
+
+
+def cmd_demo(args) -> int:
+    started = time.monotonic()
+    os.environ.setdefault("NEWSDEDUP_SOURCES", str(config.SAMPLE_DATA_DIR / "sources.yaml"))
+    os.environ.setdefault("NEWSDEDUP_FETCH_MODE", "replay")
+
+    from ..instance import get_instance
+
+    # Dagster's console log at the level asked for; the run's event log (the UI) keeps everything.
+    run_config_base = {"loggers": {"console": {"config": {"log_level": "INFO" if args.verbose else "ERROR"}}}}
+
+    url = db.ensure_ready()
+    print(f"database: {db.redact_url(url)} (embedded)" if not config.database_url() else f"database: {db.redact_url(url)}")
+    instance = get_instance()
+    print(f"dagster instance: {os.environ['DAGSTER_HOME']}/dagster.yaml (runs stored in PostgreSQL)")
+    if config.LLMSettings().offline:
+        print("LLM stages: offline fallback, set NEWSDEDUP_LLM_BASE_URL to use a model")
+    from ..definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs
+
+    hourly = defs.resolve_job_def(HOURLY_JOB_NAME)
+    print(f"\nMaterialising {args.hours} hourly partitions of {args.day} through Dagster job '{HOURLY_JOB_NAME}'")
+    print(f"{'hour':<17} {'items':>5} {'dups':>5} {'embed':>5} {'attach':>6} {'new st':>6} {'errors':>6}  checks  run")
+    with StopSignalWatch() as stop:
+        check_totals, failed_checks, failures = _run_demo_hours(hourly, instance, url, args, run_config_base, stop)
+        daily = defs.resolve_job_def(DAILY_JOB_NAME)
+        digest_result = daily.execute_in_process(
+            partition_key=args.day, instance=instance, raise_on_error=False,
+            # The demo renders the digest to the outbox and never mails anyone.
+            run_config={**run_config_base, "ops": {"digest": {"config": {"send": False}}}},
+        )
+        stop.raise_if_signalled()
     if not digest_result.success:
         failures += 1
 
