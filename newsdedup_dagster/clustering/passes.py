@@ -27,6 +27,7 @@ import psycopg
 
 from ..embeddings.store import ModelInfo
 from . import decisions, store
+from .guard import attach_leftovers, guarded_components
 from .settings import ClusterSettings
 from .unionfind import UnionFind
 from ..crashpoints import crash_point
@@ -63,16 +64,6 @@ def plain_components(nodes: Iterable[str], edges, params: dict) -> list[list[str
     for (a, b) in sorted(pairs):
         uf.union(a, b)
     return uf.components(min_size=1)
-
-
-def guarded_components_fn() -> Callable[[list[str], list[Edge], dict], list[list[str]]]:
-    """The chaining guard from clustering/guard.py when present, else plain UnionFind."""
-    try:
-        from . import guard
-    except ImportError:
-        return plain_components
-    fn = getattr(guard, "guarded_components", None)
-    return fn if fn is not None else plain_components
 
 
 @dataclass
@@ -163,6 +154,19 @@ class ClusterResult:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass
+class _Hour:
+    """What the steps of one clustering run share: H's items and when each was published (the
+    window's items join `published` as pass 2 reaches them), and the stories each step touched."""
+    published: dict[str, datetime]
+    touched_old: set[str] = field(default_factory=set)   # older stories whose members the undo changed
+    attached_to: set[str] = field(default_factory=set)   # stories pass 1 attached to
+    remaining: list[str] = field(default_factory=list)   # H's items left for pass 2
+    stories: list[NewStory] = field(default_factory=list)
+    existed: set[str] = field(default_factory=set)       # pass-2 story ids that already existed
+    in_new: set[str] = field(default_factory=set)        # items placed in H's new stories
+
+
 def cluster_partition(
     conn: psycopg.Connection,
     info: ModelInfo,
@@ -173,104 +177,132 @@ def cluster_partition(
     stories and explanation rows H writes are the same on every run."""
     t0 = time.perf_counter()
     result = ClusterResult(partition=h, model=info.model)
-    timings = result.timings
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
         conn.commit()
-    components_fn = guarded_components_fn()
     with conn.transaction():
         store.begin_clustering(conn, settings.ef_search, settings.lock_timeout_s)
-        mark = time.perf_counter()
-        later_touched: set[str] = set()
-        if settings.later_partitions == "reset":
-            later_touched, later_deleted = store.undo_later_partitions(conn, info, h)
-            result.later_stories_removed = len(later_deleted)
-        touched_old, deleted = store.undo_partition(conn, info, h)
-        touched_old = (touched_old | later_touched) - deleted
-        result.undone_stories = len(deleted)
-        # Stories that lost H's members get their pre-H centroid / latest time back *before* pass 1
-        # compares anything with them (else a rerun would match against its own previous result).
-        store.recompute(conn, info, touched_old, settings.centroid_window)
-        published = store.new_items(conn, info, h)
-        ids = list(published)
-        result.new_items = len(ids)
-        timings["undo"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        result.recent = store.sync_recent(conn, info, h, settings)
-        timings["recent_window"] = time.perf_counter() - mark
-
-        # ---- pass 1
-        mark = time.perf_counter()
-        span = (min(published.values()), max(published.values())) if ids else None
-        matches = store.pass1_matches(conn, info, h, ids, settings, span) if ids else []
-        store.attach(conn, h, [(i, s, 1, sim, gap, age, None, settings.story_threshold)
-                               for i, s, sim, gap, age in matches])
-        attached_to = {s for _, s, *_ in matches}
-        result.attached = len(matches)
-        timings["pass1"] = time.perf_counter() - mark
+        hour = _timed(result, "undo", lambda: _undo_and_load(conn, info, h, settings, result))
+        result.recent = _timed(result, "recent_window", lambda: store.sync_recent(conn, info, h, settings))
+        _timed(result, "pass1", lambda: _pass1(conn, info, h, settings, hour, result))
         crash_point("stories.after_pass1")
-
-        # ---- pass 2
-        mark = time.perf_counter()
-        assigned = {m[0] for m in matches}
-        remaining = [i for i in ids if i not in assigned]
-        found = store.pass2_edges(conn, info, h, remaining, settings) if remaining else []
-        # One hop: the window's old items that H's items reach get their own neighbourhoods too,
-        # so the guard judges a component on all its known edges, not only those touching H.
-        hop = sorted({n for _, n, _, _ in found} - set(remaining)) if settings.pass2_expand else []
-        if hop:
-            found += store.pass2_edges(conn, info, h, hop, settings)
-        for _, n, _, at in found:
-            published.setdefault(n, at)
-        raw = [(a, b, sim) for a, b, sim, _ in found]
-        timings["pass2_knn"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        stories, groups, raw = pass2_groups(
-            info.model, set(remaining), raw,
-            founder_key=lambda i: (published[i], i),
-            components=components_fn, params=settings.guard,
-        )
-        result.edges = len(undirected(raw))
-        timings["pass2_guard"] = time.perf_counter() - mark
-
-        mark = time.perf_counter()
-        existed = store.create_stories(conn, info, h, [(s.story_id, s.members) for s in stories],
-                                       settings.centroid_window)
-        rows = []
-        for s in stories:
-            first = published[s.founder]
-            for m in s.members:
-                sim, neighbour = s.best[m]
-                gap = abs((published[m] - published[neighbour]).total_seconds()) / 3600.0
-                age = (published[m] - first).total_seconds() / 3600.0
-                rows.append((m, s.story_id, 2, sim, gap, age, neighbour, settings.item_threshold))
-        store.attach(conn, h, rows)
-        edge_rows, cut_rows = decisions.component_records(
-            [(s.story_id, s.members) for s in stories], groups, raw)
-        store.record_decisions(conn, h, edge_rows, cut_rows)
-        result.new_stories = [s.story_id for s in stories]
-        result.clustered_in_pass2 = len(rows)
-        timings["write_members"] = time.perf_counter() - mark
-        in_new = {r[0] for r in rows}
-
-        # ---- pass 3
-        mark = time.perf_counter()
-        leftovers = [i for i in remaining if i not in in_new]
-        rows3: list[tuple] = []
-        if settings.pass3 and stories and leftovers:
-            rows3 = pass3_rows(conn, info, stories, leftovers, published, settings)
-            store.attach(conn, h, rows3)
-            in_new |= {r[0] for r in rows3}
-            result.attached_pass3 = len(rows3)
-        timings["pass3"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-        result.left_single = sum(1 for i in remaining if i not in in_new)
-        # New stories were inserted with their aggregates; only those that changed since need them again.
-        grew = {r[1] for r in rows3}
-        store.recompute(conn, info, touched_old | attached_to | existed | grew, settings.centroid_window)
-        result.updated_stories = sorted(attached_to - set(result.new_stories))
-        timings["write"] = time.perf_counter() - mark
+        raw = _timed(result, "pass2_knn", lambda: _pass2_edges(conn, info, h, settings, hour))
+        groups, raw = _timed(result, "pass2_guard", lambda: _pass2_components(info, settings, hour, raw, result))
+        _timed(result, "write_members", lambda: _write_pass2(conn, info, h, settings, hour, groups, raw, result))
+        grew = _timed(result, "pass3", lambda: _pass3(conn, info, h, settings, hour, result))
+        _timed(result, "write", lambda: _finish(conn, info, settings, hour, grew, result))
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _timed(result: ClusterResult, step: str, run: Callable[[], object]):
+    mark = time.perf_counter()
+    out = run()
+    result.timings[step] = time.perf_counter() - mark
+    return out
+
+
+def _undo_and_load(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, result: ClusterResult) -> _Hour:
+    """Undo H's earlier effects (and later hours' with later_partitions=reset), then load H's items."""
+    later_touched: set[str] = set()
+    if settings.later_partitions == "reset":
+        later_touched, later_deleted = store.undo_later_partitions(conn, info, h)
+        result.later_stories_removed = len(later_deleted)
+    touched_old, deleted = store.undo_partition(conn, info, h)
+    touched_old = (touched_old | later_touched) - deleted
+    result.undone_stories = len(deleted)
+    # Stories that lost H's members get their pre-H centroid / latest time back *before* pass 1
+    # compares anything with them (else a rerun would match against its own previous result).
+    store.recompute(conn, info, touched_old, settings.centroid_window)
+    published = store.new_items(conn, info, h)
+    result.new_items = len(published)
+    return _Hour(published=published, touched_old=touched_old)
+
+
+def _pass1(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: _Hour, result: ClusterResult) -> None:
+    """H's items -> the nearest story centroid within the similarity, gap and age gates."""
+    published = hour.published
+    ids = list(published)
+    span = (min(published.values()), max(published.values())) if ids else None
+    matches = store.pass1_matches(conn, info, h, ids, settings, span) if ids else []
+    store.attach(conn, h, [(i, s, 1, sim, gap, age, None, settings.story_threshold)
+                           for i, s, sim, gap, age in matches])
+    hour.attached_to = {s for _, s, *_ in matches}
+    assigned = {m[0] for m in matches}
+    hour.remaining = [i for i in ids if i not in assigned]
+    result.attached = len(matches)
+
+
+def _pass2_edges(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: _Hour) -> list[Edge]:
+    """KNN edges of H's unassigned items among the window's unassigned items (directed triples)."""
+    remaining = hour.remaining
+    found = store.pass2_edges(conn, info, h, remaining, settings) if remaining else []
+    # One hop: the window's old items that H's items reach get their own neighbourhoods too,
+    # so the guard judges a component on all its known edges, not only those touching H.
+    hop = sorted({n for _, n, _, _ in found} - set(remaining)) if settings.pass2_expand else []
+    if hop:
+        found += store.pass2_edges(conn, info, h, hop, settings)
+    for _, n, _, at in found:
+        hour.published.setdefault(n, at)
+    return [(a, b, sim) for a, b, sim, _ in found]
+
+
+def _pass2_components(info: ModelInfo, settings: ClusterSettings, hour: _Hour, raw: list[Edge],
+                      result: ClusterResult) -> tuple[list[list[str]], list[Edge]]:
+    """UnionFind + chaining guard; components with an item of H become H's new stories."""
+    published = hour.published
+    hour.stories, groups, raw = pass2_groups(
+        info.model, set(hour.remaining), raw,
+        founder_key=lambda i: (published[i], i),
+        components=guarded_components, params=settings.guard,
+    )
+    result.edges = len(undirected(raw))
+    return groups, raw
+
+
+def _write_pass2(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: _Hour,
+                 groups: list[list[str]], raw: list[Edge], result: ClusterResult) -> None:
+    """Insert H's new stories with their members and what admitted each, and the merge decisions."""
+    stories, published = hour.stories, hour.published
+    hour.existed = store.create_stories(conn, info, h, [(s.story_id, s.members) for s in stories],
+                                        settings.centroid_window)
+    rows = []
+    for s in stories:
+        first = published[s.founder]
+        for m in s.members:
+            sim, neighbour = s.best[m]
+            gap = abs((published[m] - published[neighbour]).total_seconds()) / 3600.0
+            age = (published[m] - first).total_seconds() / 3600.0
+            rows.append((m, s.story_id, 2, sim, gap, age, neighbour, settings.item_threshold))
+    store.attach(conn, h, rows)
+    edge_rows, cut_rows = decisions.component_records(
+        [(s.story_id, s.members) for s in stories], groups, raw)
+    store.record_decisions(conn, h, edge_rows, cut_rows)
+    result.new_stories = [s.story_id for s in stories]
+    result.clustered_in_pass2 = len(rows)
+    hour.in_new = {r[0] for r in rows}
+
+
+def _pass3(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: _Hour,
+           result: ClusterResult) -> set[str]:
+    """H's items still alone -> H's best new story; returns the stories that grew."""
+    leftovers = [i for i in hour.remaining if i not in hour.in_new]
+    rows3: list[tuple] = []
+    if settings.pass3 and hour.stories and leftovers:
+        rows3 = pass3_rows(conn, info, hour.stories, leftovers, hour.published, settings)
+        store.attach(conn, h, rows3)
+        hour.in_new |= {r[0] for r in rows3}
+        result.attached_pass3 = len(rows3)
+    return {r[1] for r in rows3}
+
+
+def _finish(conn, info: ModelInfo, settings: ClusterSettings, hour: _Hour, grew: set[str],
+            result: ClusterResult) -> None:
+    """Aggregates (centroid, times, representative) of every story whose members changed."""
+    result.left_single = sum(1 for i in hour.remaining if i not in hour.in_new)
+    # New stories were inserted with their aggregates; only those that changed since need them again.
+    store.recompute(conn, info, hour.touched_old | hour.attached_to | hour.existed | grew,
+                    settings.centroid_window)
+    result.updated_stories = sorted(hour.attached_to - set(result.new_stories))
 
 
 def pass3_rows(conn: psycopg.Connection, info: ModelInfo, stories: list[NewStory], leftovers: list[str],
@@ -279,8 +311,6 @@ def pass3_rows(conn: psycopg.Connection, info: ModelInfo, stories: list[NewStory
     the nearest story founded by this pass 2 when cosine(item, avg of all its pass-2 members) >=
     story_threshold and the pass-1 gates (gap to the story's latest item, story age) hold.
     Returns story_items rows (item, story, 3, cosine, gap_hours, age_hours, None, threshold)."""
-    from .guard import attach_leftovers
-
     groups = [s.members for s in stories]
     sims: dict[str, tuple[int, float]] = {}
 
