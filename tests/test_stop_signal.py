@@ -30,8 +30,22 @@ SCRIPT = textwrap.dedent(
     def one_op():
         one()
 
+    def worker(started):
+        import time
+        started.set()
+        time.sleep(60)
+
     with StopSignalWatch() as stop:
         result = one_op.execute_in_process(raise_on_error=False)
+        if where == "forked child stopped":  # as the parse pool stops a worker
+            import multiprocessing
+            context = multiprocessing.get_context("fork")
+            started = context.Event()
+            child = context.Process(target=worker, args=(started,))
+            child.start()
+            started.wait(30)  # the child runs its own code, so fork's after-child hooks are done
+            child.terminate()
+            child.join()
         if where == "captured":
             with capture_interrupts():  # as between two steps of a run: the flag is set, then forgotten
                 os.kill(os.getpid(), signal.SIGTERM)
@@ -54,8 +68,9 @@ def test_sigterm_during_in_process_run_stops_the_loop_after_the_run(where, run_s
     assert proc.returncode == 128 + 15  # the shell's status for SIGTERM
 
 
-def test_no_signal_no_stop():
-    proc = _run("none")
+@pytest.mark.parametrize("where", ["none", "forked child stopped"])
+def test_no_signal_to_this_process_no_stop(where):
+    proc = _run(where)
     assert "run finished True" in proc.stdout, proc.stderr[-2000:]
     assert "not stopped" in proc.stdout
     assert proc.returncode == 0

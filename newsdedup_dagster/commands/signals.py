@@ -7,6 +7,9 @@ an hour of the demo would otherwise be forgotten and the demo would run to the e
 signal handler writes every signal number to the wakeup file descriptor whichever Python handler
 is installed (https://docs.python.org/3/library/signal.html#signal.set_wakeup_fd), so the loop
 reads that descriptor between runs and exits with 128 + signal number, as the shell would.
+A forked child (the parse workers) inherits the descriptor and the wakeup setting; it drops both
+at fork, else a worker stopped with SIGTERM would stop the demo (a signal that reaches a child
+before its after-fork hooks ran would still be counted: pebble stops only workers that run).
 """
 
 from __future__ import annotations
@@ -16,6 +19,24 @@ import signal
 import threading
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_active: list["StopSignalWatch"] = []
+
+
+def _forget_in_child() -> None:
+    """After fork: the child's signals are its own, not the watching process's."""
+    while _active:
+        watch = _active.pop()
+        try:
+            signal.set_wakeup_fd(-1)
+        except ValueError:  # not the main thread of the child: nothing was set there
+            pass
+        for fd in (watch._read_fd, watch._write_fd):
+            if fd is not None:
+                os.close(fd)
+        watch._read_fd = watch._write_fd = None
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 class StopSignalWatch:
@@ -33,6 +54,7 @@ class StopSignalWatch:
         os.set_blocking(self._read_fd, False)
         os.set_blocking(self._write_fd, False)
         self._previous_fd = signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
+        _active.append(self)
         return self
 
     def raise_if_signalled(self) -> None:
@@ -50,6 +72,8 @@ class StopSignalWatch:
         if self._read_fd is None:
             return
         signal.set_wakeup_fd(self._previous_fd)
+        if self in _active:
+            _active.remove(self)
         os.close(self._read_fd)
         os.close(self._write_fd)
         self._read_fd = self._write_fd = None
