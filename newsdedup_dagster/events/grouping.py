@@ -9,7 +9,7 @@ Terms
 - *gap*: the time between a story's interval [first, latest published] and an event's interval
   [first, last published]; 0 when they overlap.
 
-Rules (all thresholds in `GroupingSettings`, read from the environment):
+Rules (all thresholds in `GroupingSettings`, built by config.grouping_settings()):
 1. Stories are processed in (first_published_at, story_id) order, so ties never depend on
    input order.
 2. A story already in an event stays there (a story belongs to at most one event; moving
@@ -31,12 +31,9 @@ Rules (all thresholds in `GroupingSettings`, read from the environment):
 from __future__ import annotations
 
 import hashlib
-import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Iterable, Mapping
-
-from ..config import env_float
 
 __all__ = [
     "GroupingSettings",
@@ -68,18 +65,13 @@ EVENT_THRESHOLDS: dict[str, float] = {
 }
 
 
-def event_threshold_for(model: str | None = None) -> float:
-    """The calibrated event threshold of an embedding model id (default: the configured provider's
-    offline model; an uncalibrated model falls back to the default provider's value)."""
-    if model is None:
-        from ..embeddings.providers import DEFAULT_PROVIDER, OFFLINE_MODEL_IDS
-
-        provider = (os.environ.get("NEWSDEDUP_EMBEDDING_PROVIDER") or DEFAULT_PROVIDER).lower()
-        model = OFFLINE_MODEL_IDS.get(provider, OFFLINE_MODEL_IDS[DEFAULT_PROVIDER])
-    return EVENT_THRESHOLDS.get(model, E5_EVENT_THRESHOLD)
+def event_threshold_for(model: str | None) -> float:
+    """The calibrated event threshold of an embedding model id (an uncalibrated model falls back to
+    the default provider's value)."""
+    return EVENT_THRESHOLDS.get(model or "", E5_EVENT_THRESHOLD)
 
 
-# Kept for callers that import it: the default provider's calibrated value.
+# The default provider's calibrated value.
 DEFAULT_THRESHOLD = E5_EVENT_THRESHOLD
 # Events close after 3 quiet days: 93 % of consecutive same-subject postings (16 languages)
 # in itn_multilingual_dev.jsonl are within 72 h (calibrated on this file); docs/CALIBRATION.md#event-grouping
@@ -95,17 +87,12 @@ DEFAULT_MIN_SIGNIFICANCE = 3.0
 
 @dataclass(frozen=True)
 class GroupingSettings:
-    threshold: float = field(default_factory=lambda: env_float("NEWSDEDUP_EVENT_THRESHOLD", event_threshold_for()))
-    join_gap_hours: float = field(
-        default_factory=lambda: env_float("NEWSDEDUP_EVENT_JOIN_GAP_HOURS", DEFAULT_JOIN_GAP_HOURS)
-    )
-    quiet_hours: float = field(default_factory=lambda: env_float("NEWSDEDUP_EVENT_QUIET_HOURS", DEFAULT_QUIET_HOURS))
-    max_span_days: float = field(
-        default_factory=lambda: env_float("NEWSDEDUP_EVENT_MAX_SPAN_DAYS", DEFAULT_MAX_SPAN_DAYS)
-    )
-    min_significance: float = field(
-        default_factory=lambda: env_float("NEWSDEDUP_EVENT_MIN_SIGNIFICANCE", DEFAULT_MIN_SIGNIFICANCE)
-    )
+    # config.grouping_settings() puts the calibrated threshold of the vectors' model here.
+    threshold: float = DEFAULT_THRESHOLD
+    join_gap_hours: float = DEFAULT_JOIN_GAP_HOURS
+    quiet_hours: float = DEFAULT_QUIET_HOURS
+    max_span_days: float = DEFAULT_MAX_SPAN_DAYS
+    min_significance: float = DEFAULT_MIN_SIGNIFICANCE
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -300,7 +287,3 @@ def timeline_in_order(entries: Iterable[tuple[int, datetime, str]]) -> bool:
     keys = [(r[1], r[2]) for r in rows]
     return keys == sorted(keys)
 
-
-def with_overrides(settings: GroupingSettings, **changes) -> GroupingSettings:
-    """A copy with some fields changed (used by calibration sweeps)."""
-    return replace(settings, **changes)

@@ -2,10 +2,10 @@
 
 Usable standalone (no Dagster imports), e.g. from the events/narrative stage::
 
-    from newsdedup_dagster.config import LLMSettings
+    from newsdedup_dagster import config
     from newsdedup_dagster.llm.client import LLMClient, PostgresCallRecorder, LLMError
 
-    settings = LLMSettings()                      # env: NEWSDEDUP_LLM_BASE_URL, NEWSDEDUP_LLM_API_KEY, ...
+    settings = config.llm_settings()              # env: NEWSDEDUP_LLM_BASE_URL, NEWSDEDUP_LLM_API_KEY, ...
     if settings.offline: ...                      # no endpoint: use your offline fallback, do not build a client
     with LLMClient(settings, recorder=PostgresCallRecorder(db_url)) as client:
         try:
@@ -61,12 +61,12 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Protocol
 
-from ..config import LLMSettings, env_float
+from ..config import LLMSettings
 from . import pricing
 from .cache import CachedAnswer, CacheKey, ResultCache, cache_key
 from .text import clean_model_output
@@ -221,12 +221,12 @@ class PostgresCallRecorder:
 # ------------------------------------------------------------------ policy
 @dataclass(frozen=True)
 class BackoffPolicy:
-    """Delays between attempts. Tests use tiny values; production defaults: 1 s doubling to 30 s."""
+    """Delays between attempts (config.llm_backoff()). Tests use tiny values; defaults: 1 s doubling to 30 s."""
 
-    base_s: float = field(default_factory=lambda: env_float("NEWSDEDUP_LLM_BACKOFF_BASE", 1.0))
-    max_s: float = field(default_factory=lambda: env_float("NEWSDEDUP_LLM_BACKOFF_MAX", 30.0))
+    base_s: float = 1.0
+    max_s: float = 30.0
     # A Retry-After above this ends the call instead of sleeping (the run moves on; the item stays pending).
-    retry_after_max_s: float = field(default_factory=lambda: env_float("NEWSDEDUP_LLM_RETRY_AFTER_MAX", 120.0))
+    retry_after_max_s: float = 120.0
 
 
 def backoff_delay(attempt: int, policy: BackoffPolicy, rng: random.Random) -> float:
