@@ -99,3 +99,16 @@ def test_no_smtp_means_outbox_delivery_only_when_intended(clean_db, conn, tmp_pa
     assert len(list((tmp_path / "mail" / KEY).glob("*.eml"))) == 2
     path = digest_html_path(__import__("datetime").date(2026, 11, 2), "en", tmp_path)
     assert path == tmp_path / "digests" / KEY / f"digest-{KEY}-en.html" and path.exists()
+
+
+def test_llm_resource_languages_reach_the_digest(clean_db, conn, tmp_path):
+    """The digest takes the pivot and translation languages from the same settings object as the
+    LLM stages (the llm resource), so an override there reaches both."""
+    _seed(conn)
+    r = materialize([digest], partition_key=KEY, run_config={"ops": {"digest": {"config": {"send": False}}}},
+                    resources={"postgres": PostgresResource(database_url=clean_db),
+                               "mailer": MailerResource(outbox_dir=str(tmp_path)),
+                               "llm": LLMResource(pivot_lang="ja", translation_langs="ko")})
+    md = r.asset_materializations_for_node("digest")[-1].metadata
+    # configured (pivot + translations) first, then the subscribers' languages
+    assert md["languages"].value == "ja, ko, en, fr"
