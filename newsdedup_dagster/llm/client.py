@@ -218,6 +218,14 @@ class PostgresCallRecorder:
                 self._conn = None
 
 
+def _with_correction(messages: list[dict], content: str | None, exc: OutputInvalid) -> list[dict]:
+    """Show the model its mistake; the conversation prefix stays identical (caches still hit)."""
+    return messages[:2] + [
+        {"role": "assistant", "content": (content or "")[:4000]},
+        {"role": "user", "content": f"That reply was invalid: {exc}. Reply again with only the corrected JSON object."},
+    ]
+
+
 # ------------------------------------------------------------------ policy
 @dataclass(frozen=True)
 class BackoffPolicy:
@@ -412,41 +420,14 @@ class LLMClient:
                     started = time.monotonic()
                     completion = self._create(model, messages, temperature, max_tokens)
             except self._openai_errors.APIStatusError as exc:
-                rec.latency_ms = int((time.monotonic() - started) * 1000)
-                status = exc.status_code
-                rec.error = self._error_text(f"HTTP {status}: {exc.message}")
-                self._record(rec)
-                last_error, last_kind = rec.error, "error"
-                if status in (401, 403, 404):
-                    self._finish(task, usage)
-                    raise LLMConfigError(rec.error, attempts=attempt, usage=usage) from None
-                if status in (400, 413, 422):
-                    self._finish(task, usage)
-                    if key is not None:
-                        self._store(key, CachedAnswer(None, usage.tokens_in, usage.tokens_out, usage.cost_usd,
-                                                      "rejected", rec.error, attempt))
-                    raise RequestRejected(rec.error, attempts=attempt, usage=usage) from None
-                retry_after = parse_retry_after(getattr(exc.response, "headers", None))
-                if attempt < attempts_allowed:
-                    self._wait(attempt, retry_after, task, usage, rec.error)
+                last_error, last_kind = self._status_failed(exc, rec, started, attempts_allowed, task, usage, key), "error"
                 continue
             except (self._openai_errors.APITimeoutError, self._openai_errors.APIConnectionError) as exc:
-                rec.latency_ms = int((time.monotonic() - started) * 1000)
-                kind = "timeout" if isinstance(exc, self._openai_errors.APITimeoutError) else "connection error"
-                rec.error = self._error_text(f"{kind}: {exc}")
-                self._record(rec)
-                last_error, last_kind = rec.error, "error"
-                if attempt < attempts_allowed:
-                    self._wait(attempt, None, task, usage, rec.error)
+                last_error, last_kind = self._transport_failed(exc, rec, started, attempts_allowed, task, usage), "error"
                 continue
 
             rec.latency_ms = int((time.monotonic() - started) * 1000)
-            self._account(rec, completion, model)
-            usage.tokens_in += rec.tokens_in
-            usage.tokens_out += rec.tokens_out
-            usage.tokens_cached += rec.tokens_cached
-            usage.cost_usd += rec.cost_usd
-            usage.latency_ms += rec.latency_ms
+            self._add_usage(rec, completion, model, usage)
             content = completion.choices[0].message.content if completion.choices else None
             try:
                 data = clean_model_output(parse_json_reply(content))
@@ -457,11 +438,7 @@ class LLMClient:
                 self._record(rec)
                 last_invalid = exc
                 last_error, last_kind = rec.error, "invalid"
-                # Show the model its mistake; the conversation prefix stays identical (caches still hit).
-                messages = messages[:2] + [
-                    {"role": "assistant", "content": (content or "")[:4000]},
-                    {"role": "user", "content": f"That reply was invalid: {exc}. Reply again with only the corrected JSON object."},
-                ]
+                messages = _with_correction(messages, content, exc)
                 continue
             rec.status = "ok"
             rec.cache_key = key.key if key is not None else None
@@ -470,9 +447,54 @@ class LLMClient:
                 self._store(key, CachedAnswer(data, rec.tokens_in, rec.tokens_out, rec.cost_usd))
             self._finish(task, usage)
             return result, usage
+        self._give_up(task, usage, key, last_error, invalid=last_invalid is not None and last_kind == "invalid")
 
+    # -------------------------------------------------------------- one attempt's outcome
+    def _status_failed(self, exc, rec: CallRecord, started: float, attempts_allowed: int, task: str, usage: Usage,
+                       key: CacheKey | None) -> str:
+        """An HTTP error status: 401/403/404 end the call (configuration), 400/413/422 end it (the
+        request itself), anything else waits for the next attempt. Returns the recorded error."""
+        rec.latency_ms = int((time.monotonic() - started) * 1000)
+        status = exc.status_code
+        rec.error = self._error_text(f"HTTP {status}: {exc.message}")
+        self._record(rec)
+        if status in (401, 403, 404):
+            self._finish(task, usage)
+            raise LLMConfigError(rec.error, attempts=rec.attempt, usage=usage) from None
+        if status in (400, 413, 422):
+            self._finish(task, usage)
+            if key is not None:
+                self._store(key, CachedAnswer(None, usage.tokens_in, usage.tokens_out, usage.cost_usd,
+                                              "rejected", rec.error, rec.attempt))
+            raise RequestRejected(rec.error, attempts=rec.attempt, usage=usage) from None
+        retry_after = parse_retry_after(getattr(exc.response, "headers", None))
+        if rec.attempt < attempts_allowed:
+            self._wait(rec.attempt, retry_after, task, usage, rec.error)
+        return rec.error
+
+    def _transport_failed(self, exc, rec: CallRecord, started: float, attempts_allowed: int, task: str,
+                          usage: Usage) -> str:
+        """A timeout or a connection error: recorded, then wait for the next attempt."""
+        rec.latency_ms = int((time.monotonic() - started) * 1000)
+        kind = "timeout" if isinstance(exc, self._openai_errors.APITimeoutError) else "connection error"
+        rec.error = self._error_text(f"{kind}: {exc}")
+        self._record(rec)
+        if rec.attempt < attempts_allowed:
+            self._wait(rec.attempt, None, task, usage, rec.error)
+        return rec.error
+
+    def _add_usage(self, rec: CallRecord, completion, model: str, usage: Usage) -> None:
+        self._account(rec, completion, model)
+        usage.tokens_in += rec.tokens_in
+        usage.tokens_out += rec.tokens_out
+        usage.tokens_cached += rec.tokens_cached
+        usage.cost_usd += rec.cost_usd
+        usage.latency_ms += rec.latency_ms
+
+    def _give_up(self, task: str, usage: Usage, key: CacheKey | None, last_error: str, *, invalid: bool):
+        """Every attempt failed: invalid output (remembered, so a rerun does not pay again) or unavailable."""
         self._finish(task, usage)
-        if last_invalid is not None and last_kind == "invalid":
+        if invalid:
             if key is not None:
                 self._store(key, CachedAnswer(None, usage.tokens_in, usage.tokens_out, usage.cost_usd,
                                               "invalid", last_error, usage.attempts))
