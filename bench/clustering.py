@@ -431,7 +431,7 @@ def measure(case: str, args) -> dict:
             conn.commit()
         gates = {"max_gap_hours": str(args.window_hours + 2), "story_max_age_hours": str(args.window_hours + 2),
                  "ef_search": str(args.ef_search), "search": args.search}
-        settings = settings_for(info.model, gates, env=False)
+        settings = settings_for(info.model, gates)
         out["settings"] = {k: v for k, v in settings.as_dict().items()
                            if k in ("story_threshold", "item_threshold", "knn_k", "ef_search", "batch_size")}
         out["rows"] = conn.execute(
@@ -469,7 +469,7 @@ def measure(case: str, args) -> dict:
         conn.execute("ANALYZE story_items")
         conn.commit()
         out["window_stories_setup_s"] = round(time.perf_counter() - t0, 1)
-        exact_settings = settings_for(info.model, {**gates, "search": "exact"}, env=False)
+        exact_settings = settings_for(info.model, {**gates, "search": "exact"})
         hnsw_matches = pass1_matches(conn, info, settings)
         exact_matches = pass1_matches(conn, info, exact_settings)
         same = sum(1 for i, s in exact_matches.items() if hnsw_matches.get(i) == s)

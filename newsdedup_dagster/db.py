@@ -27,7 +27,7 @@ from . import config
 
 log = logging.getLogger(__name__)
 
-SQL_DIR = Path(os.environ.get("NEWSDEDUP_SQL_DIR") or Path(__file__).resolve().parent.parent / "sql")
+SQL_DIR = config.sql_dir()
 MIN_PGVECTOR = (0, 8, 0)
 APP_DATABASE = "newsdedup"
 DAGSTER_DATABASE = "dagster"
@@ -229,7 +229,7 @@ def _resolved_urls() -> tuple[str, str]:
     if url:
         # The Dagster database is checked (and created when the role may) by
         # ensure_dagster_database(), before dagster-postgres sees the URL.
-        dagster_url = os.environ.get("NEWSDEDUP_DAGSTER_DATABASE_URL") or with_database(url, DAGSTER_DATABASE)
+        dagster_url = config.dagster_database_url() or with_database(url, DAGSTER_DATABASE)
         return url, dagster_url
     server = embedded_server()
     admin = server.get_uri()

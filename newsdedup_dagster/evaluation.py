@@ -15,7 +15,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -305,7 +305,7 @@ def load_data(path: str | Path, titles_from: str | Path | None = None) -> list[R
 
 
 def _run_configs(rows: list[Row], configs: list[dict[str, str]], emb_settings: EmbeddingSettings, embedder,
-                 base_url: str, cache_url: str | None) -> list[dict]:
+                 base_url: str, cache_url: str | None, cluster_environment: Mapping[str, str]) -> list[dict]:
     """Embed `rows` in a fresh temporary database (eval cache first), then cluster and score once per
     configuration (clustering overrides)."""
     t_start = time.perf_counter()
@@ -324,7 +324,7 @@ def _run_configs(rows: list[Row], configs: list[dict[str, str]], emb_settings: E
             cache_store(cache_url, conn, info.model)
         setup_seconds = time.perf_counter() - t_start
         for run_overrides in configs:
-            settings = settings_for(info.model, run_overrides)
+            settings = settings_for(info.model, run_overrides, environment=cluster_environment)
             reset_clustering(conn)
             cluster_seconds = cluster_all(conn, info, hours, settings)
             total = cluster_seconds + (setup_seconds if not results else 0.0)
@@ -359,6 +359,7 @@ def evaluate(
     overrides: dict[str, str] | None = None,
     sweep: tuple[str, list[float]] | None = None,
     emb_settings: EmbeddingSettings | None = None,
+    cluster_environment: Mapping[str, str] | None = None,
     base_url: str | None = None,
     use_cache: bool = True,
     titles_from: str | Path | None = None,
@@ -382,7 +383,8 @@ def evaluate(
         if sweep:
             run_overrides[sweep[0]] = str(value)
         configs.append(run_overrides)
-    results = _run_configs(rows, configs, emb_settings, embedder, base_url, cache_url)
+    cluster_environment = cluster_environment or {}
+    results = _run_configs(rows, configs, emb_settings, embedder, base_url, cache_url, cluster_environment)
     if sweep:
         for result, value in zip(results, values):
             result["sweep"] = {sweep[0]: value}
@@ -390,7 +392,8 @@ def evaluate(
         runs: list[list[dict]] = [[] for _ in configs]
         for i in range(resamples):
             subset = resample_stories(rows, resample_fraction, seed + i)
-            for j, sub in enumerate(_run_configs(subset, configs, emb_settings, embedder, base_url, cache_url)):
+            for j, sub in enumerate(_run_configs(subset, configs, emb_settings, embedder, base_url, cache_url,
+                                                cluster_environment)):
                 runs[j].append(sub)
         for result, config_runs in zip(results, runs):
             result["resamples"] = summarise_resamples(config_runs, resample_fraction, seed)

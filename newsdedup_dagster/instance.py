@@ -44,7 +44,7 @@ def write_dagster_yaml(dagster_home: Path | None = None, *, overwrite: bool = Fa
 
 
 def _resolve(value) -> str | None:
-    """A dagster.yaml scalar: a literal or {env: NAME}."""
+    """A dagster.yaml scalar: a literal or {env: NAME} (Dagster's own indirection, resolved as Dagster does)."""
     if isinstance(value, dict) and "env" in value:
         return os.environ.get(value["env"])
     return None if value is None else str(value)
@@ -124,7 +124,7 @@ def check_instance_storage(path: Path | None = None, url: str | None = None) -> 
         )
     url = _psycopg_url(url)
     default = db.dagster_database_url()
-    if url == default and not os.environ.get("NEWSDEDUP_DAGSTER_DATABASE_URL"):
+    if url == default and not config.dagster_database_url():
         alternative = "set NEWSDEDUP_DAGSTER_DATABASE_URL to a database the role may use"
     elif url == default:
         alternative = "point NEWSDEDUP_DAGSTER_DATABASE_URL at an existing database"

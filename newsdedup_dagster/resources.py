@@ -1,10 +1,12 @@
 """Dagster resources: the database, the embedding provider, the LLM endpoint and the mailer.
 
-Resources are the deployment, not run parameters. `deployment_resources()` builds each one from
-the environment of the code server (secrets as `dagster.EnvVar`, resolved by the run worker and
-never shown) and binds it with an EMPTY run-config schema: run config that tries to set an
-endpoint, a directory or a secret name (`resources.llm.config.base_url`, ...) is rejected by
-Dagster's config validation before a run starts. Tests construct the classes directly.
+Resources are the deployment, not run parameters. Each one's settings are built by config.py from
+the environment of the process that runs the step (the run worker: secrets are read there and
+never appear in the code location's snapshot or the UI); a field set on the resource overrides
+the environment's value through `config.merged`. `deployment_resources()` binds each resource
+with an EMPTY run-config schema: run config that tries to set an endpoint, a directory or a
+secret (`resources.llm.config.base_url`, ...) is rejected by Dagster's config validation before
+a run starts. Tests construct the classes directly.
 
 No live connection is stored as a field (the process-wide pool lives in db.py, looked up by URL).
 """
@@ -12,13 +14,13 @@ No live connection is stored as a field (the process-wide pool lives in db.py, l
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
 import psycopg
-from dagster import ConfigurableResource, DagsterInvalidConfigError, EnvVar, ResourceDefinition
+from dagster import ConfigurableResource, DagsterInvalidConfigError, ResourceDefinition
 
 from . import config as app_config
 from . import db
@@ -47,8 +49,8 @@ class PostgresResource(ConfigurableResource):
 
 
 class EmbedderResource(ConfigurableResource):
-    """The embedding provider. Unset fields fall back to NEWSDEDUP_EMBEDDING_* (see
-    embeddings/providers.py); the API key is only ever read from the environment."""
+    """The embedding provider. Unset fields keep config.embedding_settings() (NEWSDEDUP_EMBEDDING_*);
+    the API key is only ever read from the environment."""
 
     provider: Optional[str] = None          # use | e5 | openai
     model: Optional[str] = None
@@ -60,23 +62,19 @@ class EmbedderResource(ConfigurableResource):
     hnsw_ef_construction: Optional[int] = None
 
     def settings(self) -> EmbeddingSettings:
-        changes = {
-            k: v for k, v in {
-                "provider": self.provider, "model": self.model, "base_url": self.base_url,
-                "dimensions": self.dimensions, "text_mode": self.text_mode, "centre": self.centre,
-                "hnsw_m": self.hnsw_m, "hnsw_ef_construction": self.hnsw_ef_construction,
-            }.items() if v is not None
-        }
-        return dataclasses.replace(EmbeddingSettings(), **changes)
+        return app_config.merged(
+            app_config.embedding_settings(), provider=self.provider, model=self.model, base_url=self.base_url,
+            dimensions=self.dimensions, text_mode=self.text_mode, centre=self.centre, hnsw_m=self.hnsw_m,
+            hnsw_ef_construction=self.hnsw_ef_construction)
 
     def embedder(self) -> Embedder:
         return make_embedder(self.settings())
 
 
 class LLMResource(ConfigurableResource):
-    """OpenAI-compatible endpoint settings. Every field left None falls back to the environment
-    (config.LLMSettings: NEWSDEDUP_LLM_BASE_URL, NEWSDEDUP_LLM_API_KEY, NEWSDEDUP_SCORING_MODEL, ...).
-    The deployment binds `api_key` as EnvVar("NEWSDEDUP_LLM_API_KEY"): Dagster shows the name only."""
+    """OpenAI-compatible endpoint settings and the pivot/translation languages every LLM, events and
+    digest step uses. Every field left None keeps config.llm_settings() (NEWSDEDUP_LLM_BASE_URL,
+    NEWSDEDUP_LLM_API_KEY, NEWSDEDUP_SCORING_MODEL, NEWSDEDUP_PIVOT_LANG, ...)."""
 
     base_url: Optional[str] = None
     api_key: Optional[str] = None
@@ -97,27 +95,19 @@ class LLMResource(ConfigurableResource):
     force_offline: bool = False                   # run the offline fallback even if an endpoint is set
 
     def settings(self) -> LLMSettings:
-        env = LLMSettings()
-        overrides = {
-            "base_url": None if self.force_offline else (self.base_url or env.base_url),
-            "api_key": self.api_key or env.api_key,
-            "scoring_model": self.scoring_model, "translation_model": self.translation_model,
-            "narrative_model": self.narrative_model, "timeout_s": self.timeout_s,
-            "max_attempts": self.max_attempts, "concurrency": self.concurrency,
-            "pivot_lang": self.pivot_lang, "prices": self.prices,
-            "translation_langs": (tuple(x.strip() for x in self.translation_langs.split(",") if x.strip())
-                                  if self.translation_langs else None),
-        }
-        return dataclasses.replace(env, **{k: v for k, v in overrides.items()
-                                           if v is not None or k in ("base_url", "api_key")})
+        settings = app_config.merged(
+            app_config.llm_settings(), base_url=self.base_url or None, api_key=self.api_key or None,
+            scoring_model=self.scoring_model, translation_model=self.translation_model,
+            narrative_model=self.narrative_model, timeout_s=self.timeout_s, max_attempts=self.max_attempts,
+            concurrency=self.concurrency, pivot_lang=self.pivot_lang, prices=self.prices,
+            translation_langs=(tuple(x.strip() for x in self.translation_langs.split(",") if x.strip())
+                               if self.translation_langs else None))
+        # Offline on purpose: the one override that clears a value (merged() only sets values).
+        return replace(settings, base_url=None) if self.force_offline else settings
 
     def backoff(self) -> BackoffPolicy:
-        default = BackoffPolicy()
-        return BackoffPolicy(
-            base_s=self.backoff_base_s if self.backoff_base_s is not None else default.base_s,
-            max_s=self.backoff_max_s if self.backoff_max_s is not None else default.max_s,
-            retry_after_max_s=self.retry_after_max_s if self.retry_after_max_s is not None else default.retry_after_max_s,
-        )
+        return app_config.merged(app_config.llm_backoff(), base_s=self.backoff_base_s, max_s=self.backoff_max_s,
+                                 retry_after_max_s=self.retry_after_max_s)
 
     @contextlib.contextmanager
     def client(self, database_url: str) -> Iterator[Optional[LLMClient]]:
@@ -135,9 +125,8 @@ class LLMResource(ConfigurableResource):
 
 
 class MailerResource(ConfigurableResource):
-    """SMTP settings (resource key "mailer"). Fields left None come from NEWSDEDUP_SMTP_*;
-    `password` is bound in the deployment as EnvVar("NEWSDEDUP_SMTP_PASSWORD"). No host = the
-    outbox files are the delivery."""
+    """SMTP settings (resource key "mailer"). Fields left None keep config.mail_settings()
+    (NEWSDEDUP_SMTP_*, the password included). No host = the outbox files are the delivery."""
 
     host: Optional[str] = None
     port: Optional[int] = None
@@ -157,7 +146,8 @@ class MailerResource(ConfigurableResource):
     outbox_only: Optional[bool] = None
 
     def smtp_settings(self) -> SmtpSettings:
-        return SmtpSettings.from_env(
+        return app_config.merged(
+            app_config.mail_settings(),
             host=self.host, port=self.port, security=self.security.lower() if self.security else None,
             user=self.user, password=self.password or None, from_addr=self.from_addr,
             batch_size=self.batch_size, timeout_s=self.timeout_s, max_attempts=self.max_attempts,
@@ -195,15 +185,12 @@ def _initialise(resource: ConfigurableResource, context):
         nested_resources=resource.nested_resources)
 
 
-def _secret(name: str) -> Optional[EnvVar]:
-    return EnvVar(name) if app_config.secret_is_set(name) else None
-
-
 def deployment_resources() -> dict[str, ResourceDefinition]:
     """Every resource the assets and sensors use, as the code location binds them."""
     return {
         "postgres": fixed(PostgresResource()),
         "embedder": fixed(EmbedderResource()),
-        "llm": fixed(LLMResource(api_key=_secret(app_config.LLM_API_KEY_ENV))),
-        "mailer": fixed(MailerResource(password=_secret(app_config.SMTP_PASSWORD_ENV))),
+        # Secrets are read by config.py in the run worker when a step asks for the settings.
+        "llm": fixed(LLMResource()),
+        "mailer": fixed(MailerResource()),
     }

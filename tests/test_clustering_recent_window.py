@@ -95,7 +95,7 @@ def test_migration_moves_a_database_with_rows_and_the_mirror_follows_every_write
         assert have == want and moved not in {r[0] for r in have}
 
         # pass 2's window reaches before the boundary (an out-of-order rerun): older hours are loaded
-        settings = settings_for(MODEL, {"max_gap_hours": "18", "recent_margin_hours": "24"}, env=False)
+        settings = settings_for(MODEL, {"max_gap_hours": "18", "recent_margin_hours": "24"})
         old_hour = H0 - timedelta(hours=80)
         with conn.transaction():
             loaded = store.sync_recent(conn, INFO, old_hour, settings)
@@ -123,7 +123,7 @@ def test_clustering_through_the_mirror_matches_the_source_rows(conn):
     for hour in hours:
         add_hour(conn, hour, prefix="c")
     assert boundary(conn) is None  # nothing mirrored before the first clustering run
-    settings = settings_for(MODEL, {}, env=False)
+    settings = settings_for(MODEL, {})
     for hour in hours:
         result = cluster_partition(conn, INFO, hour, settings)
         assert result.new_items == 3

@@ -65,7 +65,7 @@ def two_groups_and_a_bridge():
 
 def test_guard_splits_a_chain_in_the_sql_path(conn):
     info = store(conn, two_groups_and_a_bridge())
-    settings = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99"}, env=False)
+    settings = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99"})
     assert settings.guard["guard"] == "louvain"
     result = cluster_partition(conn, info, H0, settings)
     groups = stories_of(conn)
@@ -76,7 +76,7 @@ def test_guard_splits_a_chain_in_the_sql_path(conn):
     assert not inv.disconnected_stories and inv.multi_story_items == 0 and inv.all_considered
 
     # plain UnionFind (the published method) chains both groups through the bridge into one story
-    plain = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99", "guard": "none"}, env=False)
+    plain = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99", "guard": "none"})
     cluster_partition(conn, info, H0, plain)
     assert len(stories_of(conn)) == 1
 
@@ -84,7 +84,7 @@ def test_guard_splits_a_chain_in_the_sql_path(conn):
 def test_pass3_attaches_a_leftover_to_the_new_story_and_stores_its_similarity(conn):
     # a1-a2 cosine 0.835 (an edge at 0.83); c is below 0.83 to each but 0.857 to their centroid
     info = store(conn, {"a1": unit(1, 0.3), "a2": unit(1, -0.3), "c": unit(1, 0, 0.6), "far": unit(0, 0, 0, 1)})
-    settings = settings_for(info.model, {"item_threshold": "0.83", "story_threshold": "0.85"}, env=False)
+    settings = settings_for(info.model, {"item_threshold": "0.83", "story_threshold": "0.85"})
     result = cluster_partition(conn, info, H0, settings)
     assert stories_of(conn) == [["a1", "a2", "c"]]
     assert result.attached_pass3 == 1 and result.left_single == 1
@@ -103,7 +103,7 @@ def test_pass3_attaches_a_leftover_to_the_new_story_and_stores_its_similarity(co
 
 def test_pass3_similarity_below_threshold_is_flagged(conn):
     info = store(conn, {"a1": unit(1, 0.3), "a2": unit(1, -0.3), "c": unit(1, 0, 0.6)})
-    settings = settings_for(info.model, {"item_threshold": "0.83", "story_threshold": "0.85"}, env=False)
+    settings = settings_for(info.model, {"item_threshold": "0.83", "story_threshold": "0.85"})
     result = cluster_partition(conn, info, H0, settings)
     conn.execute("UPDATE story_items SET similarity = 0.5 WHERE item_id = 'c'")
     conn.commit()

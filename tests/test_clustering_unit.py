@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from newsdedup_dagster.clustering.passes import disconnected, pass2_stories, story_id_for, undirected
+from newsdedup_dagster import config
 from newsdedup_dagster.clustering.settings import ClusterSettings, parse_assignments, settings_for
 from newsdedup_dagster.evaluation import Row, frange, partitions_of
 
@@ -56,11 +57,11 @@ def test_disconnected_finds_stories_not_connected_at_threshold():
 
 def test_settings_defaults_env_and_overrides(monkeypatch):
     monkeypatch.setenv("NEWSDEDUP_KNN_K", "12")
-    s = settings_for("use:multilingual-v3", {"story_threshold": "0.65"})
+    s = config.clustering_settings("use:multilingual-v3", {"story_threshold": "0.65"})
     assert s.knn_k == 12 and s.story_threshold == 0.65 and s.batch_size == 2000
     # centred e5 (the default) is calibrated far below USE's raw-vector thresholds
-    assert settings_for("e5:multilingual-e5-small-q4", env=False).item_threshold == pytest.approx(0.40)
-    assert settings_for("use:multilingual-v3", env=False).item_threshold == pytest.approx(0.65)
+    assert settings_for("e5:multilingual-e5-small-q4").item_threshold == pytest.approx(0.40)
+    assert settings_for("use:multilingual-v3").item_threshold == pytest.approx(0.65)
     with pytest.raises(ValueError, match="unknown clustering setting"):
         settings_for(None, {"nope": "1"})
     with pytest.raises(ValueError, match="not a number"):

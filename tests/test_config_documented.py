@@ -73,3 +73,72 @@ def test_every_documented_variable_is_read():
         documented |= {t for t in expand(tokens, read) if t.startswith("NEWSDEDUP_")}
     unread = sorted(documented - read)
     assert not unread, f"documented in the README but never read: {unread}"
+
+
+# ------------------------------------------------------------------ defaults as documented
+SENTINEL = 1777  # a value no setting has by default, and that every range check accepts for most
+
+
+def _built() -> dict[str, object]:
+    """Every setting config.py builds, flattened: {"builder.field": value}; a builder the
+    environment makes invalid is left out."""
+    from dataclasses import asdict, is_dataclass
+
+    from newsdedup_dagster import config
+
+    builders = {
+        "ingest": config.ingest_settings, "dedup": config.dedup_settings, "embedding": config.embedding_settings,
+        "clustering": lambda: config.clustering_settings(None).as_dict(), "llm": config.llm_settings,
+        "backoff": config.llm_backoff, "grouping": config.grouping_settings, "narrative": config.narrative_settings,
+        "digest": config.digest_settings, "mail": config.mail_settings, "publish": config.publish_settings,
+        "retention": config.retention_settings, "busy": lambda: dict(enumerate(config.clustering_busy_retry())),
+    }
+    out: dict[str, object] = {}
+    for stage, build in builders.items():
+        try:
+            built = build()
+        except ValueError:
+            continue
+        values = asdict(built) if is_dataclass(built) else built
+        out.update({f"{stage}.{key}": value for key, value in values.items()})
+    return out
+
+
+def _number(cell_part: str) -> float | None:
+    match = re.match(r"^`?(-?\d[\d,]*(?:\.\d+)?)`?\s*(MiB)?", cell_part.strip())
+    if not match:
+        return None
+    return float(match.group(1).replace(",", "")) * (1024 * 1024 if match.group(2) else 1)
+
+
+def test_documented_numeric_defaults_are_the_code_defaults(monkeypatch):
+    """Each numeric default in the table is what config.py builds when the variable is unset. The
+    variable's setting is found by setting it to a sentinel and seeing which built value changes."""
+    import os
+
+    for name in [n for n in os.environ if n.startswith("NEWSDEDUP_")]:
+        monkeypatch.delenv(name)
+    read = names_read_by_code()
+    defaults = _built()
+    checked, wrong = [], []
+    for tokens, cell in configuration_table():
+        full = next((t for t in tokens if t.startswith("NEWSDEDUP_")), None)
+        names = [t if not t.startswith("_") else next(iter(expand([full, t], read) - {full})) for t in tokens]
+        parts = re.split(r",\s+|\s+/\s+", cell)
+        if len(parts) != len(names):
+            continue
+        for name, part in zip(names, parts):
+            documented = _number(part)
+            if documented is None or not name.startswith("NEWSDEDUP_"):
+                continue
+            monkeypatch.setenv(name, str(SENTINEL))
+            keys = [k for k, v in _built().items() if isinstance(v, (int, float)) and v == SENTINEL]
+            monkeypatch.delenv(name)
+            if not keys or not all(isinstance(defaults.get(k), (int, float)) for k in keys):
+                continue  # a range check refused the sentinel, or no numeric setting (e.g. a port left to the mode)
+            checked.append(name)
+            for key in keys:  # one variable may set several stages' fields (NEWSDEDUP_HNSW_M)
+                if float(defaults[key]) != documented:
+                    wrong.append(f"{name}: README {part!r}, code {defaults[key]!r} ({key})")
+    assert not wrong, wrong
+    assert len(checked) >= 40, checked  # the check reaches most of the table

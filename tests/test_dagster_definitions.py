@@ -150,7 +150,7 @@ def test_harmless_run_config_still_accepted():
 
 
 def test_secret_is_bound_by_name_and_resolved_only_in_the_run(monkeypatch):
-    """The deployment binds the LLM key as EnvVar: nothing in the code location's snapshot holds the
+    """The deployment binds no secret: nothing in the code location's snapshot holds the
     value, and the run worker reads it when the resource is initialised."""
     from dagster import Definitions
     from dagster._core.remote_representation.external_data import RepositorySnap

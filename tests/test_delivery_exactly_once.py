@@ -21,7 +21,7 @@ from newsdedup_dagster import db
 from newsdedup_dagster.assets.digest import MailerResource, digest
 from newsdedup_dagster.digest.build import render_day
 from newsdedup_dagster.digest.send import LOCK_SPACE, CRASH_EXIT_CODE, SmtpSettings, deliver_day
-from newsdedup_dagster.resources import PostgresResource
+from newsdedup_dagster.resources import LLMResource, PostgresResource
 
 DAY = date(2026, 11, 2)
 KEY = DAY.isoformat()
@@ -114,7 +114,8 @@ def test_server_down_for_the_first_attempt_and_up_for_the_retry_delivers_everyon
         # One materialisation: attempt 1 finds nothing listening, records, asks Dagster for a retry;
         # the retry (Dagster's own step retry) delivers.
         result = materialize([digest], partition_key=KEY, resources={
-            "postgres": PostgresResource(database_url=clean_db), "mailer": mailer})
+            "postgres": PostgresResource(database_url=clean_db), "mailer": mailer,
+                 "llm": LLMResource()})
         helper.join(timeout=60)
         assert result.success
         assert any(e.event_type_value == "STEP_UP_FOR_RETRY" for e in result.all_events)
@@ -136,7 +137,8 @@ def test_server_down_past_the_retries_fails_the_run_and_the_next_run_delivers(cl
     port = free_port()
     mailer = MailerResource(host="127.0.0.1", port=port, security="none", outbox_dir=str(tmp_path),
                             retry_delay_s=0, timeout_s=5, lease_s=60, batch_size=4, outage_retries=0)
-    resources = {"postgres": PostgresResource(database_url=clean_db), "mailer": mailer}
+    resources = {"postgres": PostgresResource(database_url=clean_db), "mailer": mailer,
+                 "llm": LLMResource()}
     # Nothing listens on the port: the run records, then FAILS (it must not show green).
     first = materialize([digest], partition_key=KEY, resources=resources, raise_on_error=False)
     assert not first.success
@@ -167,7 +169,8 @@ def test_transient_4xx_fails_the_run_and_5xx_does_not(clean_db, conn, tmp_path, 
     with SmtpServer(refuse=refuse, refuse_times=2) as server:
         mailer = MailerResource(host=server.host, port=server.port, security="none", outbox_dir=str(tmp_path),
                                 retry_delay_s=0, max_attempts=3, outage_retries=0)
-        resources = {"postgres": PostgresResource(database_url=clean_db), "mailer": mailer}
+        resources = {"postgres": PostgresResource(database_url=clean_db), "mailer": mailer,
+                 "llm": LLMResource()}
         first = materialize([digest], partition_key=KEY, resources=resources, raise_on_error=False)
         assert not first.success   # 452 twice (first try + in-run retry): one attempt left
         second = materialize([digest], partition_key=KEY, resources=resources)
@@ -183,11 +186,11 @@ _CRASHING_RUN = """
 import sys
 from dagster import materialize
 from newsdedup_dagster.assets.digest import MailerResource, digest
-from newsdedup_dagster.resources import PostgresResource
+from newsdedup_dagster.resources import LLMResource, PostgresResource
 url, port, outbox, key = sys.argv[1:5]
 mailer = MailerResource(host="127.0.0.1", port=int(port), security="none", outbox_dir=outbox, retry_delay_s=0,
                         timeout_s=5, lease_s=60, batch_size=4)
-materialize([digest], partition_key=key, resources={"postgres": PostgresResource(database_url=url), "mailer": mailer})
+materialize([digest], partition_key=key, resources={"postgres": PostgresResource(database_url=url), "mailer": mailer, "llm": LLMResource()})
 """
 
 
@@ -205,7 +208,8 @@ def _crash_then_rerun(clean_db, conn, tmp_path, point: str):
         rerun = materialize([digest], partition_key=KEY, resources={
             "postgres": PostgresResource(database_url=clean_db),
             "mailer": MailerResource(host=server.host, port=server.port, security="none", outbox_dir=str(tmp_path),
-                                     retry_delay_s=0, timeout_s=5, lease_s=60, batch_size=4)})
+                                     retry_delay_s=0, timeout_s=5, lease_s=60, batch_size=4),
+            "llm": LLMResource()})
         assert rerun.success
         md = rerun.asset_materializations_for_node("digest")[-1].metadata
     assert _statuses(conn) == {"sent": 10}

@@ -7,15 +7,15 @@ from smtp_server import SmtpServer
 from test_events_fixtures import add_story
 
 from newsdedup_dagster.assets.digest import MailerResource, digest, send_decision
-from newsdedup_dagster.digest.build import digest_html_path, sample_digest_path
-from newsdedup_dagster.resources import PostgresResource
+from newsdedup_dagster.digest.build import digest_html_path
+from newsdedup_dagster.resources import LLMResource, PostgresResource
 
 KEY = "2026-11-02"
 
 
 def _run(url, mailer, run_config=None, tags=None):
     return materialize([digest], partition_key=KEY, run_config=run_config, tags=tags,
-                       resources={"postgres": PostgresResource(database_url=url), "mailer": mailer})
+                       resources={"postgres": PostgresResource(database_url=url), "mailer": mailer, "llm": LLMResource()})
 
 
 def _seed(conn):
@@ -84,7 +84,8 @@ def test_no_smtp_means_outbox_delivery_only_when_intended(clean_db, conn, tmp_pa
     _seed(conn)
     # a worker without NEWSDEDUP_SMTP_HOST must not quietly turn readers' mail into files
     refused = materialize([digest], partition_key=KEY, raise_on_error=False,
-                          resources={"postgres": PostgresResource(database_url=clean_db), "mailer": MailerResource()})
+                          resources={"postgres": PostgresResource(database_url=clean_db), "mailer": MailerResource(),
+                                     "llm": LLMResource()})
     assert not refused.success
     failure = [e for e in refused.all_events if e.is_step_failure][0]
     assert "NEWSDEDUP_OUTBOX_ONLY" in failure.step_failure_data.error.message
@@ -96,5 +97,18 @@ def test_no_smtp_means_outbox_delivery_only_when_intended(clean_db, conn, tmp_pa
     assert md["outbox"].value == 2 and md["sent"].value == 0
     assert md["delivery"].value.startswith("outbox files (no NEWSDEDUP_SMTP_HOST configured, NEWSDEDUP_OUTBOX_ONLY set")
     assert len(list((tmp_path / "mail" / KEY).glob("*.eml"))) == 2
-    path = sample_digest_path(KEY, database_url=clean_db)
+    path = digest_html_path(__import__("datetime").date(2026, 11, 2), "en", tmp_path)
     assert path == tmp_path / "digests" / KEY / f"digest-{KEY}-en.html" and path.exists()
+
+
+def test_llm_resource_languages_reach_the_digest(clean_db, conn, tmp_path):
+    """The digest takes the pivot and translation languages from the same settings object as the
+    LLM stages (the llm resource), so an override there reaches both."""
+    _seed(conn)
+    r = materialize([digest], partition_key=KEY, run_config={"ops": {"digest": {"config": {"send": False}}}},
+                    resources={"postgres": PostgresResource(database_url=clean_db),
+                               "mailer": MailerResource(outbox_dir=str(tmp_path)),
+                               "llm": LLMResource(pivot_lang="ja", translation_langs="ko")})
+    md = r.asset_materializations_for_node("digest")[-1].metadata
+    # configured (pivot + translations) first, then the subscribers' languages
+    assert md["languages"].value == "ja, ko, en, fr"

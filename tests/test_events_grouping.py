@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from newsdedup_dagster import config
 from newsdedup_dagster.events.grouping import (
     GroupingSettings,
     OpenEvent,
@@ -142,10 +143,10 @@ def test_settings_validation_and_env(monkeypatch):
     monkeypatch.setenv("NEWSDEDUP_EVENT_THRESHOLD", "0.55")
     monkeypatch.setenv("NEWSDEDUP_EVENT_QUIET_HOURS", "48")
     monkeypatch.setenv("NEWSDEDUP_EVENT_JOIN_GAP_HOURS", "24")
-    s = GroupingSettings()
+    s = config.grouping_settings()
     assert (s.threshold, s.quiet_hours, s.join_gap_hours) == (0.55, 48, 24)
     with pytest.raises(ValueError):
         GroupingSettings(threshold=0.5, join_gap_hours=100, quiet_hours=72)
     monkeypatch.setenv("NEWSDEDUP_EVENT_THRESHOLD", "high")
     with pytest.raises(ValueError, match="NEWSDEDUP_EVENT_THRESHOLD"):
-        GroupingSettings()
+        config.grouping_settings()

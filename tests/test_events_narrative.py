@@ -10,6 +10,7 @@ import pytest
 from fake_openai import FakeOpenAI, Reply
 from test_events_fixtures import add_story, at, hour_of
 
+from newsdedup_dagster import config
 from newsdedup_dagster.config import LLMSettings
 from newsdedup_dagster.events import narrative, store
 from newsdedup_dagster.events.grouping import GroupingSettings, event_id_for
@@ -50,7 +51,7 @@ def llm(fake, monkeypatch, clean_db):
     monkeypatch.setenv("NEWSDEDUP_LLM_BASE_URL", fake.base_url)
     monkeypatch.setenv("NEWSDEDUP_NARRATIVE_LANGS", LANGS)
     monkeypatch.setenv("NEWSDEDUP_LLM_MAX_ATTEMPTS", "2")
-    settings = LLMSettings()
+    settings = config.llm_settings()
     client = LLMClient(settings, recorder=PostgresCallRecorder(clean_db), backoff=BackoffPolicy(0.001, 0.002, 5),
                        sleep=lambda s: None)
     yield settings, client
@@ -94,7 +95,7 @@ def test_offline_narratives_and_skipped_translations(conn, monkeypatch):
     monkeypatch.setenv("NEWSDEDUP_NARRATIVE_LANGS", LANGS)
     add_story(conn, "o1", "topic-o", 1.0, titles={"en": "Storm hits coast"})
     _group(conn, 1)
-    res = narrative.generate_narratives(conn, hour_of(at(1)), LLMSettings(), client=None)
+    res = narrative.generate_narratives(conn, hour_of(at(1)), config.llm_settings(), client=None)
     assert res.offline == 1
     row = conn.execute("SELECT narrative, narrative_offline, narrative_model, narrative_lang, needs_narrative FROM events").fetchone()
     assert row[1] is True and row[2] == "offline-extractive" and row[3] == "en" and row[4] == 0

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from test_events_fixtures import add_story, at, hour_of
 
+from newsdedup_dagster import config
 from newsdedup_dagster.events import store
-from newsdedup_dagster.events.grouping import GroupingSettings, event_id_for
+from newsdedup_dagster.events.grouping import event_id_for
 
 from newsdedup_dagster.embeddings.centring_prior import PRIOR_TEXTS, PRIOR_WEIGHT
 from newsdedup_dagster.embeddings.providers import CENTRE_MIN_LANG_ITEMS, E5Embedder, USEEmbedder
@@ -48,7 +49,8 @@ def test_default_threshold_groups_a_multilingual_multi_day_event(conn, model, mo
     else:
         monkeypatch.setenv("NEWSDEDUP_EMBEDDING_PROVIDER", "use")
         vectors = USEEmbedder().embed(texts)  # USE keeps raw vectors
-    settings = GroupingSettings(min_significance=3.0)  # defaults: the configured model's threshold, 72 h
+    # defaults: the configured model's threshold, 72 h
+    settings = config.merged(config.grouping_settings(), min_significance=3.0)
     assert settings.threshold == EVENT_THRESHOLDS[model] == event_threshold_for(model)
     for (sid, hour, lang, title), vec in zip(STORIES, vectors):
         add_story(conn, sid, sid, hour, titles={lang: title}, vector=vec, significance=5.0)

@@ -76,7 +76,7 @@ def recorded(conn) -> tuple:
 
 def test_plain_unionfind_merge_names_the_bridge_as_the_weakest_link(conn, capsys):
     info = store(conn, bridged_groups())
-    settings = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99", "guard": "none"}, env=False)
+    settings = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99", "guard": "none"})
     cluster_partition(conn, info, H0, settings)
     sid = story_of(conn, "a0")
     assert story_of(conn, "b0") == sid  # the wrong merge the bridge causes
@@ -107,7 +107,7 @@ def test_plain_unionfind_merge_names_the_bridge_as_the_weakest_link(conn, capsys
 
 def test_guard_cut_is_shown_with_the_bridge_edge_it_cut(conn, capsys):
     info = store(conn, bridged_groups())
-    settings = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99"}, env=False)
+    settings = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99"})
     cluster_partition(conn, info, H0, settings)
     a_story, b_story = story_of(conn, "a0"), story_of(conn, "b0")
     assert a_story != b_story
@@ -125,14 +125,14 @@ def test_guard_cut_is_shown_with_the_bridge_edge_it_cut(conn, capsys):
 
 def test_rerunning_the_hour_leaves_identical_explanation_rows(conn):
     info = store(conn, bridged_groups())
-    settings = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99"}, env=False)
+    settings = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99"})
     cluster_partition(conn, info, H0, settings)
     first = recorded(conn)
     assert first[1] and all(r[5] for r in first[0])  # pass-2 members all name their neighbour
     cluster_partition(conn, info, H0, settings)
     assert recorded(conn) == first
     reset = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99",
-                                      "later_partitions": "reset"}, env=False)
+                                      "later_partitions": "reset"})
     cluster_partition(conn, info, H0, reset)
     assert recorded(conn) == first
 

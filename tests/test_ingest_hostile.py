@@ -391,11 +391,11 @@ def test_settings_reach_the_asset(monkeypatch):
     monkeypatch.setenv("NEWSDEDUP_FETCH_ALLOW_PRIVATE", "10.1.0.0/16, feeds.corp.example")
     monkeypatch.setenv("NEWSDEDUP_INGEST_MAX_ENTRIES", "250")
     monkeypatch.setenv("NEWSDEDUP_INGEST_PARSE_TIMEOUT", "4.5")
-    fetch_config, parse_config = configs_for(config.IngestSettings())
+    fetch_config, parse_config = configs_for(config.ingest_settings())
     assert parse_config.max_entries == 250 and parse_config.time_budget == 4.5
     assert [str(n) for n in fetch_config.address_policy.allowed_networks] == ["10.1.0.0/16"]
     assert fetch_config.address_policy.allowed_hosts == ("feeds.corp.example",)
     monkeypatch.setenv("NEWSDEDUP_INGEST_MAX_URL_CHARS", "5000")
     with pytest.raises(ValueError, match="MAX_URL_CHARS"):
-        config.IngestSettings()
+        config.ingest_settings()
     assert os.environ.get("NEWSDEDUP_INGEST_MAX_ENTRIES") == "250"

@@ -13,7 +13,7 @@ from dagster import materialize
 from test_events_fixtures import add_story, at, ensure_source, hour_of
 
 from newsdedup_dagster.assets.publish import story_feeds
-from newsdedup_dagster.resources import PostgresResource
+from newsdedup_dagster.resources import LLMResource, PostgresResource
 
 H = "2026-11-02-10:00"
 H1 = "2026-11-02-11:00"
@@ -23,7 +23,7 @@ HOSTILE = '<script>alert(1)</script> "Quotes" & <b>bold</b>'
 def _run(url, key, out_dir, **config):
     return materialize([story_feeds], partition_key=key,
                        run_config={"ops": {"story_feeds": {"config": {"output_dir": str(out_dir), **config}}}},
-                       resources={"postgres": PostgresResource(database_url=url)})
+                       resources={"postgres": PostgresResource(database_url=url), "llm": LLMResource()})
 
 
 def _seed(conn):

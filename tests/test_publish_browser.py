@@ -16,7 +16,7 @@ from dagster import materialize
 from test_events_fixtures import add_story
 
 from newsdedup_dagster.assets.publish import story_feeds
-from newsdedup_dagster.resources import PostgresResource
+from newsdedup_dagster.resources import LLMResource, PostgresResource
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -39,7 +39,7 @@ def site(clean_db, conn, tmp_path, monkeypatch):
     out = tmp_path / "public"
     result = materialize([story_feeds], partition_key="2026-11-02-10:00",
                          run_config={"ops": {"story_feeds": {"config": {"output_dir": str(out)}}}},
-                         resources={"postgres": PostgresResource(database_url=clean_db)})
+                         resources={"postgres": PostgresResource(database_url=clean_db), "llm": LLMResource()})
     assert result.success
     return out
 

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from newsdedup_dagster import config
 from newsdedup_dagster.config import PublishSettings
 from newsdedup_dagster.digest.render import SourceLink, StoryRecord, clean_line
 from newsdedup_dagster.publish.labels import labels_for
@@ -171,17 +172,17 @@ def test_publish_settings(monkeypatch, tmp_path):
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_BASE_URL", "https://news.example.org/sub")
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_DIR", str(tmp_path / "out"))
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_LANGS", "en, ja")
-    s = PublishSettings()
+    s = config.publish_settings()
     assert s.base_url == "https://news.example.org/sub/" and s.output_dir == tmp_path / "out"
-    assert s.feed_langs() == ("en", "ja")
+    assert s.feed_langs(config.llm_settings()) == ("en", "ja")
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_BASE_URL", "javascript:alert(1)")
     with pytest.raises(ValueError, match="BASE_URL"):
-        PublishSettings()
+        config.publish_settings()
     monkeypatch.delenv("NEWSDEDUP_PUBLISH_BASE_URL")
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_WINDOW_HOURS", "0")
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_MAX_STORIES", "0")
     with pytest.raises(ValueError, match="not both"):
-        PublishSettings()
+        config.publish_settings()
 
 
 class _Tags(HTMLParser):

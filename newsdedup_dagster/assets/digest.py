@@ -12,7 +12,6 @@ subscribers exist) fails without retries. Permanent refusals (5xx) are recorded,
 and do not fail the run.
 """
 
-import os
 import re
 from datetime import date, timedelta
 from typing import Optional
@@ -33,12 +32,10 @@ from dagster import (
 from pydantic import field_validator
 
 from .. import config as app_config
-from ..config import LLMSettings
-from ..digest.build import render_day
-from ..digest.select import SelectionSettings
+from ..digest.build import digest_langs, render_day
 from ..digest.send import DeliveryReport, MailerConfigError, deliver_day
 from ..partitions import DAILY_PARTITIONS
-from ..resources import MailerResource, PostgresResource
+from ..resources import LLMResource, MailerResource, PostgresResource
 from .common import OWNERS, ROW_COUNT
 
 __all__ = ["MailerResource", "digest", "send_decision"]  # MailerResource lives in resources.py
@@ -82,10 +79,6 @@ class DigestConfig(Config):
         return value
 
 
-def _env_flag(name: str) -> bool:
-    return (os.environ.get(name) or "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def send_decision(send: bool, is_backfill: bool, allow_backfill_send: bool) -> tuple[bool, Optional[str]]:
     """(send?, reason when not) — pure, for the asset and its tests."""
     if not send:
@@ -121,18 +114,22 @@ def _counts_table(report: Optional[DeliveryReport]) -> dict:
                 "as HTML + text, stored in `digests` and the outbox, and delivered to subscribers.",
 )
 def digest(context: AssetExecutionContext, config: DigestConfig, postgres: PostgresResource,
-           mailer: MailerResource) -> MaterializeResult:
+           mailer: MailerResource, llm: LLMResource) -> MaterializeResult:
     day = date.fromisoformat(context.partition_key)
     is_backfill = context.run.tags.get(BACKFILL_TAG) is not None
-    allow = config.allow_backfill_send or _env_flag("NEWSDEDUP_DIGEST_ALLOW_BACKFILL_SEND")
-    do_send, skip_reason = send_decision(config.send, is_backfill, allow)
+    # The pivot and translation languages come from the llm resource, as for story_scores.
+    llm_settings = llm.settings()
+    settings = app_config.merged(
+        app_config.digest_settings(), allow_backfill_send=config.allow_backfill_send or None,
+        langs=tuple(x.strip() for x in config.langs.split(",") if x.strip()) if config.langs else None)
+    do_send, skip_reason = send_decision(config.send, is_backfill, settings.allow_backfill_send)
     smtp = mailer.smtp_settings()
     outbox = mailer.outbox()
-    llm_settings = LLMSettings()
-    langs = [x.strip() for x in config.langs.split(",") if x.strip()] if config.langs else None
     report: Optional[DeliveryReport] = None
     with postgres.connection() as conn:
-        result = render_day(conn, day, langs, SelectionSettings(), outbox)
+        # Run config's langs replace the configured and subscribed languages; else both are rendered.
+        langs = list(settings.langs) if config.langs else digest_langs(conn, settings, llm_settings)
+        result = render_day(conn, day, langs, settings, outbox_dir=outbox)
         if do_send:
             try:
                 report = deliver_day(conn, day, result.by_digest_id(), smtp, outbox, fallback_lang=llm_settings.pivot_lang)

@@ -4,7 +4,6 @@ events, refresh narratives (LLM or offline extractive) and translate them.
 Thin: the rules live in newsdedup_dagster/events/ (grouping.py pure, store.py SQL, narrative.py).
 """
 
-import os
 from typing import Optional
 
 from dagster import (
@@ -20,10 +19,11 @@ from dagster import (
     asset,
 )
 
+from .. import config as app_config
 from ..events import narrative as narrative_mod
 from ..events import store
 from ..embeddings.store import active_model
-from ..events.grouping import GroupingSettings, event_threshold_for
+from ..events.grouping import GroupingSettings
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
 from ..resources import LLMResource, PostgresResource
 from .common import OWNERS, ROW_COUNT, table
@@ -45,16 +45,10 @@ def _settings(config: EventsConfig, active_model_id: str | None = None) -> Group
     """Run config, then NEWSDEDUP_EVENT_* env vars, then the calibrated threshold of the model the
     database's vectors were made with (not the configured provider's: the stories being grouped
     carry the active model's centroids, and a provider change only takes effect after reembed)."""
-    base = GroupingSettings()
-    changes = {}
-    if config.threshold is not None:
-        changes["threshold"] = config.threshold
-    elif not os.environ.get("NEWSDEDUP_EVENT_THRESHOLD") and active_model_id is not None:
-        changes["threshold"] = event_threshold_for(active_model_id)
-    if config.quiet_hours is not None:
-        changes["quiet_hours"] = config.quiet_hours
-        changes["join_gap_hours"] = min(base.join_gap_hours, config.quiet_hours)
-    return GroupingSettings(**{**base.__dict__, **changes}) if changes else base
+    base = app_config.grouping_settings(active_model_id)
+    join_gap = min(base.join_gap_hours, config.quiet_hours) if config.quiet_hours is not None else None
+    return app_config.merged(base, threshold=config.threshold, quiet_hours=config.quiet_hours,
+                             join_gap_hours=join_gap)
 
 
 def events_table(rows: list[dict]):
@@ -93,6 +87,7 @@ def events(context: AssetExecutionContext, config: EventsConfig, postgres: Postg
            llm: LLMResource) -> MaterializeResult:
     hour = hour_start(context.partition_key)
     llm_settings = llm.settings()
+    narration = app_config.narrative_settings()
     with postgres.connection() as conn:
         model = active_model(conn)
         conn.commit()
@@ -104,10 +99,10 @@ def events(context: AssetExecutionContext, config: EventsConfig, postgres: Postg
             with llm.client(postgres.url()) as client:
                 mode = ("offline extractive (no NEWSDEDUP_LLM_BASE_URL configured)" if client is None
                         else f"llm: {llm_settings.narrative_model}")
-                narr = narrative_mod.generate_narratives(conn, hour, llm_settings, client=client,
+                narr = narrative_mod.generate_narratives(conn, hour, llm_settings, narration, client=client,
                                                          quiet_hours=settings.quiet_hours)
                 if client is not None:
-                    narrative_mod.translate_narratives(conn, hour, client, llm_settings, result=narr)
+                    narrative_mod.translate_narratives(conn, hour, client, llm_settings, narration, result=narr)
         report = store.check_invariants(conn, result.touched_event_ids, settings.quiet_hours)
         summaries = store.event_summaries(conn, result.touched_event_ids, limit=25)
 

@@ -40,7 +40,7 @@ def resolve_fetch_mode(requested: str, sources) -> str:
 def run_ingest(conn, partition_key: str, sources_file: str | None = None, fetch_mode: str | None = None):
     sources = load_sources(sources_file or config.sources_file())
     mode = choose_mode(hour_start(partition_key), resolve_fetch_mode(fetch_mode or config.fetch_mode(), sources))
-    fetch_config, parse_config = configs_for(config.IngestSettings())
+    fetch_config, parse_config = configs_for(config.ingest_settings())
     return ingest_partition(conn, sources, hour_start(partition_key), mode=mode, fetch_config=fetch_config,
                             parse_config=parse_config)
 

@@ -1,20 +1,15 @@
 """item_duplicates[H]: URL, exact and near-duplicate headlines of hour H against each other and
 against the canonical items of the lookback window. Thin: see newsdedup_dagster/neardup/."""
 
-import os
 from typing import Optional
 
 from dagster import AssetExecutionContext, Config, MaterializeResult, asset
 
 from .. import config as settings
-from ..neardup.store import DEFAULT_LOOKBACK_HOURS, dedup_partition
+from ..neardup.store import dedup_partition
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
 from ..resources import PostgresResource
 from .common import OWNERS, ROW_COUNT, table
-
-
-def lookback_hours() -> int:
-    return int(os.environ.get("NEWSDEDUP_NEARDUP_LOOKBACK_HOURS") or DEFAULT_LOOKBACK_HOURS)
 
 
 class ItemDuplicatesConfig(Config):
@@ -34,7 +29,7 @@ def later_partitions(context: AssetExecutionContext, own: Optional[str]) -> str:
         return stories
     if context.run.tags.get("dagster/backfill"):
         return "reset"
-    return settings.neardup_later_partitions() or "keep"
+    return settings.dedup_settings().later_partitions or "keep"
 
 
 @asset(
@@ -51,9 +46,10 @@ def later_partitions(context: AssetExecutionContext, own: Optional[str]) -> str:
 )
 def item_duplicates(context: AssetExecutionContext, config: ItemDuplicatesConfig,
                     postgres: PostgresResource) -> MaterializeResult:
+    dedup = settings.dedup_settings()
     later = later_partitions(context, config.later_partitions)
     with postgres.connection() as conn:
-        report = dedup_partition(conn, hour_start(context.partition_key), lookback_hours=lookback_hours(),
+        report = dedup_partition(conn, hour_start(context.partition_key), lookback_hours=dedup.lookback_hours,
                                  later_partitions=later)
     groups = sorted(report.groups, key=lambda g: (-g["members"], g["anchor"]))
     return MaterializeResult(
@@ -66,7 +62,7 @@ def item_duplicates(context: AssetExecutionContext, config: ItemDuplicatesConfig
             "rule_exact": report.by_rule["exact"],
             "rule_near": report.by_rule["near"],
             "window_canonicals": report.window_canonicals,
-            "lookback_hours": lookback_hours(),
+            "lookback_hours": dedup.lookback_hours,
             "later_partitions": later,
             "later_duplicates_removed": report.later_duplicates_removed,
             "merged_groups": table(

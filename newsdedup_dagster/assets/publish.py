@@ -3,17 +3,16 @@ and a static site (today's index, a page per story and per event), written atomi
 NEWSDEDUP_PUBLISH_DIR. Thin: the rules live in newsdedup_dagster/publish/.
 """
 
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
 
-from ..config import PublishSettings
+from .. import config as app_config
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..publish.build import publish_hour
-from ..resources import PostgresResource
+from ..resources import LLMResource, PostgresResource
 from .common import OWNERS
 
 
@@ -37,11 +36,14 @@ class StoryFeedsConfig(Config):
     description="Atom 1.0 and JSON Feed 1.1 per language (one entry per story, updated in place when the story "
                 "grows) and a static reader site, written atomically into the publish directory.",
 )
-def story_feeds(context: AssetExecutionContext, config: StoryFeedsConfig, postgres: PostgresResource) -> MaterializeResult:
-    settings = PublishSettings()
-    if config.output_dir:
-        settings = replace(settings, output_dir=Path(config.output_dir).expanduser().resolve())
-    langs = ([x.strip() for x in config.langs.split(",") if x.strip()] if config.langs else None) or settings.feed_langs()
+def story_feeds(context: AssetExecutionContext, config: StoryFeedsConfig, postgres: PostgresResource,
+                llm: LLMResource) -> MaterializeResult:
+    settings = app_config.merged(
+        app_config.publish_settings(),
+        output_dir=Path(config.output_dir).expanduser().resolve() if config.output_dir else None)
+    # The pivot and translation languages come from the llm resource, as for story_scores.
+    langs = ([x.strip() for x in config.langs.split(",") if x.strip()] if config.langs else None) or list(
+        settings.feed_langs(llm.settings()))
     hour = hour_start(context.partition_key)
     with postgres.connection() as conn:
         result = publish_hour(conn, hour, settings, langs, now=datetime.now(timezone.utc), force=config.force)

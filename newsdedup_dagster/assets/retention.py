@@ -16,8 +16,7 @@ from dagster import (
     define_asset_job,
 )
 
-from ..clustering.settings import settings_for
-from ..config import RetentionSettings
+from .. import config as app_config
 from ..resources import PostgresResource
 from ..retention import prune as prune_data
 from ..retention import table_sizes
@@ -39,9 +38,9 @@ class PruneConfig(Config):
                 "embedding cache entries past their NEWSDEDUP_RETENTION_* ages are removed.",
 )
 def prune(context: AssetExecutionContext, config: PruneConfig, postgres: PostgresResource) -> MaterializeResult:
-    windows = settings_for(None)
+    windows = app_config.clustering_settings(None)
     with postgres.connection() as conn:
-        report = prune_data(conn, RetentionSettings(), dry_run=config.dry_run,
+        report = prune_data(conn, app_config.retention_settings(), dry_run=config.dry_run,
                             longest_vector_window_hours=max(windows.story_max_age_hours, windows.max_gap_hours))
         sizes = table_sizes(conn)
     context.log.info("prune: %d rows, %.1f MB%s", report.rows, report.bytes / 1e6, " (dry run)" if report.dry_run else "")

@@ -20,7 +20,6 @@ from dagster import (
 from .. import config as app_config
 from ..clustering import explain
 from ..clustering.passes import check_invariants, cluster_partition, story_summaries
-from ..clustering.settings import settings_for
 from ..clustering.store import ClusteringBusy
 from ..embeddings.store import active_model
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
@@ -91,8 +90,8 @@ def _stories_table(rows: list[tuple], new: set[str]):
 )
 def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: PostgresResource) -> MaterializeResult:
     h = hour_start(context.partition_key)
-    overrides = {k: v for k, v in config.model_dump().items() if v is not None}
-    if "later_partitions" not in overrides and context.run.tags.get("dagster/backfill"):
+    overrides = config.model_dump()
+    if overrides["later_partitions"] is None and context.run.tags.get("dagster/backfill"):
         # A backfill recomputes history in time order: rebuild later hours exactly, don't mix.
         overrides["later_partitions"] = "reset"
     with postgres.connection() as conn:
@@ -100,7 +99,7 @@ def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: Pos
         conn.commit()
         if info is None:
             raise RuntimeError("no embedding model registered yet: materialise item_embeddings first")
-        settings = settings_for(info.model, overrides)
+        settings = app_config.merged(app_config.clustering_settings(info.model), **overrides)
         try:
             result = cluster_partition(conn, info, h, settings)
         except ClusteringBusy as exc:

@@ -1,6 +1,7 @@
-"""Clustering configuration: the published method's names and defaults, per-model calibration, env and --set.
+"""Clustering configuration: the published method's names and defaults, per-model calibration, --set.
 
-Every key is read from NEWSDEDUP_<KEY upper> and accepted by `newsdedup eval --set key=value`.
+Every key is read from NEWSDEDUP_<KEY upper> (by config.clustering_settings(), which hands the
+values to `settings_for`) and accepted by `newsdedup eval --set key=value`.
 Thresholds are model-specific: MODEL_DEFAULTS holds the calibrated values per embedding model,
 each with one line of evidence beside it; the tables and commands are in docs/CALIBRATION.md.
 """
@@ -8,9 +9,8 @@ each with one line of evidence beside it; the tables and commands are in docs/CA
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Mapping
 
 
 @dataclass(frozen=True)
@@ -144,18 +144,23 @@ def _apply(base: ClusterSettings, overrides: dict[str, Any]) -> ClusterSettings:
     return dataclasses.replace(base, guard=guard, **plain)
 
 
-def settings_for(model: str | None = None, overrides: dict[str, Any] | None = None, env: bool = True) -> ClusterSettings:
-    """Defaults -> guard defaults -> per-model calibration -> NEWSDEDUP_<KEY> env -> overrides."""
+def setting_keys() -> list[str]:
+    """Every clustering key: the fields and the guard's keys."""
+    return list(_FIELD_TYPES) + list(guard_defaults())
+
+
+def settings_for(model: str | None = None, overrides: Mapping[str, Any] | None = None,
+                 environment: Mapping[str, str] | None = None) -> ClusterSettings:
+    """Defaults -> guard defaults -> per-model calibration -> `environment` ({key: raw value of
+    NEWSDEDUP_<KEY>}, from config.clustering_environment()) -> overrides."""
     base = ClusterSettings(guard=guard_defaults())
     base = _apply(base, MODEL_DEFAULTS.get(model or "", {}))
-    if env:
-        from_env = {}
-        for key in list(_FIELD_TYPES) + list(base.guard):
-            raw = os.environ.get(f"NEWSDEDUP_{key.upper()}")
-            if raw not in (None, ""):
-                from_env[key] = raw
-        base = _apply(base, from_env)
-    return _apply(base, overrides or {})
+    for key, raw in (environment or {}).items():
+        try:
+            base = _apply(base, {key: raw})
+        except ValueError as exc:
+            raise ValueError(f"NEWSDEDUP_{key.upper()}={raw!r}: {exc}") from None
+    return _apply(base, dict(overrides or {}))
 
 
 def parse_assignments(pairs: list[str] | None) -> dict[str, str]:

@@ -19,18 +19,19 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import db
-    from ..config import LLMSettings
-    from ..digest.build import parse_day, render_day
+    from .. import config, db
+    from ..digest.build import digest_langs, parse_day, render_day
 
     try:
         day = parse_day(args.date)
     except ValueError as exc:
         print(f"newsdedup digest: error: {exc}", file=sys.stderr)
         return 2
+    settings, llm = config.digest_settings(), config.llm_settings()
     with db.connection() as conn:
-        result = render_day(conn, day, args.lang)
-    pivot = LLMSettings().pivot_lang
+        langs = args.lang or digest_langs(conn, settings, llm)
+        result = render_day(conn, day, langs, settings, outbox_dir=config.outbox_dir())
+    pivot = llm.pivot_lang
     print(f"digest {day}: {len(result.selected)} stories of {result.candidates} candidates, "
           f"{len(result.files)} languages ({', '.join(result.files)})")
     if not result.selected:

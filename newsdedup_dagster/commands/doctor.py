@@ -120,7 +120,7 @@ def check_sources() -> list[Finding]:
 
 
 def check_llm(live: bool) -> list[Finding]:
-    settings = config.LLMSettings()
+    settings = config.llm_settings()
     if settings.offline:
         return [Finding(WARN, "llm", "no endpoint: scores, headlines and translations use the offline fallback",
                         "set NEWSDEDUP_LLM_BASE_URL and NEWSDEDUP_LLM_API_KEY")]
@@ -153,10 +153,10 @@ def check_llm(live: bool) -> list[Finding]:
 
 
 def check_embeddings() -> list[Finding]:
-    from ..embeddings.providers import EmbeddingSettings, make_embedder
+    from ..embeddings.providers import make_embedder
 
     try:
-        settings = EmbeddingSettings()
+        settings = config.embedding_settings()
         embedder = make_embedder(settings)
         vectors = embedder.embed(["newsdedup doctor"])
     except Exception as exc:
@@ -182,10 +182,8 @@ def check_embeddings() -> list[Finding]:
 
 
 def check_smtp() -> list[Finding]:
-    from ..digest.send import SmtpSettings
-
     try:
-        smtp = SmtpSettings.from_env()
+        smtp = config.mail_settings()
     except Exception as exc:
         return [Finding(FAIL, "smtp", _first_line(exc), "fix the NEWSDEDUP_SMTP_* settings")]
     if not smtp.configured:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 
@@ -56,29 +55,27 @@ def _fmt_resamples(res: dict) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..clustering.settings import parse_assignments, settings_for
-    from ..embeddings import EmbeddingSettings
+    from .. import config
+    from ..clustering.settings import parse_assignments
     from ..embeddings.store import EmbeddingModelMismatch
     from ..evaluation import RESULT_KEYS, evaluate, frange
 
     try:
         overrides = parse_assignments(args.assignments)
-        settings_for(None, overrides)  # validate keys and values before any work
+        config.clustering_settings(None, overrides)  # validate keys and values before any work
         sweep = None
         if args.sweep:
             if "=" not in args.sweep:
                 raise ValueError(f"--sweep {args.sweep!r}: expected key=start:stop:step")
             key, spec = args.sweep.split("=", 1)
-            settings_for(None, {key: spec.split(":")[0]})
+            config.clustering_settings(None, {key: spec.split(":")[0]})
             sweep = (key.strip(), frange(spec))
-        emb_settings = EmbeddingSettings()
-        if getattr(args, "text", None):
-            emb_settings = dataclasses.replace(emb_settings, text_mode=args.text)
-        if getattr(args, "lead_chars", None) is not None:
-            emb_settings = dataclasses.replace(emb_settings, lead_chars=args.lead_chars)
+        emb_settings = config.merged(config.embedding_settings(), text_mode=getattr(args, "text", None) or None,
+                                     lead_chars=getattr(args, "lead_chars", None))
         if getattr(args, "resamples", 0) < 0:
             raise ValueError("--resamples must be >= 0")
         results = evaluate(args.data, overrides, sweep, emb_settings=emb_settings,
+                           cluster_environment=config.clustering_environment(),
                            use_cache=not getattr(args, "no_cache", False),
                            titles_from=getattr(args, "titles_from", None),
                            resamples=getattr(args, "resamples", 0), seed=getattr(args, "seed", 0))

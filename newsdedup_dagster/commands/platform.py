@@ -204,7 +204,8 @@ def cmd_demo(args) -> int:
     print(f"database: {db.redact_url(url)} (embedded)" if not config.database_url() else f"database: {db.redact_url(url)}")
     instance = get_instance()
     print(f"dagster instance: {os.environ['DAGSTER_HOME']}/dagster.yaml (runs stored in PostgreSQL)")
-    if config.LLMSettings().offline:
+    llm = config.llm_settings()
+    if llm.offline:
         print("LLM stages: offline fallback, set NEWSDEDUP_LLM_BASE_URL to use a model")
     from ..definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs
 
@@ -234,7 +235,7 @@ def cmd_demo(args) -> int:
     from ..digest.build import digest_html_path
 
     day = date.fromisoformat(args.day)
-    paths = [p for p in [digest_html_path(day, config.LLMSettings().pivot_lang)] if p.exists()]
+    paths = [p for p in [digest_html_path(day, llm.pivot_lang, config.outbox_dir())] if p.exists()]
 
     print(f"\nAsset checks: {check_totals['passed']} passed, {check_totals['failed']} failed")
     for line in failed_checks[:20]:
@@ -248,7 +249,7 @@ def cmd_demo(args) -> int:
         )
     for path in paths:
         print(f"digest: {path}")
-    publish = config.PublishSettings()  # story_feeds ran with every hour of the hourly job
+    publish = config.publish_settings()  # story_feeds ran with every hour of the hourly job
     if (publish.output_dir / "index.html").exists():
         print(f"feeds and site: {publish.output_dir} (index.html; <lang>/atom.xml, <lang>/feed.json)\n"
               f"  view: newsdedup serve, then open {publish.base_url}")

@@ -22,14 +22,13 @@ def register(subparsers) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from .. import db
-    from ..clustering.settings import settings_for
-    from ..config import RetentionSettings
+    from .. import config
     from ..progress import progress_bar
     from ..retention import prune, table_sizes
 
-    windows = settings_for(None)
+    windows = config.clustering_settings(None)
     try:
-        settings = RetentionSettings()
+        settings = config.retention_settings()
         with db.connection() as conn, progress_bar("prune (rows)") as bar:
             def on_batch(step: str, rows: int) -> None:
                 bar.set_description(f"prune {step} (rows)")

@@ -26,12 +26,12 @@ def _centring_word(centring: bool | None) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import db
-    from ..embeddings import EmbeddingSettings, make_embedder
+    from .. import config, db
+    from ..embeddings import make_embedder
     from ..embeddings.providers import centring_enabled
     from ..embeddings.store import active_model, switch_model
 
-    settings = EmbeddingSettings()
+    settings = config.embedding_settings()
     embedder = make_embedder(settings)
     wanted_centring = centring_enabled(embedder.model_id, settings.centre)
     with db.connection() as conn:

@@ -54,9 +54,9 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..config import PublishSettings
+    from .. import config
 
-    directory = Path(args.dir).expanduser().resolve() if args.dir else PublishSettings().output_dir
+    directory = Path(args.dir).expanduser().resolve() if args.dir else config.publish_settings().output_dir
     if not directory.is_dir():
         print(f"newsdedup serve: error: {directory} does not exist (materialise story_feeds or run the demo first)",
               file=sys.stderr)

@@ -6,7 +6,7 @@ import argparse
 import re
 import sys
 
-from ..config import LLMSettings
+from .. import config
 
 _LANG = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
 
@@ -42,7 +42,7 @@ def handle(args: argparse.Namespace) -> int:
             return 2
     with db.connection() as conn:
         if args.action == "add":
-            lang = (args.lang or LLMSettings().pivot_lang).strip()
+            lang = (args.lang or config.llm_settings().pivot_lang).strip()
             if not _LANG.match(lang):
                 print(f"newsdedup subscribers: error: --lang {lang!r} is not a language code (e.g. en, ja, pt-BR)",
                       file=sys.stderr)

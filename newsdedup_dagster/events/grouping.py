@@ -9,7 +9,7 @@ Terms
 - *gap*: the time between a story's interval [first, latest published] and an event's interval
   [first, last published]; 0 when they overlap.
 
-Rules (all thresholds in `GroupingSettings`, read from the environment):
+Rules (all thresholds in `GroupingSettings`, built by config.grouping_settings()):
 1. Stories are processed in (first_published_at, story_id) order, so ties never depend on
    input order.
 2. A story already in an event stays there (a story belongs to at most one event; moving
@@ -31,12 +31,9 @@ Rules (all thresholds in `GroupingSettings`, read from the environment):
 from __future__ import annotations
 
 import hashlib
-import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Iterable, Mapping
-
-from ..config import env_float
 
 __all__ = [
     "GroupingSettings",
@@ -68,18 +65,13 @@ EVENT_THRESHOLDS: dict[str, float] = {
 }
 
 
-def event_threshold_for(model: str | None = None) -> float:
-    """The calibrated event threshold of an embedding model id (default: the configured provider's
-    offline model; an uncalibrated model falls back to the default provider's value)."""
-    if model is None:
-        from ..embeddings.providers import DEFAULT_PROVIDER, OFFLINE_MODEL_IDS
-
-        provider = (os.environ.get("NEWSDEDUP_EMBEDDING_PROVIDER") or DEFAULT_PROVIDER).lower()
-        model = OFFLINE_MODEL_IDS.get(provider, OFFLINE_MODEL_IDS[DEFAULT_PROVIDER])
-    return EVENT_THRESHOLDS.get(model, E5_EVENT_THRESHOLD)
+def event_threshold_for(model: str | None) -> float:
+    """The calibrated event threshold of an embedding model id (an uncalibrated model falls back to
+    the default provider's value)."""
+    return EVENT_THRESHOLDS.get(model or "", E5_EVENT_THRESHOLD)
 
 
-# Kept for callers that import it: the default provider's calibrated value.
+# The default provider's calibrated value.
 DEFAULT_THRESHOLD = E5_EVENT_THRESHOLD
 # Events close after 3 quiet days: 93 % of consecutive same-subject postings (16 languages)
 # in itn_multilingual_dev.jsonl are within 72 h (calibrated on this file); docs/CALIBRATION.md#event-grouping
@@ -95,17 +87,12 @@ DEFAULT_MIN_SIGNIFICANCE = 3.0
 
 @dataclass(frozen=True)
 class GroupingSettings:
-    threshold: float = field(default_factory=lambda: env_float("NEWSDEDUP_EVENT_THRESHOLD", event_threshold_for()))
-    join_gap_hours: float = field(
-        default_factory=lambda: env_float("NEWSDEDUP_EVENT_JOIN_GAP_HOURS", DEFAULT_JOIN_GAP_HOURS)
-    )
-    quiet_hours: float = field(default_factory=lambda: env_float("NEWSDEDUP_EVENT_QUIET_HOURS", DEFAULT_QUIET_HOURS))
-    max_span_days: float = field(
-        default_factory=lambda: env_float("NEWSDEDUP_EVENT_MAX_SPAN_DAYS", DEFAULT_MAX_SPAN_DAYS)
-    )
-    min_significance: float = field(
-        default_factory=lambda: env_float("NEWSDEDUP_EVENT_MIN_SIGNIFICANCE", DEFAULT_MIN_SIGNIFICANCE)
-    )
+    # config.grouping_settings() puts the calibrated threshold of the vectors' model here.
+    threshold: float = DEFAULT_THRESHOLD
+    join_gap_hours: float = DEFAULT_JOIN_GAP_HOURS
+    quiet_hours: float = DEFAULT_QUIET_HOURS
+    max_span_days: float = DEFAULT_MAX_SPAN_DAYS
+    min_significance: float = DEFAULT_MIN_SIGNIFICANCE
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -213,40 +200,24 @@ def plan_hour(
     members_this_hour: dict[str, list[str]] = {}  # events founded this hour -> member story ids
     max_span = timedelta(days=settings.max_span_days)
 
-    def pair_sim(a: str, b: str) -> float | None:
-        value = story_story_similarity.get((a, b))
-        return story_story_similarity.get((b, a)) if value is None else value
+    def similarity_to(story_id: str, event_id: str) -> float | None:
+        """Rule 3: cosine to an open event's centroid; to an event founded this hour, the mean of
+        the cosines to its members (None when any is below threshold: the mean would be too)."""
+        if event_id not in members_this_hour:
+            return story_event_similarity.get((story_id, event_id))
+        sims = [_pair_similarity(story_story_similarity, story_id, m) for m in members_this_hour[event_id]]
+        return None if any(x is None for x in sims) else sum(sims) / len(sims)
 
+    # Rule 1: in (first_published_at, story_id) order.
     for story in sorted(stories, key=lambda s: (s.first_published_at, s.story_id)):
-        if story.event_id is not None:
+        if story.event_id is not None:  # rule 2: it stays
             plan.kept.append(story.story_id)
             if story.event_id in windows:  # widen the window the closing rule looks at
                 first, last = windows[story.event_id]
                 windows[story.event_id] = (min(first, story.first_published_at), max(last, story.latest_published_at))
             continue
 
-        best: tuple[float, str, float] | None = None  # (similarity, event_id, gap)
-        for event_id in sorted(open_ids):
-            if event_id in members_this_hour:
-                sims = [pair_sim(story.story_id, m) for m in members_this_hour[event_id]]
-                if any(s is None for s in sims):
-                    continue  # some member below threshold: the mean would be too
-                similarity = sum(sims) / len(sims)
-            else:
-                similarity = story_event_similarity.get((story.story_id, event_id))
-                if similarity is None:
-                    continue
-            if similarity < settings.threshold:
-                continue
-            first, last = windows[event_id]
-            gap = interval_gap_hours(story.first_published_at, story.latest_published_at, first, last)
-            if gap > settings.join_gap_hours:
-                continue
-            if max(last, story.latest_published_at) - min(first, story.first_published_at) > max_span:
-                continue
-            if best is None or similarity > best[0] or (similarity == best[0] and event_id < best[1]):
-                best = (similarity, event_id, gap)
-
+        best = _best_event(story, sorted(open_ids), windows, similarity_to, settings, max_span)
         if best is not None:
             similarity, event_id, gap = best
             plan.joins.append(Join(story.story_id, event_id, round(similarity, 6), round(gap, 3)))
@@ -269,12 +240,45 @@ def plan_hour(
         open_ids.add(event_id)
         members_this_hour[event_id] = [story.story_id]
 
-    for event_id in sorted(open_ids):
-        first, last = windows[event_id]
-        if _hours(now - last) > settings.quiet_hours or last - first > max_span or now - first > max_span:
-            plan.closes.append(event_id)
+    plan.closes = _closing(sorted(open_ids), windows, now, settings.quiet_hours, max_span)
     plan.event_windows = windows
     return plan
+
+
+def _pair_similarity(similarity: Mapping[tuple[str, str], float], a: str, b: str) -> float | None:
+    value = similarity.get((a, b))
+    return similarity.get((b, a)) if value is None else value
+
+
+def _best_event(story: StoryCandidate, event_ids: list[str], windows: dict[str, tuple[datetime, datetime]],
+                similarity_to, settings: GroupingSettings, max_span: timedelta) -> tuple[float, str, float] | None:
+    """Rule 3: (similarity, event_id, gap) of the most similar open event the story may join, ties
+    to the smaller event id; None when no event passes the threshold, the gap and the span."""
+    best: tuple[float, str, float] | None = None
+    for event_id in event_ids:
+        similarity = similarity_to(story.story_id, event_id)
+        if similarity is None or similarity < settings.threshold:
+            continue
+        first, last = windows[event_id]
+        gap = interval_gap_hours(story.first_published_at, story.latest_published_at, first, last)
+        if gap > settings.join_gap_hours:
+            continue
+        if max(last, story.latest_published_at) - min(first, story.first_published_at) > max_span:
+            continue
+        if best is None or similarity > best[0] or (similarity == best[0] and event_id < best[1]):
+            best = (similarity, event_id, gap)
+    return best
+
+
+def _closing(event_ids: list[str], windows: dict[str, tuple[datetime, datetime]], now: datetime,
+             quiet_hours: float, max_span: timedelta) -> list[str]:
+    """Rule 6: events quiet for longer than quiet_hours, or spanning more than max_span."""
+    closes = []
+    for event_id in event_ids:
+        first, last = windows[event_id]
+        if _hours(now - last) > quiet_hours or last - first > max_span or now - first > max_span:
+            closes.append(event_id)
+    return closes
 
 
 def timeline_gaps_hours(intervals: Iterable[tuple[datetime, datetime]]) -> list[float]:
@@ -300,7 +304,3 @@ def timeline_in_order(entries: Iterable[tuple[int, datetime, str]]) -> bool:
     keys = [(r[1], r[2]) for r in rows]
     return keys == sorted(keys)
 
-
-def with_overrides(settings: GroupingSettings, **changes) -> GroupingSettings:
-    """A copy with some fields changed (used by calibration sweeps)."""
-    return replace(settings, **changes)

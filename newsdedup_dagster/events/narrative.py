@@ -31,7 +31,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from .. import db
-from ..config import LLMSettings, env_float, env_int
+from ..config import LLMSettings
 from ..crashpoints import crash_point
 
 log = logging.getLogger(__name__)
@@ -66,10 +66,10 @@ Write every value in the output language. Output JSON only."""
 class NarrativeSettings:
     # 6 h: a fast-moving event gets at most 4 rewrites a day (4 calls x ~2k tokens), and the
     # daily digest still sees a narrative at most 6 h behind the last story.
-    interval_hours: float = field(default_factory=lambda: env_float("NEWSDEDUP_NARRATIVE_INTERVAL_HOURS", 6.0))
-    max_per_run: int = field(default_factory=lambda: env_int("NEWSDEDUP_NARRATIVE_MAX_PER_RUN", 50))
+    interval_hours: float = 6.0
+    max_per_run: int = 50
     # Events whose narratives get translated per run (each = len(langs)/2 calls).
-    translate_max_events: int = field(default_factory=lambda: env_int("NEWSDEDUP_NARRATIVE_TRANSLATE_MAX_EVENTS", 50))
+    translate_max_events: int = 50
 
 
 # ------------------------------------------------------------------ pure parts

@@ -691,11 +691,52 @@ def _parse_feed(body, source_id, fetched_at, content_type, headers, base_url, so
     if not body or not body.strip():
         return ParseResult(source_id=source_id, error="empty body: nothing to parse")
 
+    # 1. Bytes to a clean document: decoded, repaired, capped at max_entries.
     text, encoding, encoding_note = decode_feed_bytes(body, content_type, source_language)
     text, document_repairs = sanitise_document(text)
     repairs: Counter = Counter(document_repairs)
     text, dropped_before = cap_entries(text, config.max_entries)
     media_type = _media_type(content_type) or "application/xml"
+    # 2. feedparser.
+    parsed = _feedparser_parse(text, media_type, headers, base_url)
+    del text
+
+    # 3. The feed's own fields; a document without a feed is an error of the whole feed.
+    bozo_error = _bozo_error(parsed, repairs)
+    feed = parsed.get("feed") or {}
+    feed_language = normalise_language(feed.get("language")) or normalise_language(headers.get("content-language"))
+    feed_title = clean_text(feed.get("title"), config.max_title_chars, config.max_field_chars) or None
+    entries = parsed.get("entries") or []
+    version = parsed.get("version") or None
+    entry_count = len(entries) + dropped_before
+    if not entries and not version:
+        return ParseResult(source_id=source_id, feed_title=feed_title, encoding=encoding,
+                           encoding_note=encoding_note, bozo_error=bozo_error,
+                           error=_not_a_feed(body, media_type, bozo_error), repairs=dict(repairs))
+
+    # 4. The entries: capped again (tags that did not pair up), then one item or skip each.
+    skipped: list[SkippedEntry] = []
+    entries, dropped_after = _newest_entries(entries, config.max_entries)
+    dropped = dropped_before + dropped_after
+    if dropped:
+        skipped.append(SkippedEntry(-1, None, "over_entry_cap",
+                                    f"{dropped} older entries beyond the cap of {config.max_entries} dropped"))
+    items = _entry_items(entries, deadline, skipped, repairs, source_id=source_id, fetched_at=fetched_at,
+                         base_url=base_url, source_language=source_language, feed_language=feed_language,
+                         visible_before=visible_before, config=config)
+
+    counts = Counter(skip.reason for skip in skipped if skip.reason != "over_entry_cap")
+    if dropped:
+        counts["over_entry_cap"] = dropped
+    return ParseResult(
+        source_id=source_id, items=tuple(items), skipped=tuple(skipped), entry_count=entry_count,
+        feed_title=feed_title, feed_language=feed_language, feed_format=version, encoding=encoding,
+        encoding_note=encoding_note, bozo_error=bozo_error, skipped_counts=dict(counts),
+        repairs={k: v for k, v in repairs.items() if v},
+    )
+
+
+def _feedparser_parse(text: str, media_type: str, headers: Mapping[str, str], base_url: str | None):
     parser_headers = {"content-type": f"{media_type}; charset=utf-8"}
     # Given a base, feedparser urljoins every link and guid (~20 % of its time,
     # cProfile of parse_feed on bench/ingest.py feeds). Without xml:base in the
@@ -712,10 +753,12 @@ def _parse_feed(body, source_id, fetched_at, content_type, headers, base_url, so
     # ~25 % of parse time (cProfile of parse_feed on a 2,000-entry
     # tests/feedserver.rss_entries feed: 1.75 s -> 1.31 s). Entry links are
     # resolved by feedparser when the feed uses xml:base, then against the feed URL.
-    parsed = feedparser.parse(io.BytesIO(_as_utf8_document(text)), response_headers=parser_headers,
-                              resolve_relative_uris=False, sanitize_html=False)
-    del text
+    return feedparser.parse(io.BytesIO(_as_utf8_document(text)), response_headers=parser_headers,
+                            resolve_relative_uris=False, sanitize_html=False)
 
+
+def _bozo_error(parsed, repairs: Counter) -> str | None:
+    """What feedparser found malformed, and whether declarations were removed before parsing."""
     bozo_error = None
     if parsed.get("bozo"):
         exc = parsed.get("bozo_exception")
@@ -723,37 +766,30 @@ def _parse_feed(body, source_id, fetched_at, content_type, headers, base_url, so
     if repairs.get("declarations_removed"):
         note = "DOCTYPE/ENTITY declarations removed before parsing"
         bozo_error = f"{note}; {bozo_error}" if bozo_error else note
-    feed = parsed.get("feed") or {}
-    feed_language = normalise_language(feed.get("language")) or normalise_language(headers.get("content-language"))
-    feed_title = clean_text(feed.get("title"), config.max_title_chars, config.max_field_chars) or None
-    entries = parsed.get("entries") or []
-    version = parsed.get("version") or None
-    entry_count = len(entries) + dropped_before
+    return bozo_error
 
-    if not entries and not version:
-        head = body[:2048].decode("latin-1").lower()
-        if "<html" in head or media_type in ("text/html", "application/xhtml+xml"):
-            error = f"not a feed: got an HTML page ({media_type or 'no content type'})"
-        elif bozo_error:
-            error = f"not a feed: {bozo_error}"
-        else:
-            error = "not a feed: no RSS, Atom or RDF root element"
-        return ParseResult(source_id=source_id, feed_title=feed_title, encoding=encoding,
-                           encoding_note=encoding_note, bozo_error=bozo_error, error=error, repairs=dict(repairs))
 
-    skipped: list[SkippedEntry] = []
-    dropped_after = 0
-    if config.max_entries > 0 and len(entries) > config.max_entries:
-        # The tags did not pair up before parsing: cap what feedparser found.
-        order = sorted(range(len(entries)), key=lambda i: (-_parsed_timestamp(entries[i]), i))
-        keep = sorted(order[: config.max_entries])
-        dropped_after = len(entries) - len(keep)
-        entries = [entries[i] for i in keep]
-    if dropped_before + dropped_after:
-        skipped.append(SkippedEntry(-1, None, "over_entry_cap",
-                                    f"{dropped_before + dropped_after} older entries beyond the cap of "
-                                    f"{config.max_entries} dropped"))
+def _not_a_feed(body: bytes, media_type: str, bozo_error: str | None) -> str:
+    head = body[:2048].decode("latin-1").lower()
+    if "<html" in head or media_type in ("text/html", "application/xhtml+xml"):
+        return f"not a feed: got an HTML page ({media_type or 'no content type'})"
+    if bozo_error:
+        return f"not a feed: {bozo_error}"
+    return "not a feed: no RSS, Atom or RDF root element"
 
+
+def _newest_entries(entries: list, max_entries: int) -> tuple[list, int]:
+    """At most max_entries entries, the newest by date (ties: document order); and how many were dropped."""
+    if max_entries <= 0 or len(entries) <= max_entries:
+        return entries, 0
+    order = sorted(range(len(entries)), key=lambda i: (-_parsed_timestamp(entries[i]), i))
+    keep = sorted(order[:max_entries])
+    return [entries[i] for i in keep], len(entries) - len(keep)
+
+
+def _entry_items(entries: list, deadline: float, skipped: list[SkippedEntry], repairs: Counter,
+                 **context) -> list[ParsedItem]:
+    """Each entry as an item, or a skip appended to `skipped`; one entry's surprise skips that entry only."""
     items: list[ParsedItem] = []
     seen_guids: set[str] = set()
     seen_ids: set[str] = set()
@@ -761,26 +797,14 @@ def _parse_feed(body, source_id, fetched_at, content_type, headers, base_url, so
         if time.monotonic() > deadline:
             raise ParseBudgetExceeded(f" (after {index} of {len(entries)} entries)")
         try:
-            outcome = _entry_item(entry, index, source_id=source_id, fetched_at=fetched_at, base_url=base_url,
-                                  source_language=source_language, feed_language=feed_language,
-                                  visible_before=visible_before, config=config, seen_guids=seen_guids,
-                                  seen_ids=seen_ids, repairs=repairs)
-        except Exception as exc:  # one entry's surprise skips that entry only
+            outcome = _entry_item(entry, index, seen_guids=seen_guids, seen_ids=seen_ids, repairs=repairs, **context)
+        except Exception as exc:
             outcome = SkippedEntry(index, None, "entry_error", _one_line(f"{type(exc).__name__}: {exc}", 200))
         if isinstance(outcome, SkippedEntry):
             skipped.append(outcome)
         else:
             items.append(outcome)
-
-    counts = Counter(skip.reason for skip in skipped if skip.reason != "over_entry_cap")
-    if dropped_before + dropped_after:
-        counts["over_entry_cap"] = dropped_before + dropped_after
-    return ParseResult(
-        source_id=source_id, items=tuple(items), skipped=tuple(skipped), entry_count=entry_count,
-        feed_title=feed_title, feed_language=feed_language, feed_format=version, encoding=encoding,
-        encoding_note=encoding_note, bozo_error=bozo_error, skipped_counts=dict(counts),
-        repairs={k: v for k, v in repairs.items() if v},
-    )
+    return items
 
 
 def _entry_item(entry: Mapping, index: int, *, source_id: str, fetched_at: datetime, base_url: str | None,

@@ -110,8 +110,40 @@ def load_sources(path: str | Path) -> list[Source]:
 
 
 def parse_sources_yaml(text: str, *, base_dir: str | Path = ".", origin: str = "<sources>") -> list[Source]:
-    """Validate sources YAML text. `replay_file` is resolved against base_dir."""
-    base_dir = Path(base_dir)
+    """Validate sources YAML text. `replay_file` is resolved against base_dir. Every problem of
+    every entry is reported at once (file:line: sources[i] (id ...): field ...: message)."""
+    problems: list[str] = []
+    sources_node = _sources_node(text, origin, problems)
+    constructor = yaml.SafeLoader("")  # only used to turn scalar nodes into Python values
+    result: list[Source] = []
+    seen_ids: dict[str, int] = {}
+    seen_urls: dict[str, int] = {}
+    for index, entry_node in enumerate(sources_node.value):
+        entry_line = _line_of(entry_node)
+        if not isinstance(entry_node, yaml.MappingNode):
+            problems.append(f"{origin}:{entry_line}: sources[{index}]: entry must be a mapping of keys, got {entry_node.value!r}")
+            continue
+        entry_id_guess = next(
+            (v.value for k, v in entry_node.value if k.value == "id" and isinstance(v, yaml.ScalarNode)), None
+        )
+        label = f"sources[{index}]" + (f" (id {entry_id_guess!r})" if entry_id_guess else "")
+
+        def problem(node: yaml.Node | None, field: str | None, message: str) -> None:
+            where = f"{origin}:{_line_of(node) or entry_line}"
+            problems.append(f"{where}: {label}: " + (f"field {field!r}: " if field else "") + message)
+
+        fields = _entry_fields(entry_node, constructor, problem)
+        values = _entry_values(entry_node, fields, base_dir=Path(base_dir), problem=problem)
+        _check_unique(index, values, fields, seen_ids, seen_urls, problem)
+        if all(key in values for key in REQUIRED_KEYS):
+            result.append(Source(**values))
+    if problems:
+        raise SourcesConfigError(problems)
+    return result
+
+
+def _sources_node(text: str, origin: str, problems: list[str]) -> yaml.SequenceNode:
+    """The top level: a mapping whose only key is a non-empty `sources:` list."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
@@ -121,7 +153,6 @@ def parse_sources_yaml(text: str, *, base_dir: str | Path = ".", origin: str = "
     if not isinstance(root, yaml.MappingNode):
         raise SourcesConfigError([f"{origin}:{_line_of(root)}: top level must be a mapping with a 'sources:' list"])
     sources_node = None
-    problems: list[str] = []
     for key_node, value_node in root.value:
         if key_node.value == "sources":
             sources_node = value_node
@@ -133,99 +164,100 @@ def parse_sources_yaml(text: str, *, base_dir: str | Path = ".", origin: str = "
         raise SourcesConfigError(problems + [f"{origin}:{_line_of(sources_node)}: 'sources:' is empty; expected a list"])
     if not isinstance(sources_node, yaml.SequenceNode):
         raise SourcesConfigError(problems + [f"{origin}:{_line_of(sources_node)}: 'sources:' must be a list of entries"])
+    return sources_node
 
-    constructor = yaml.SafeLoader("")  # only used to turn scalar nodes into Python values
-    result: list[Source] = []
-    seen_ids: dict[str, int] = {}
-    seen_urls: dict[str, int] = {}
-    for index, entry_node in enumerate(sources_node.value):
-        entry_line = _line_of(entry_node)
-        if not isinstance(entry_node, yaml.MappingNode):
-            problems.append(f"{origin}:{entry_line}: sources[{index}]: entry must be a mapping of keys, got {entry_node.value!r}")
+
+def _entry_fields(entry_node: yaml.MappingNode, constructor, problem) -> dict[str, tuple[Any, yaml.Node]]:
+    """The entry's known keys with single values, {key: (value, node)}; the rest are problems."""
+    fields: dict[str, tuple[Any, yaml.Node]] = {}
+    for key_node, value_node in entry_node.value:
+        key = key_node.value
+        if key in fields:
+            problem(key_node, key, "given twice in this entry")
             continue
-        fields: dict[str, tuple[Any, yaml.Node]] = {}
-        entry_id_guess = next(
-            (v.value for k, v in entry_node.value if k.value == "id" and isinstance(v, yaml.ScalarNode)), None
-        )
-        label = f"sources[{index}]" + (f" (id {entry_id_guess!r})" if entry_id_guess else "")
+        if key not in ALLOWED_KEYS:
+            hint = difflib.get_close_matches(str(key), ALLOWED_KEYS, n=1)
+            problem(key_node, None, f"unknown key {key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                    + f"; allowed keys: {', '.join(ALLOWED_KEYS)}")
+            continue
+        if not isinstance(value_node, yaml.ScalarNode):
+            problem(value_node, key, "must be a single value, not a list or mapping")
+            continue
+        fields[key] = (constructor.construct_object(value_node, deep=True), value_node)
+    return fields
 
-        def problem(node: yaml.Node | None, field: str | None, message: str) -> None:
-            where = f"{origin}:{_line_of(node) or entry_line}"
-            problems.append(f"{where}: {label}: " + (f"field {field!r}: " if field else "") + message)
 
-        for key_node, value_node in entry_node.value:
-            key = key_node.value
-            if key in fields:
-                problem(key_node, key, "given twice in this entry")
-                continue
-            if key not in ALLOWED_KEYS:
-                hint = difflib.get_close_matches(str(key), ALLOWED_KEYS, n=1)
-                problem(key_node, None, f"unknown key {key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                        + f"; allowed keys: {', '.join(ALLOWED_KEYS)}")
-                continue
-            if not isinstance(value_node, yaml.ScalarNode):
-                problem(value_node, key, "must be a single value, not a list or mapping")
-                continue
-            fields[key] = (constructor.construct_object(value_node, deep=True), value_node)
+_INVALID = object()
 
-        values: dict[str, Any] = {}
-        for key in REQUIRED_KEYS:
-            if key not in fields or fields[key][0] in (None, ""):
-                problem(fields[key][1] if key in fields else entry_node, key, "is required")
-        for key, (value, node) in fields.items():
-            if value in (None, "") and key in REQUIRED_KEYS:
-                continue
-            if key in ("id", "name", "feed_url", "language", "country", "replay_file"):
-                if not isinstance(value, str):
-                    problem(node, key, f"must be a string, got {type(value).__name__} {value!r}")
-                    continue
-                value = value.strip()
-            if key == "id":
-                if not SOURCE_ID_RE.match(value):
-                    problem(node, key, f"{value!r} is not a slug (lower-case letters, digits, '-' or '_', 1-64 chars, "
-                                       "starting and ending with a letter or digit)")
-                    continue
-            elif key == "feed_url":
-                parts = urlsplit(value)
-                if parts.scheme.lower() not in ("http", "https"):
-                    problem(node, key, f"{value!r} must be an http:// or https:// URL")
-                    continue
-                if not parts.hostname or re.search(r"\s", value):
-                    problem(node, key, f"{value!r} is not a valid URL (no host, or contains spaces)")
-                    continue
-            elif key == "language":
-                if value.lower() not in ISO_639_1:
-                    problem(node, key, f"{value!r} is not an ISO 639-1 code (two letters such as 'en', 'zh', 'ko'; "
-                                       "no region suffix)")
-                    continue
-                value = value.lower()
-            elif key == "country":
-                if value.upper() not in ISO_3166_1_ALPHA2:
-                    problem(node, key, f"{value!r} is not an ISO 3166-1 alpha-2 code (two letters such as 'GB', 'JP')")
-                    continue
-                value = value.upper()
-            elif key in ("syndicator", "enabled"):
-                if not isinstance(value, bool):
-                    problem(node, key, f"must be true or false, got {value!r}")
-                    continue
-            elif key == "replay_file":
-                value = (base_dir / value).resolve()
+
+def _entry_values(entry_node: yaml.MappingNode, fields: dict[str, tuple[Any, yaml.Node]], *, base_dir: Path,
+                  problem) -> dict[str, Any]:
+    """The entry's valid values, normalised; required keys missing and invalid values are problems."""
+    values: dict[str, Any] = {}
+    for key in REQUIRED_KEYS:
+        if key not in fields or fields[key][0] in (None, ""):
+            problem(fields[key][1] if key in fields else entry_node, key, "is required")
+    for key, (value, node) in fields.items():
+        if value in (None, "") and key in REQUIRED_KEYS:
+            continue
+        value = _field_value(key, value, node, base_dir, problem)
+        if value is not _INVALID:
             values[key] = value
+    return values
 
-        if "id" in values:
-            if values["id"] in seen_ids:
-                problem(fields["id"][1], "id", f"duplicate id {values['id']!r} (first used by sources[{seen_ids[values['id']]}])")
-            else:
-                seen_ids[values["id"]] = index
-        if "feed_url" in values:
-            url_key = _feed_url_key(values["feed_url"])
-            if url_key in seen_urls:
-                problem(fields["feed_url"][1], "feed_url",
-                        f"duplicate feed_url {values['feed_url']!r} (first used by sources[{seen_urls[url_key]}])")
-            else:
-                seen_urls[url_key] = index
-        if all(key in values for key in REQUIRED_KEYS):
-            result.append(Source(**values))
-    if problems:
-        raise SourcesConfigError(problems)
-    return result
+
+def _field_value(key: str, value: Any, node: yaml.Node, base_dir: Path, problem) -> Any:
+    """One field's value, normalised, or _INVALID (after reporting the problem)."""
+    if key in ("id", "name", "feed_url", "language", "country", "replay_file"):
+        if not isinstance(value, str):
+            problem(node, key, f"must be a string, got {type(value).__name__} {value!r}")
+            return _INVALID
+        value = value.strip()
+    if key == "id":
+        if not SOURCE_ID_RE.match(value):
+            problem(node, key, f"{value!r} is not a slug (lower-case letters, digits, '-' or '_', 1-64 chars, "
+                               "starting and ending with a letter or digit)")
+            return _INVALID
+    elif key == "feed_url":
+        parts = urlsplit(value)
+        if parts.scheme.lower() not in ("http", "https"):
+            problem(node, key, f"{value!r} must be an http:// or https:// URL")
+            return _INVALID
+        if not parts.hostname or re.search(r"\s", value):
+            problem(node, key, f"{value!r} is not a valid URL (no host, or contains spaces)")
+            return _INVALID
+    elif key == "language":
+        if value.lower() not in ISO_639_1:
+            problem(node, key, f"{value!r} is not an ISO 639-1 code (two letters such as 'en', 'zh', 'ko'; "
+                               "no region suffix)")
+            return _INVALID
+        value = value.lower()
+    elif key == "country":
+        if value.upper() not in ISO_3166_1_ALPHA2:
+            problem(node, key, f"{value!r} is not an ISO 3166-1 alpha-2 code (two letters such as 'GB', 'JP')")
+            return _INVALID
+        value = value.upper()
+    elif key in ("syndicator", "enabled"):
+        if not isinstance(value, bool):
+            problem(node, key, f"must be true or false, got {value!r}")
+            return _INVALID
+    elif key == "replay_file":
+        value = (base_dir / value).resolve()
+    return value
+
+
+def _check_unique(index: int, values: dict[str, Any], fields, seen_ids: dict[str, int], seen_urls: dict[str, int],
+                  problem) -> None:
+    """Ids and feed URLs are unique across the file (the first entry keeps them)."""
+    if "id" in values:
+        if values["id"] in seen_ids:
+            problem(fields["id"][1], "id", f"duplicate id {values['id']!r} (first used by sources[{seen_ids[values['id']]}])")
+        else:
+            seen_ids[values["id"]] = index
+    if "feed_url" in values:
+        url_key = _feed_url_key(values["feed_url"])
+        if url_key in seen_urls:
+            problem(fields["feed_url"][1], "feed_url",
+                    f"duplicate feed_url {values['feed_url']!r} (first used by sources[{seen_urls[url_key]}])")
+        else:
+            seen_urls[url_key] = index

@@ -483,6 +483,41 @@ def ingest_partition(
         conn.commit()
 
 
+@dataclass
+class _HourFetch:
+    """What step 2 of an hour's ingestion shares: the hour, the mode, the sources' rows, and the
+    fetch rows archived so far (with the time archiving took)."""
+
+    conn: psycopg.Connection
+    partition_start: datetime
+    mode: str
+    parse_config: ParseConfig
+    source_for: dict
+    visible_before: datetime
+    fetch_ids: dict[str, int] = field(default_factory=dict)
+    archive_seconds: float = 0.0
+
+    def job(self, result: FetchResult, replayed: bool | None = None):
+        """A parse job: replayed bodies only show the entries visible at the end of the hour
+        (`replayed` None: this run's fresh fetch, replayed in replay mode)."""
+        replayed = self.mode == "replay" if replayed is None else replayed
+        return (result, self.source_for.get(result.source_id), self.visible_before if replayed else None,
+                self.parse_config)
+
+    def archive(self, results: Sequence[FetchResult]) -> None:
+        """Archive fresh fetches (and the validators of live ones) in one committed transaction."""
+        began = time.monotonic()
+        origin = "replay" if self.mode == "replay" else "live"
+        with self.conn.transaction():
+            self.fetch_ids.update(archive_fetches_isolated(self.conn, results, self.partition_start, origin))
+            validators = [r for r in results if self.mode == "live" and r.status in ("ok", "not_modified")]
+            if validators:
+                self.conn.execute(load_sql("ingest_sources_update_validators"), {
+                    "ids": [r.source_id for r in validators], "etags": _pg_texts(r.etag for r in validators),
+                    "last_modifieds": _pg_texts(r.last_modified for r in validators)})
+        self.archive_seconds += time.monotonic() - began
+
+
 def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_config, sync) -> IngestReport:
     configured = {s.id: s for s in sources}
     # 1. Read state (short read transaction).
@@ -496,61 +531,72 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
             archived_errors[entry.result.source_id] = entry  # the latest error, by order
         else:
             usable_archive.setdefault(entry.result.source_id, []).append(entry)
-
-    # 2. Fetch / replay what has no usable archive (no transaction open), and parse
-    #    (worker processes, a time budget per feed). Live fetches are parsed as they
-    #    arrive, each batch of arrivals archived and committed first: a source whose
-    #    body then fails to parse (or kills its parser) is re-parsed from there by a rerun.
-    to_get = [s for s in sources if s.enabled and s.id not in usable_archive]
+    archive_entries = [entry for source_id in sorted(usable_archive) for entry in usable_archive[source_id]]
     source_for = {sid: entry[0] for sid, entry in stored.items()}
     source_for.update(configured)
-    _, visible_before = replay_window(partition_start)
-    archive_entries = [entry for source_id in sorted(usable_archive) for entry in usable_archive[source_id]]
-    fresh_origin = "replay" if mode == "replay" else "live"
+    hour = _HourFetch(conn, partition_start, mode, parse_config, source_for, replay_window(partition_start)[1])
+
+    # 2. Fetch / replay what has no usable archive, and parse.
+    to_get = [s for s in sources if s.enabled and s.id not in usable_archive]
+    fetched = _fetch_and_parse(hour, sources, to_get, stored, archive_entries, archived_errors, fetch_config, sync)
+    # Parse results come in submission order: the archived entries', then the fresh fetches'.
+    parsed_fresh_by_id = {result.source_id: parsed
+                          for result, parsed in zip(fetched.fresh, fetched.parsed[len(archive_entries):])}
+    fresh_results = sorted(fetched.fresh, key=lambda r: r.source_id)
+
+    # 3. Store items, one source's bad data kept to that source.
+    started = time.monotonic()
+    groups, upserted, counts = _store_parsed(conn, partition_start, archive_entries, fetched.parsed,
+                                             fresh_results, parsed_fresh_by_id, hour.fetch_ids)
+    store_seconds = time.monotonic() - started + hour.archive_seconds + fetched.sync_seconds
+
+    # 4. Report, one row per source.
+    rows = _report_rows(mode, groups, archive_entries, fresh_results, fetched.missing_rows, archived_errors,
+                        usable_archive, hour.fetch_ids, upserted)
+    items_seen = len({item.item_id for _, _, parsed, _ in groups for item in parsed.items})
+    return IngestReport(
+        partition_start=partition_start, mode=mode, rows=tuple(rows), sources_sync=fetched.sync_report,
+        items_seen=items_seen, new_items=len(upserted.new_item_ids), partition_items=sum(counts.values()),
+        fetch_seconds=round(fetched.fetch_seconds, 3),
+        parse_seconds=round(fetched.parse_seconds, 3), store_seconds=round(store_seconds, 3))
+
+
+@dataclass
+class _Fetched:
+    fresh: list[FetchResult]
+    parsed: list[ParseResult]          # the archived entries' results, then the fresh ones'
+    missing_rows: list[SourceIngestRow]
+    sync_report: SourceSyncReport | None
+    sync_seconds: float
+    fetch_seconds: float
+    parse_seconds: float
+
+
+def _fetch_and_parse(hour: _HourFetch, sources, to_get, stored, archive_entries, archived_errors,
+                     fetch_config: FetchConfig, sync: bool) -> _Fetched:
+    """Fetch / replay what has no usable archive (no transaction open), and parse (worker
+    processes, a time budget per feed). Live fetches are parsed as they arrive, each batch of
+    arrivals archived and committed first: a source whose body then fails to parse (or kills its
+    parser) is re-parsed from there by a rerun."""
+    conn, mode = hour.conn, hour.mode
     fresh: list[FetchResult] = []
     missing_rows: list[SourceIngestRow] = []
-    fetch_ids: dict[str, int] = {}
-    sync_report = None
-    archive_seconds = 0.0
     fetch_seconds = 0.0
-
-    def fresh_job(result: FetchResult):
-        return (result, source_for.get(result.source_id), visible_before if mode == "replay" else None, parse_config)
-
-    def archive(results: Sequence[FetchResult]) -> None:
-        nonlocal archive_seconds
-        began = time.monotonic()
-        with conn.transaction():
-            fetch_ids.update(archive_fetches_isolated(conn, results, partition_start, fresh_origin))
-            validators = [r for r in results if mode == "live" and r.status in ("ok", "not_modified")]
-            if validators:
-                conn.execute(load_sql("ingest_sources_update_validators"), {
-                    "ids": [r.source_id for r in validators], "etags": _pg_texts(r.etag for r in validators),
-                    "last_modifieds": _pg_texts(r.last_modified for r in validators)})
-        archive_seconds += time.monotonic() - began
-
     with ParsePool() as pool:
-        pool.submit((entry.result, source_for.get(entry.result.source_id),
-                     visible_before if entry.mode == "replay" else None, parse_config) for entry in archive_entries)
+        pool.submit(hour.job(entry.result, entry.mode == "replay") for entry in archive_entries)
         started = time.monotonic()
         with conn.transaction():
             sync_report = sync_sources(conn, sources) if sync else None
         sync_seconds = time.monotonic() - started
         started = time.monotonic()
         if mode == "live" and to_get:
-            requests = []
-            for source in to_get:
-                _, etag, last_modified = stored.get(source.id, (None, None, None))
-                # Validators belong to the stored URL; a changed feed_url starts fresh.
-                same_url = source.id in stored and stored[source.id][0].feed_url == source.feed_url
-                requests.append(FetchRequest(source.id, source.feed_url, etag if same_url else None,
-                                             last_modified if same_url else None))
-            outcome = fetch_and_parse(requests, fetch_config, fresh_job, before_parse=archive, pool=pool)
+            outcome = fetch_and_parse(_fetch_requests(to_get, stored), fetch_config, hour.job,
+                                      before_parse=hour.archive, pool=pool)
             fresh = [result for result, _ in outcome.pairs]
-            fetch_seconds = outcome.fetch_seconds - archive_seconds  # archiving ran in the fetch's wait
+            fetch_seconds = outcome.fetch_seconds - hour.archive_seconds  # archiving ran in the fetch's wait
         else:
             if mode == "replay" and to_get:
-                fresh = replay_fetch_results(to_get, partition_start)
+                fresh = replay_fetch_results(to_get, hour.partition_start)
                 with_file = {r.source_id for r in fresh}
                 missing_rows = [SourceIngestRow(source_id=s.id, origin="none", status="no_replay_file",
                                                 error="source has no replay_file")
@@ -564,17 +610,29 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
                         error="no archived fetch for this hour (past hours are never fetched)"))
             fetch_seconds = time.monotonic() - started
             if fresh:
-                archive(fresh)
-            pool.submit(fresh_job(result) for result in fresh)
+                hour.archive(fresh)
+            pool.submit(hour.job(result) for result in fresh)
         started = time.monotonic()
         parsed_all = pool.results()
-    fetch_seconds = max(0.0, fetch_seconds)
     parse_seconds = time.monotonic() - started  # what parsing took beyond the fetch it overlapped
-    parsed_fresh_by_id = {result.source_id: parsed for result, parsed in zip(fresh, parsed_all[len(archive_entries):])}
-    fresh_results = sorted(fresh, key=lambda r: r.source_id)
+    return _Fetched(fresh, parsed_all, missing_rows, sync_report, sync_seconds, max(0.0, fetch_seconds),
+                    parse_seconds)
 
-    # 5. Store items, one source's bad data kept to that source.
-    started = time.monotonic()
+
+def _fetch_requests(to_get, stored) -> list[FetchRequest]:
+    requests = []
+    for source in to_get:
+        _, etag, last_modified = stored.get(source.id, (None, None, None))
+        # Validators belong to the stored URL; a changed feed_url starts fresh.
+        same_url = source.id in stored and stored[source.id][0].feed_url == source.feed_url
+        requests.append(FetchRequest(source.id, source.feed_url, etag if same_url else None,
+                                     last_modified if same_url else None))
+    return requests
+
+
+def _store_parsed(conn, partition_start, archive_entries, parsed_all, fresh_results, parsed_fresh_by_id, fetch_ids):
+    """Upsert every source's items and record the parse outcomes in one transaction. Returns the
+    groups as stored, the upsert outcome and the hour's item counts."""
     # (source_id, fetch_id, parsed, record the outcome on the fetch row) in a fixed order,
     # so that the first source of a shared item is the same in every run.
     groups: list[tuple[str, int, ParseResult, bool]] = []
@@ -589,61 +647,57 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
         crash_point("raw_items.after_upsert")
         record_parse_outcomes(conn, {fetch_id: parsed for _, fetch_id, parsed, record in groups if record})
         counts = partition_item_counts(conn, partition_start)
-    store_seconds = time.monotonic() - started + archive_seconds + sync_seconds
+    return groups, upserted, counts
+
+
+def _report_rows(mode, groups, archive_entries, fresh_results, missing_rows, archived_errors, usable_archive,
+                 fetch_ids, upserted) -> list[SourceIngestRow]:
+    """One row per source: archived fetches re-parsed, fresh fetches, and (archive mode) archived errors."""
     parsed_archives: list[tuple[ArchivedFetch, ParseResult]] = list(
         zip(archive_entries, [g[2] for g in groups[:len(archive_entries)]]))
     parsed_by_fresh = {g[0]: g[2] for g in groups[len(archive_entries):]}
-    parsed_fresh: list[tuple[FetchResult, ParseResult]] = [
-        (result, parsed_by_fresh.get(result.source_id, ParseResult(source_id=result.source_id)))
-        for result in fresh_results]
-    pairs = [(item, fetch_id) for _, fetch_id, parsed, _ in groups for item in parsed.items]
-
-    # 5. Report, one row per source.
     rows: list[SourceIngestRow] = list(missing_rows)
-
-    def row_for(source_id, origin, result: FetchResult, fetch_id, parsed_list: list[ParseResult]):
-        items = {item.item_id for parsed in parsed_list for item in parsed.items}
-        skipped: dict[str, int] = {}
-        for parsed in parsed_list:
-            for reason, count in parsed.skipped_counts.items():
-                skipped[reason] = skipped.get(reason, 0) + count
-        repairs: dict[str, int] = {}
-        for parsed in parsed_list:
-            for kind, count in parsed.repairs.items():
-                repairs[kind] = repairs.get(kind, 0) + count
-        parse_error = next((p.error for p in parsed_list if p.error), None)
-        statuses = [parse_status(p) for p in parsed_list]
-        status_of_parse = next((st for st in ("failed", "partial", "ok") if st in statuses), None)
-        return SourceIngestRow(
-            source_id=source_id, origin=origin, status=result.status, http_status=result.http_status,
-            fetch_id=fetch_id, entries=sum(p.entry_count for p in parsed_list), items=len(items),
-            new_items=sum(1 for i in items if upserted.new_item_sources.get(i) == source_id),
-            new_links=sum(1 for i in items if (i, source_id) in upserted.new_links),
-            error=result.error or parse_error, bozo_error=next((p.bozo_error for p in parsed_list if p.bozo_error), None),
-            skipped=skipped, elapsed_ms=result.elapsed_ms, attempts=result.attempts,
-            parse_status=status_of_parse if result.body is not None else None,
-            repairs=repairs)
-
     by_source: dict[str, list[tuple[ArchivedFetch, ParseResult]]] = {}
     for entry, parsed in parsed_archives:
         by_source.setdefault(entry.result.source_id, []).append((entry, parsed))
     for source_id, entries in sorted(by_source.items()):
         last = entries[-1][0]
-        rows.append(row_for(source_id, "archive", last.result, last.fetch_id, [p for _, p in entries]))
-    for result, parsed in parsed_fresh:
-        rows.append(row_for(result.source_id, "replayed" if mode == "replay" else "fetched", result,
-                            fetch_ids.get(result.source_id), [parsed] if result.status == "ok" else []))
+        rows.append(_source_row(source_id, "archive", last.result, last.fetch_id, [p for _, p in entries], upserted))
+    for result in fresh_results:
+        parsed = parsed_by_fresh.get(result.source_id, ParseResult(source_id=result.source_id))
+        rows.append(_source_row(result.source_id, "replayed" if mode == "replay" else "fetched", result,
+                                fetch_ids.get(result.source_id), [parsed] if result.status == "ok" else [], upserted))
     if mode == "archive":
         for source_id, entry in sorted(archived_errors.items()):
             if source_id not in usable_archive:
-                rows.append(row_for(source_id, "archive", entry.result, entry.fetch_id, []))
+                rows.append(_source_row(source_id, "archive", entry.result, entry.fetch_id, [], upserted))
     rows.sort(key=lambda r: r.source_id)
-    items_seen = len({item.item_id for item, _ in pairs})
-    return IngestReport(
-        partition_start=partition_start, mode=mode, rows=tuple(rows), sources_sync=sync_report,
-        items_seen=items_seen, new_items=len(upserted.new_item_ids), partition_items=sum(counts.values()),
-        fetch_seconds=round(fetch_seconds, 3), parse_seconds=round(parse_seconds, 3),
-        store_seconds=round(store_seconds, 3))
+    return rows
+
+
+def _source_row(source_id, origin, result: FetchResult, fetch_id, parsed_list: list[ParseResult],
+                upserted: UpsertOutcome) -> SourceIngestRow:
+    items = {item.item_id for parsed in parsed_list for item in parsed.items}
+    skipped: dict[str, int] = {}
+    for parsed in parsed_list:
+        for reason, count in parsed.skipped_counts.items():
+            skipped[reason] = skipped.get(reason, 0) + count
+    repairs: dict[str, int] = {}
+    for parsed in parsed_list:
+        for kind, count in parsed.repairs.items():
+            repairs[kind] = repairs.get(kind, 0) + count
+    parse_error = next((p.error for p in parsed_list if p.error), None)
+    statuses = [parse_status(p) for p in parsed_list]
+    status_of_parse = next((st for st in ("failed", "partial", "ok") if st in statuses), None)
+    return SourceIngestRow(
+        source_id=source_id, origin=origin, status=result.status, http_status=result.http_status,
+        fetch_id=fetch_id, entries=sum(p.entry_count for p in parsed_list), items=len(items),
+        new_items=sum(1 for i in items if upserted.new_item_sources.get(i) == source_id),
+        new_links=sum(1 for i in items if (i, source_id) in upserted.new_links),
+        error=result.error or parse_error, bozo_error=next((p.bozo_error for p in parsed_list if p.bozo_error), None),
+        skipped=skipped, elapsed_ms=result.elapsed_ms, attempts=result.attempts,
+        parse_status=status_of_parse if result.body is not None else None,
+        repairs=repairs)
 
 
 def ingest_jsonl_partition(conn: psycopg.Connection, path: str | Path, partition_start: datetime, *,

@@ -2,10 +2,10 @@
 
 Usable standalone (no Dagster imports), e.g. from the events/narrative stage::
 
-    from newsdedup_dagster.config import LLMSettings
+    from newsdedup_dagster import config
     from newsdedup_dagster.llm.client import LLMClient, PostgresCallRecorder, LLMError
 
-    settings = LLMSettings()                      # env: NEWSDEDUP_LLM_BASE_URL, NEWSDEDUP_LLM_API_KEY, ...
+    settings = config.llm_settings()              # env: NEWSDEDUP_LLM_BASE_URL, NEWSDEDUP_LLM_API_KEY, ...
     if settings.offline: ...                      # no endpoint: use your offline fallback, do not build a client
     with LLMClient(settings, recorder=PostgresCallRecorder(db_url)) as client:
         try:
@@ -61,12 +61,12 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Protocol
 
-from ..config import LLMSettings, env_float
+from ..config import LLMSettings
 from . import pricing
 from .cache import CachedAnswer, CacheKey, ResultCache, cache_key
 from .text import clean_model_output
@@ -218,15 +218,23 @@ class PostgresCallRecorder:
                 self._conn = None
 
 
+def _with_correction(messages: list[dict], content: str | None, exc: OutputInvalid) -> list[dict]:
+    """Show the model its mistake; the conversation prefix stays identical (caches still hit)."""
+    return messages[:2] + [
+        {"role": "assistant", "content": (content or "")[:4000]},
+        {"role": "user", "content": f"That reply was invalid: {exc}. Reply again with only the corrected JSON object."},
+    ]
+
+
 # ------------------------------------------------------------------ policy
 @dataclass(frozen=True)
 class BackoffPolicy:
-    """Delays between attempts. Tests use tiny values; production defaults: 1 s doubling to 30 s."""
+    """Delays between attempts (config.llm_backoff()). Tests use tiny values; defaults: 1 s doubling to 30 s."""
 
-    base_s: float = field(default_factory=lambda: env_float("NEWSDEDUP_LLM_BACKOFF_BASE", 1.0))
-    max_s: float = field(default_factory=lambda: env_float("NEWSDEDUP_LLM_BACKOFF_MAX", 30.0))
+    base_s: float = 1.0
+    max_s: float = 30.0
     # A Retry-After above this ends the call instead of sleeping (the run moves on; the item stays pending).
-    retry_after_max_s: float = field(default_factory=lambda: env_float("NEWSDEDUP_LLM_RETRY_AFTER_MAX", 120.0))
+    retry_after_max_s: float = 120.0
 
 
 def backoff_delay(attempt: int, policy: BackoffPolicy, rng: random.Random) -> float:
@@ -412,41 +420,14 @@ class LLMClient:
                     started = time.monotonic()
                     completion = self._create(model, messages, temperature, max_tokens)
             except self._openai_errors.APIStatusError as exc:
-                rec.latency_ms = int((time.monotonic() - started) * 1000)
-                status = exc.status_code
-                rec.error = self._error_text(f"HTTP {status}: {exc.message}")
-                self._record(rec)
-                last_error, last_kind = rec.error, "error"
-                if status in (401, 403, 404):
-                    self._finish(task, usage)
-                    raise LLMConfigError(rec.error, attempts=attempt, usage=usage) from None
-                if status in (400, 413, 422):
-                    self._finish(task, usage)
-                    if key is not None:
-                        self._store(key, CachedAnswer(None, usage.tokens_in, usage.tokens_out, usage.cost_usd,
-                                                      "rejected", rec.error, attempt))
-                    raise RequestRejected(rec.error, attempts=attempt, usage=usage) from None
-                retry_after = parse_retry_after(getattr(exc.response, "headers", None))
-                if attempt < attempts_allowed:
-                    self._wait(attempt, retry_after, task, usage, rec.error)
+                last_error, last_kind = self._status_failed(exc, rec, started, attempts_allowed, task, usage, key), "error"
                 continue
             except (self._openai_errors.APITimeoutError, self._openai_errors.APIConnectionError) as exc:
-                rec.latency_ms = int((time.monotonic() - started) * 1000)
-                kind = "timeout" if isinstance(exc, self._openai_errors.APITimeoutError) else "connection error"
-                rec.error = self._error_text(f"{kind}: {exc}")
-                self._record(rec)
-                last_error, last_kind = rec.error, "error"
-                if attempt < attempts_allowed:
-                    self._wait(attempt, None, task, usage, rec.error)
+                last_error, last_kind = self._transport_failed(exc, rec, started, attempts_allowed, task, usage), "error"
                 continue
 
             rec.latency_ms = int((time.monotonic() - started) * 1000)
-            self._account(rec, completion, model)
-            usage.tokens_in += rec.tokens_in
-            usage.tokens_out += rec.tokens_out
-            usage.tokens_cached += rec.tokens_cached
-            usage.cost_usd += rec.cost_usd
-            usage.latency_ms += rec.latency_ms
+            self._add_usage(rec, completion, model, usage)
             content = completion.choices[0].message.content if completion.choices else None
             try:
                 data = clean_model_output(parse_json_reply(content))
@@ -457,11 +438,7 @@ class LLMClient:
                 self._record(rec)
                 last_invalid = exc
                 last_error, last_kind = rec.error, "invalid"
-                # Show the model its mistake; the conversation prefix stays identical (caches still hit).
-                messages = messages[:2] + [
-                    {"role": "assistant", "content": (content or "")[:4000]},
-                    {"role": "user", "content": f"That reply was invalid: {exc}. Reply again with only the corrected JSON object."},
-                ]
+                messages = _with_correction(messages, content, exc)
                 continue
             rec.status = "ok"
             rec.cache_key = key.key if key is not None else None
@@ -470,9 +447,54 @@ class LLMClient:
                 self._store(key, CachedAnswer(data, rec.tokens_in, rec.tokens_out, rec.cost_usd))
             self._finish(task, usage)
             return result, usage
+        self._give_up(task, usage, key, last_error, invalid=last_invalid is not None and last_kind == "invalid")
 
+    # -------------------------------------------------------------- one attempt's outcome
+    def _status_failed(self, exc, rec: CallRecord, started: float, attempts_allowed: int, task: str, usage: Usage,
+                       key: CacheKey | None) -> str:
+        """An HTTP error status: 401/403/404 end the call (configuration), 400/413/422 end it (the
+        request itself), anything else waits for the next attempt. Returns the recorded error."""
+        rec.latency_ms = int((time.monotonic() - started) * 1000)
+        status = exc.status_code
+        rec.error = self._error_text(f"HTTP {status}: {exc.message}")
+        self._record(rec)
+        if status in (401, 403, 404):
+            self._finish(task, usage)
+            raise LLMConfigError(rec.error, attempts=rec.attempt, usage=usage) from None
+        if status in (400, 413, 422):
+            self._finish(task, usage)
+            if key is not None:
+                self._store(key, CachedAnswer(None, usage.tokens_in, usage.tokens_out, usage.cost_usd,
+                                              "rejected", rec.error, rec.attempt))
+            raise RequestRejected(rec.error, attempts=rec.attempt, usage=usage) from None
+        retry_after = parse_retry_after(getattr(exc.response, "headers", None))
+        if rec.attempt < attempts_allowed:
+            self._wait(rec.attempt, retry_after, task, usage, rec.error)
+        return rec.error
+
+    def _transport_failed(self, exc, rec: CallRecord, started: float, attempts_allowed: int, task: str,
+                          usage: Usage) -> str:
+        """A timeout or a connection error: recorded, then wait for the next attempt."""
+        rec.latency_ms = int((time.monotonic() - started) * 1000)
+        kind = "timeout" if isinstance(exc, self._openai_errors.APITimeoutError) else "connection error"
+        rec.error = self._error_text(f"{kind}: {exc}")
+        self._record(rec)
+        if rec.attempt < attempts_allowed:
+            self._wait(rec.attempt, None, task, usage, rec.error)
+        return rec.error
+
+    def _add_usage(self, rec: CallRecord, completion, model: str, usage: Usage) -> None:
+        self._account(rec, completion, model)
+        usage.tokens_in += rec.tokens_in
+        usage.tokens_out += rec.tokens_out
+        usage.tokens_cached += rec.tokens_cached
+        usage.cost_usd += rec.cost_usd
+        usage.latency_ms += rec.latency_ms
+
+    def _give_up(self, task: str, usage: Usage, key: CacheKey | None, last_error: str, *, invalid: bool):
+        """Every attempt failed: invalid output (remembered, so a rerun does not pay again) or unavailable."""
         self._finish(task, usage)
-        if last_invalid is not None and last_kind == "invalid":
+        if invalid:
             if key is not None:
                 self._store(key, CachedAnswer(None, usage.tokens_in, usage.tokens_out, usage.cost_usd,
                                               "invalid", last_error, usage.attempts))

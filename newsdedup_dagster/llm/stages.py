@@ -169,13 +169,27 @@ def run_scoring(
         return report
 
     if offline:
-        with conn.transaction():
-            for facts, meta in candidates:
-                _save_score(conn, facts, meta, scoring.offline_score(facts, settings.pivot_lang), scoring.OFFLINE_MODEL,
-                            hour, settings.translation_langs)
-        report.scored = len(candidates)
-        return report
+        _score_offline(conn, hour, settings, candidates, report)
+    else:
+        transient = _score_with_model(conn, hour, settings, client, candidates, report)
+        _settle_transient(conn, settings, transient, report)
+    return report
 
+
+def _score_offline(conn: psycopg.Connection, hour: datetime, settings: LLMSettings, candidates, report) -> None:
+    """The coverage heuristic for every candidate, in one transaction."""
+    with conn.transaction():
+        for facts, meta in candidates:
+            _save_score(conn, facts, meta, scoring.offline_score(facts, settings.pivot_lang), scoring.OFFLINE_MODEL,
+                        hour, settings.translation_langs)
+    report.scored = len(candidates)
+
+
+def _score_with_model(conn: psycopg.Connection, hour: datetime, settings: LLMSettings, client: LLMClient,
+                      candidates, report: ScoringReport) -> list[tuple[scoring.StoryFacts, dict, LLMError]]:
+    """Ask the model for every candidate (settings.concurrency calls in flight); each answer commits
+    as it returns, a permanent failure is recorded at once. A configuration error stops the run.
+    Returns the transient failures, settled by the caller."""
     system = scoring.system_prompt(settings.pivot_lang)
     model = settings.scoring_model
 
@@ -224,6 +238,11 @@ def run_scoring(
                 pending = {f for f in pending if not f.cancelled()}
     if config_error is not None:
         raise config_error
+    return transient
+
+
+def _settle_transient(conn: psycopg.Connection, settings: LLMSettings, transient, report: ScoringReport) -> None:
+    """Transient failures count against their stories only when another story got through."""
     report.failed_transient = len(transient)
     if transient and report.scored == 0 and report.failed_permanent == 0:
         # Nothing got through: an outage, not these stories' fault. Count nothing; let Dagster retry.
@@ -234,7 +253,6 @@ def run_scoring(
             if _fail_score(conn, facts, meta, exc, settings.max_attempts) == -1:
                 report.failed_permanent += 1
                 report.failed_transient -= 1
-    return report
 
 
 def _idle(conn: psycopg.Connection) -> None:

@@ -100,62 +100,11 @@ def dedup_partition(conn: psycopg.Connection, hour: datetime, *, lookback_hours:
         ).fetchall()
         canon_rows = [r for r in window_rows if r[7]]
         report.window_canonicals = len(canon_rows)
-        matches: dict[str, tuple[str, str, float]] = {}  # item -> (anchor, rule, similarity)
-
-        # 1. URL variants: a new item whose loose URL key equals an earlier canonical's
-        #    (or an earlier new item's) joins it.
-        first_by_key: dict[str, str] = {}
-        for row in sorted(canon_rows, key=lambda r: r[0]):
-            first_by_key.setdefault(loose_url_key(row[4]), row[0])
-        for row in new_rows:
-            key = loose_url_key(row[4])
-            anchor = first_by_key.setdefault(key, row[0])
-            if anchor != row[0]:
-                matches[row[0]] = (anchor, "url", 1.0)
-
-        # 2./3. exact and near headline duplicates (pure), over what is left.
-        existing = {r[0] for r in canon_rows}
-        candidates = [_headline_item(r, True) for r in canon_rows] + [
-            _headline_item(r, False) for r in new_rows if r[0] not in matches
-        ]
-        background = [r[1] for r in window_rows if r[1]]
-        links = cluster_headlines(candidates, background_titles=background, config=config)
-        # Group by the pure function's chosen leader; anchor = an existing canonical if the
-        # group has one (it is already embedded and in a story), else the leader.
-        members: dict[str, list] = defaultdict(list)
-        for link in links:
-            members[link.canonical_item_id].append(link)
-        for leader, group in sorted(members.items()):
-            ids = [leader] + [l.item_id for l in group]
-            anchors = sorted(i for i in ids if i in existing)
-            anchor = anchors[0] if anchors else leader
-            if len(anchors) > 1:
-                # Two earlier canonicals already live in stories: keep both, attach new items to the first.
-                pass
-            sim_of = {l.item_id: (l.rule, l.similarity) for l in group}
-            for item in ids:
-                if item == anchor or item in existing:
-                    continue
-                rule, sim = sim_of.get(item, ("near", None))
-                if item == leader:  # the new leader demoted an existing canonical: use that link's score
-                    demoted = sim_of.get(anchor)
-                    rule, sim = demoted if demoted else (rule, sim)
-                matches[item] = (anchor, rule, 1.0 if sim is None else sim)
-
+        # 1. URL variants, then 2./3. exact and near headline duplicates over what is left.
+        matches = _url_matches(canon_rows, new_rows)  # item -> (anchor, rule, similarity)
+        matches.update(_headline_matches(canon_rows, new_rows, window_rows, matches, config))
         if matches:
-            item_ids = sorted(matches)
-            conn.execute(
-                load_sql("neardup_insert"),
-                {
-                    "item_ids": item_ids,
-                    "canonical_ids": [matches[i][0] for i in item_ids],
-                    "rules": [matches[i][1] for i in item_ids],
-                    "similarities": [float(matches[i][2]) for i in item_ids],
-                    "hours": [hour] * len(item_ids),
-                },
-            )
-            for _, rule, _ in matches.values():
-                report.by_rule[rule] += 1
+            _insert_matches(conn, hour, matches, report)
         crash_point("item_duplicates.after_insert")
         anchors = sorted({a for a, _, _ in matches.values()})
         _refresh_groups(conn, anchors, report)
@@ -163,6 +112,69 @@ def dedup_partition(conn: psycopg.Connection, hour: datetime, *, lookback_hours:
         _reset_groups(conn, sorted(later_anchors - set(anchors)))
         conn.execute(load_sql("neardup_groups_prune"), {"anchors": anchors + [r[0] for r in canon_rows]})
     return report
+
+
+def _url_matches(canon_rows, new_rows) -> dict[str, tuple[str, str, float]]:
+    """A new item whose loose URL key equals an earlier canonical's (or an earlier new item's) joins it."""
+    matches: dict[str, tuple[str, str, float]] = {}
+    first_by_key: dict[str, str] = {}
+    for row in sorted(canon_rows, key=lambda r: r[0]):
+        first_by_key.setdefault(loose_url_key(row[4]), row[0])
+    for row in new_rows:
+        key = loose_url_key(row[4])
+        anchor = first_by_key.setdefault(key, row[0])
+        if anchor != row[0]:
+            matches[row[0]] = (anchor, "url", 1.0)
+    return matches
+
+
+def _headline_matches(canon_rows, new_rows, window_rows, url_matches, config: NearDupConfig
+                      ) -> dict[str, tuple[str, str, float]]:
+    """Exact and near headline duplicates (the pure cluster_headlines) among the window's
+    canonicals and the new items no URL matched."""
+    matches: dict[str, tuple[str, str, float]] = {}
+    existing = {r[0] for r in canon_rows}
+    candidates = [_headline_item(r, True) for r in canon_rows] + [
+        _headline_item(r, False) for r in new_rows if r[0] not in url_matches
+    ]
+    background = [r[1] for r in window_rows if r[1]]
+    links = cluster_headlines(candidates, background_titles=background, config=config)
+    # Group by the pure function's chosen leader; anchor = an existing canonical if the
+    # group has one (it is already embedded and in a story), else the leader. Two earlier
+    # canonicals in one group both live in stories already: both stay, new items join the first.
+    members: dict[str, list] = defaultdict(list)
+    for link in links:
+        members[link.canonical_item_id].append(link)
+    for leader, group in sorted(members.items()):
+        ids = [leader] + [l.item_id for l in group]
+        anchors = sorted(i for i in ids if i in existing)
+        anchor = anchors[0] if anchors else leader
+        sim_of = {l.item_id: (l.rule, l.similarity) for l in group}
+        for item in ids:
+            if item == anchor or item in existing:
+                continue
+            rule, sim = sim_of.get(item, ("near", None))
+            if item == leader:  # the new leader demoted an existing canonical: use that link's score
+                demoted = sim_of.get(anchor)
+                rule, sim = demoted if demoted else (rule, sim)
+            matches[item] = (anchor, rule, 1.0 if sim is None else sim)
+    return matches
+
+
+def _insert_matches(conn, hour: datetime, matches: dict[str, tuple[str, str, float]], report: DedupReport) -> None:
+    item_ids = sorted(matches)
+    conn.execute(
+        load_sql("neardup_insert"),
+        {
+            "item_ids": item_ids,
+            "canonical_ids": [matches[i][0] for i in item_ids],
+            "rules": [matches[i][1] for i in item_ids],
+            "similarities": [float(matches[i][2]) for i in item_ids],
+            "hours": [hour] * len(item_ids),
+        },
+    )
+    for _, rule, _ in matches.values():
+        report.by_rule[rule] += 1
 
 
 def _reset_groups(conn, anchors: list[str]) -> None:

@@ -3,7 +3,7 @@ every language's feeds and pages atomically, remember what was published. No Dag
 settings are passed in.
 
     from newsdedup_dagster.publish.build import publish_hour
-    result = publish_hour(conn, hour, PublishSettings(), ["en", "fr"], now=datetime.now(timezone.utc))
+    result = publish_hour(conn, hour, config.publish_settings(), ["en", "fr"], now=datetime.now(timezone.utc))
     result.languages["en"].atom_path      # <output_dir>/en/atom.xml
 
 Layout of the output directory:

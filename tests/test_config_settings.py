@@ -1,0 +1,75 @@
+"""config.py builds every stage's settings from the environment, with one error style, and
+`merged` is the one way resources and run config override them."""
+
+from __future__ import annotations
+
+import pytest
+
+from newsdedup_dagster import config
+from newsdedup_dagster.digest.select import DigestSettings
+from newsdedup_dagster.embeddings.providers import EmbeddingSettings
+from newsdedup_dagster.events.grouping import GroupingSettings
+from newsdedup_dagster.events.narrative import NarrativeSettings
+from newsdedup_dagster.llm.client import BackoffPolicy
+
+BUILDERS = {
+    config.ingest_settings: config.IngestSettings, config.dedup_settings: config.DedupSettings,
+    config.embedding_settings: EmbeddingSettings, config.llm_settings: config.LLMSettings,
+    config.llm_backoff: BackoffPolicy, config.narrative_settings: NarrativeSettings,
+    config.digest_settings: DigestSettings, config.publish_settings: config.PublishSettings,
+    config.retention_settings: config.RetentionSettings,
+}
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("NEWSDEDUP_"):
+            monkeypatch.delenv(name)
+
+
+def test_unset_environment_builds_the_class_defaults(clean_env):
+    for build, cls in BUILDERS.items():
+        built, default = build(), cls()
+        if cls is config.PublishSettings:  # its directory is under $NEWSDEDUP_HOME
+            assert built.output_dir == config.home_dir() / "public"
+            built = config.merged(built, output_dir=default.output_dir)
+        assert built == default, build.__name__
+    assert config.grouping_settings("e5:multilingual-e5-small-q4") == GroupingSettings()
+    assert config.mail_settings() == config.merged(config.mail_settings())
+
+
+@pytest.mark.parametrize("name, value, expected", [
+    ("NEWSDEDUP_FETCH_CONCURRENCY", "many", "an integer"),
+    ("NEWSDEDUP_EMBEDDING_TIMEOUT", "soon", "a number"),
+    ("NEWSDEDUP_LLM_REUSE", "maybe", "true or false"),
+    ("NEWSDEDUP_SMTP_SECURITY", "tls", "starttls or ssl or none"),
+    ("NEWSDEDUP_FETCH_MODE", "sometimes", "live or replay or auto"),
+])
+def test_a_bad_value_names_the_variable_and_what_is_expected(clean_env, monkeypatch, name, value, expected):
+    monkeypatch.setenv(name, value)
+    builders = [config.ingest_settings, config.embedding_settings, config.llm_settings, config.mail_settings,
+                config.fetch_mode]
+    with pytest.raises(ValueError) as err:
+        for build in builders:
+            build()
+    assert str(err.value) == f"{name}={value!r}: expected {expected}"
+
+
+def test_a_bad_clustering_value_names_the_variable(clean_env, monkeypatch):
+    monkeypatch.setenv("NEWSDEDUP_KNN_K", "ten")
+    with pytest.raises(ValueError, match="^NEWSDEDUP_KNN_K='ten': "):
+        config.clustering_settings()
+
+
+def test_merged_overrides_only_what_is_set_and_validates_again():
+    base = config.LLMSettings(pivot_lang="en", timeout_s=60.0)
+    out = config.merged(base, pivot_lang="fr", timeout_s=None, scoring_model=None)
+    assert (out.pivot_lang, out.timeout_s, out.scoring_model) == ("fr", 60.0, base.scoring_model)
+    assert config.merged(base) is base
+    with pytest.raises(ValueError, match="MAX_URL_CHARS"):
+        config.merged(config.IngestSettings(), max_url_chars=5000)
+    with pytest.raises(TypeError):
+        config.merged(base, no_such_field=1)
