@@ -60,7 +60,7 @@ def test_settings_defaults_env_and_overrides(monkeypatch):
     s = config.clustering_settings("use:multilingual-v3", {"story_threshold": "0.65"})
     assert s.knn_k == 12 and s.story_threshold == 0.65 and s.batch_size == 2000
     # centred e5 (the default) is calibrated far below USE's raw-vector thresholds
-    assert settings_for("e5:multilingual-e5-small-q4").item_threshold == pytest.approx(0.42)
+    assert settings_for("e5:multilingual-e5-small-q4").item_threshold == pytest.approx(0.40)
     assert settings_for("use:multilingual-v3").item_threshold == pytest.approx(0.65)
     with pytest.raises(ValueError, match="unknown clustering setting"):
         settings_for(None, {"nope": "1"})
