@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -100,36 +101,65 @@ def test_large_models_get_halfvec_indexes(conn):
 
 
 class _EmbeddingsHandler(BaseHTTPRequestHandler):
+    """OpenAI-compatible /v1/embeddings: records requests and concurrency; optional latency, 503s
+    (fail_next) and 429s with Retry-After (throttle_next)."""
+
+    protocol_version = "HTTP/1.1"
+
     def log_message(self, *args):
         pass
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         server = self.server
-        server.requests.append(body)
-        if server.fail_next > 0:
-            server.fail_next -= 1
-            self.send_response(503)
+        with server.lock:
+            server.requests.append(body)
+            server.in_flight += 1
+            server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            fail = server.fail_next > 0
+            server.fail_next -= 1 if fail else 0
+            throttle = not fail and server.throttle_next > 0
+            server.throttle_next -= 1 if throttle else 0
+        try:
+            headers = {}
+            if fail:
+                status, payload = 503, b""
+            elif throttle:
+                status, headers = 429, {"Retry-After": str(server.retry_after)}
+                payload = json.dumps({"error": {"message": "slow down", "type": "rate_limit"}}).encode()
+            else:
+                time.sleep(server.latency_s)
+                dims = body.get("dimensions", 6)
+                data = [{"object": "embedding", "index": i,
+                         "embedding": [float(len(t) % 5 + 1)] + [0.5] * (dims - 1)}
+                        for i, t in enumerate(body["input"])]
+                status = 200
+                payload = json.dumps({"object": "list", "data": data, "model": body["model"],
+                                      "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
-            return
-        dims = body.get("dimensions", 6)
-        data = [{"object": "embedding", "index": i, "embedding": [float(len(t) % 5 + 1)] + [0.5] * (dims - 1)}
-                for i, t in enumerate(body["input"])]
-        payload = json.dumps({"object": "list", "data": data, "model": body["model"],
-                              "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+            self.wfile.write(payload)
+        finally:
+            with server.lock:
+                server.in_flight -= 1
+
+
+def _serve_embeddings(latency_s: float):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _EmbeddingsHandler)
+    server.daemon_threads = True
+    server.requests, server.lock, server.in_flight, server.max_in_flight = [], threading.Lock(), 0, 0
+    server.latency_s, server.fail_next, server.throttle_next, server.retry_after = latency_s, 0, 0, 0
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 @pytest.fixture()
 def embeddings_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _EmbeddingsHandler)
-    server.requests, server.fail_next = [], 0
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = _serve_embeddings(latency_s=0.0)
     yield server
     server.shutdown()
 
@@ -354,55 +384,9 @@ def test_e5_on_two_workers_gives_the_single_core_vectors():
     assert np.allclose(a, b, atol=1e-6)  # same vectors, same order
 
 
-class _LatencyHandler(BaseHTTPRequestHandler):
-    """OpenAI-compatible /v1/embeddings with a fixed latency; records concurrency; optional 429s."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        server = self.server
-        with server.lock:
-            server.requests.append(body)
-            server.in_flight += 1
-            server.max_in_flight = max(server.max_in_flight, server.in_flight)
-            throttle = server.throttle_next > 0
-            server.throttle_next -= 1 if throttle else 0
-        try:
-            if throttle:
-                payload = json.dumps({"error": {"message": "slow down", "type": "rate_limit"}}).encode()
-                self.send_response(429)
-                self.send_header("Retry-After", str(server.retry_after))
-            else:
-                import time as _time
-
-                _time.sleep(server.latency_s)
-                data = [{"object": "embedding", "index": i,
-                         "embedding": [float(len(t) % 7 + 1), float(sum(map(ord, t)) % 11 + 1), 1.0, 0.5]}
-                        for i, t in enumerate(body["input"])]
-                payload = json.dumps({"object": "list", "data": data, "model": body["model"],
-                                      "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()
-                self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-        finally:
-            with server.lock:
-                server.in_flight -= 1
-
-
 @pytest.fixture()
 def latency_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _LatencyHandler)
-    server.daemon_threads = True
-    server.requests, server.lock, server.in_flight, server.max_in_flight = [], threading.Lock(), 0, 0
-    server.latency_s, server.throttle_next, server.retry_after = 0.05, 0, 0
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = _serve_embeddings(latency_s=0.05)
     yield server
     server.shutdown()
 
