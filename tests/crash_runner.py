@@ -4,7 +4,9 @@
 
 Everything comes from the environment the suite sets (NEWSDEDUP_DATABASE_URL, the LLM endpoint,
 and the test-only NEWSDEDUP_TEST_CRASH_AT read by newsdedup_dagster/crashpoints.py). Exit code 0
-when every step succeeded, 1 otherwise; a crash point ends the process with SIGKILL.
+when every step succeeded, 1 otherwise; a crash point ends the process with SIGKILL. Prints one
+line per step failure Dagster retried (`up for retry: <step>`), so a test can tell a run that
+succeeded on its retry from one that never failed.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ def main(partition_key: str) -> int:
     job = defs.resolve_job_def(HOURLY_JOB_NAME)
     result = job.execute_in_process(partition_key=partition_key, instance=DagsterInstance.ephemeral(),
                                     raise_on_error=False, run_config=QUIET_RUN_CONFIG)
+    for event in result.all_events:
+        if event.event_type_value == "STEP_UP_FOR_RETRY":
+            print(f"up for retry: {event.step_key}", flush=True)
     return 0 if result.success else 1
 
 
