@@ -211,13 +211,31 @@ def build(conn, window: int, window_hours: int, history: int, history_days: int,
         conn.execute("SET LOCAL maintenance_work_mem = '2GB'")
         info = emb_store.ModelInfo(MODEL, "e5", DIMS, "vector", True)
         tables = (("item_embeddings", "embedding"),) if item_index else ()
-        for table, column in tables + (("stories", "centroid"),):
+        for table, column in tables:
             conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(
                 index=pgsql.Identifier(emb_store._index_name(table, MODEL)), table=pgsql.Identifier(table),
                 expr=emb_store.vector_expr(info, column), opclass=pgsql.SQL("vector_cosine_ops"),
                 model=pgsql.Literal(MODEL), m=pgsql.Literal(m), ef_construction=pgsql.Literal(efc)))
+    # The centroid index: ensure_indexes (re)builds it with the measured parameters (measure()).
     timings["index_build_s"] = round(time.perf_counter() - t0, 1)
     return timings
+
+
+def centroid_index(conn, info, embedding: EmbeddingSettings) -> None:
+    """The story-centroid index alone, with the measured parameters (ensure_indexes' rule: rebuilt
+    when they differ), for a database without the item index."""
+    from newsdedup_dagster.embeddings import store as emb_store
+
+    with conn.transaction():
+        name = emb_store._index_name("stories", MODEL)
+        wanted = {"m": embedding.centroid_hnsw_m, "ef_construction": embedding.centroid_hnsw_ef_construction}
+        if emb_store._index_options(conn, name) not in (None, wanted):
+            conn.execute(pgsql.SQL("DROP INDEX {}").format(pgsql.Identifier(name)))
+        conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(
+            index=pgsql.Identifier(name), table=pgsql.Identifier("stories"),
+            expr=emb_store.vector_expr(info, "centroid"), opclass=pgsql.SQL("vector_cosine_ops"),
+            model=pgsql.Literal(MODEL), m=pgsql.Literal(wanted["m"]),
+            ef_construction=pgsql.Literal(wanted["ef_construction"])))
 
 
 def load_bench_sql(name: str) -> str:
@@ -358,8 +376,7 @@ def undo_hour(conn, info) -> None:
     """Take H's clustering back out (the pipeline's own undo, committed), so the next run is a
     first run of the hour, as the hourly schedule makes it, not a re-materialisation."""
     with conn.transaction():
-        touched, _ = store.undo_partition(conn, info, H)
-        store.recompute(conn, info, touched, 3)
+        store.recompute(conn, info, store.undo_partition(conn, info, H).touched, 3)
     vacuum(conn)
 
 
@@ -375,10 +392,15 @@ def reindex_centroids(conn) -> None:
         conn.autocommit = False
 
 
-def hour_runs(conn, info, settings, path: str, repeat: int) -> dict:
+def hour_runs(conn, info, settings, path: str, repeat: int, url: str) -> dict:
     """One warm-up run, then `repeat` timed first runs of H (undone in between, untimed) and one
-    timed re-materialisation (undo + redo in the run's own transaction)."""
-    run = cluster_partition if path == "current" else baseline_passes.cluster_partition
+    timed re-materialisation (undo + redo in the run's own transaction). The current path gets a
+    way to open a second connection, as the stories asset gives it (pass 2 over knn_connections)."""
+    if path == "current":
+        def run(conn, info, h, settings):
+            return cluster_partition(conn, info, h, settings, connect=lambda: db.connect(url))
+    else:
+        run = baseline_passes.cluster_partition
     undo_hour(conn, info)
     reindex_centroids(conn)
     first = run(conn, info, H, settings)
@@ -423,12 +445,18 @@ def measure(case: str, args) -> dict:
         conn.commit()
         out["build"] = build_timings
         out["python_peak_rss_mb_after_build"] = rss_mb()
+        embedding = EmbeddingSettings(hnsw_m=args.m, hnsw_ef_construction=args.ef_construction,
+                                      centroid_hnsw_m=args.centroid_m,
+                                      centroid_hnsw_ef_construction=args.centroid_ef_construction, centre="on")
         if with_baseline:
-            info = ensure_model(conn, SyntheticEmbedder(), EmbeddingSettings(
-                hnsw_m=args.m, hnsw_ef_construction=args.ef_construction, centre="on"))
+            info = ensure_model(conn, SyntheticEmbedder(), embedding)
         else:  # ensure_model would build the item index this database goes without
             info = active_model(conn)
             conn.commit()
+            centroid_index(conn, info, embedding)
+        out["server"] = {name: conn.execute(f"SHOW {name}").fetchone()[0] for name in ("shared_buffers", "work_mem")}
+        out["centroid_index"] = {"m": args.centroid_m, "ef_construction": args.centroid_ef_construction}
+        conn.commit()
         gates = {"max_gap_hours": str(args.window_hours + 2), "story_max_age_hours": str(args.window_hours + 2),
                  "ef_search": str(args.ef_search), "search": args.search}
         settings = settings_for(info.model, gates)
@@ -454,7 +482,7 @@ def measure(case: str, args) -> dict:
             found[path] = pass2_edges(conn, info, settings, path)
             out[f"{path}_pass2_knn_seconds"] = round(time.perf_counter() - t0, 3)
         for path in paths:
-            out[f"worst_{path}"] = hour_runs(conn, info, settings, path, args.repeat)
+            out[f"worst_{path}"] = hour_runs(conn, info, settings, path, args.repeat, url)
             reset_hour(conn)
         if with_baseline:
             out["worst_same_stories"] = out["worst_baseline"].pop("members") == out["worst_current"].pop("members")
@@ -476,7 +504,7 @@ def measure(case: str, args) -> dict:
         out["pass1_exact_matches"] = len(exact_matches)
         out["pass1_agreement"] = round(same / max(1, len(exact_matches)), 4)
         for path in paths:
-            out[f"pass1_{path}"] = hour_runs(conn, info, settings, path, args.repeat)
+            out[f"pass1_{path}"] = hour_runs(conn, info, settings, path, args.repeat, url)
         if with_baseline:
             out["pass1_same_stories"] = out["pass1_baseline"].pop("members") == out["pass1_current"].pop("members")
         reset_hour(conn)
@@ -509,6 +537,8 @@ def report(results: list[dict]) -> None:
             except KeyError:
                 return "–"
         print(f"{label:44}" + "".join(f"{cell(r):>26}" for r in by.values()), flush=True)
+    line("server shared_buffers / centroid index m, efc", lambda r: f"{r['server']['shared_buffers']} / "
+         f"{r['centroid_index']['m']}, {r['centroid_index']['ef_construction']}")
     line("rows in item_embeddings / stories", lambda r: f"{r['rows'][0]:,} / {r['rows'][1]:,}")
     for situation in ("worst", "pass1"):
         name = "worst case (no stories)" if situation == "worst" else "pass 1 (half the topics in stories)"
@@ -550,6 +580,10 @@ def main(argv=None) -> int:
                         help="KNN access path for the hour runs; exact: both paths must build identical stories")
     parser.add_argument("--m", type=int, default=16)
     parser.add_argument("--ef-construction", type=int, default=64)
+    parser.add_argument("--centroid-m", type=int, default=EmbeddingSettings().centroid_hnsw_m,
+                        help="story-centroid HNSW m (default: the pipeline's)")
+    parser.add_argument("--centroid-ef-construction", type=int,
+                        default=EmbeddingSettings().centroid_hnsw_ef_construction)
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per path (median)")
     parser.add_argument("--keep-db", action="store_true", help="keep the built databases for the next run")
     parser.add_argument("--history-current-only", action="store_true",

@@ -125,6 +125,31 @@ def database_url() -> str | None:
     return env_str("NEWSDEDUP_DATABASE_URL")
 
 
+# The embedded server's buffer cache. PostgreSQL's 128 MB default holds less than the recent window's
+# HNSW graph and vectors (100k items: ~0.4 GB), so every pass-2 search re-read pages from the OS
+# cache: bench/clustering.py, pass-2 KNN of one hour 0.75 s at 128 MB, 0.45 s at 1 GB;
+# docs/CALIBRATION.md#embedded-server-memory
+EMBEDDED_SHARED_BUFFERS_MAX_MB = 1024
+EMBEDDED_SHARED_BUFFERS_MIN_MB = 128
+
+
+def embedded_shared_buffers() -> str:
+    """$NEWSDEDUP_EMBEDDED_SHARED_BUFFERS (`512MB`, `2GB`, ...) or `auto`: a quarter of the
+    machine's memory, between 128 MB and 1 GB. Only the embedded server reads it."""
+    raw = env_str("NEWSDEDUP_EMBEDDED_SHARED_BUFFERS", "auto")
+    if raw.lower() == "auto":
+        try:
+            total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+        except (ValueError, OSError):
+            total_mb = 4 * EMBEDDED_SHARED_BUFFERS_MIN_MB
+        quarter = total_mb // 4
+        return f"{max(EMBEDDED_SHARED_BUFFERS_MIN_MB, min(EMBEDDED_SHARED_BUFFERS_MAX_MB, quarter))}MB"
+    number, unit = raw[:-2], raw[-2:].upper()
+    if not number.isdigit() or unit not in ("MB", "GB") or int(number) == 0:
+        raise _invalid("NEWSDEDUP_EMBEDDED_SHARED_BUFFERS", raw, "`auto` or a size such as 512MB or 2GB")
+    return f"{int(number)}{unit}"
+
+
 def dagster_database_url() -> str | None:
     """$NEWSDEDUP_DAGSTER_DATABASE_URL or None (= database `dagster` beside the application's)."""
     return env_str("NEWSDEDUP_DAGSTER_DATABASE_URL")
@@ -262,6 +287,9 @@ def embedding_settings() -> EmbeddingSettings:
         lead_chars=env_int("NEWSDEDUP_EMBEDDING_LEAD_CHARS", d.lead_chars),
         hnsw_m=env_int("NEWSDEDUP_HNSW_M", d.hnsw_m),
         hnsw_ef_construction=env_int("NEWSDEDUP_HNSW_EF_CONSTRUCTION", d.hnsw_ef_construction),
+        centroid_hnsw_m=env_int("NEWSDEDUP_CENTROID_HNSW_M", d.centroid_hnsw_m),
+        centroid_hnsw_ef_construction=env_int("NEWSDEDUP_CENTROID_HNSW_EF_CONSTRUCTION",
+                                              d.centroid_hnsw_ef_construction),
         threads=env_int("NEWSDEDUP_EMBEDDING_THREADS", d.threads),
         workers=env_int("NEWSDEDUP_EMBEDDING_WORKERS", d.workers),
         concurrency=env_int("NEWSDEDUP_EMBEDDING_CONCURRENCY", d.concurrency),

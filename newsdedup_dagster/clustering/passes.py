@@ -165,6 +165,11 @@ class _Hour:
     stories: list[NewStory] = field(default_factory=list)
     existed: set[str] = field(default_factory=set)       # pass-2 story ids that already existed
     in_new: set[str] = field(default_factory=set)        # items placed in H's new stories
+    # what pass 2's second connection needs (store.SnapshotReader): the exported snapshot and how
+    # to connect, and the membership changes made since the snapshot
+    reader: tuple[str, Callable[[], psycopg.Connection]] | None = None
+    freed: set[str] = field(default_factory=set)         # memberships the undo removed
+    attached: set[str] = field(default_factory=set)      # H's items pass 1 attached
 
 
 def cluster_partition(
@@ -172,19 +177,28 @@ def cluster_partition(
     info: ModelInfo,
     h: datetime,
     settings: ClusterSettings,
+    connect: Callable[[], psycopg.Connection] | None = None,
 ) -> ClusterResult:
     """Cluster partition H (start of the hour, UTC) in one transaction. Idempotent: the memberships,
-    stories and explanation rows H writes are the same on every run."""
+    stories and explanation rows H writes are the same on every run. connect: opens another
+    connection to the same database; with settings.knn_connections > 1, pass 2's KNN statement is
+    split over it (the same edges)."""
     t0 = time.perf_counter()
     result = ClusterResult(partition=h, model=info.model)
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
         conn.commit()
     with conn.transaction():
         store.begin_clustering(conn, settings.ef_search, settings.lock_timeout_s)
+        split = connect is not None and settings.knn_connections > 1
+        snapshot = store.export_snapshot(conn) if split else None
         hour = _timed(result, "undo", lambda: _undo_and_load(conn, info, h, settings, result))
         result.recent = _timed(result, "recent_window", lambda: store.sync_recent(conn, info, h, settings))
         _timed(result, "pass1", lambda: _pass1(conn, info, h, settings, hour, result))
         crash_point("stories.after_pass1")
+        # The reader's snapshot predates this transaction's changes; rows the mirror loaded in it
+        # (a first run, an out-of-order rerun) it cannot see: then one connection does it all.
+        if snapshot is not None and not result.recent.get("loaded"):
+            hour.reader = (snapshot, connect)
         raw = _timed(result, "pass2_knn", lambda: _pass2_edges(conn, info, h, settings, hour))
         groups, raw = _timed(result, "pass2_guard", lambda: _pass2_components(info, settings, hour, raw, result))
         _timed(result, "write_members", lambda: _write_pass2(conn, info, h, settings, hour, groups, raw, result))
@@ -203,19 +217,19 @@ def _timed(result: ClusterResult, step: str, run: Callable[[], object]):
 
 def _undo_and_load(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, result: ClusterResult) -> _Hour:
     """Undo H's earlier effects (and later hours' with later_partitions=reset), then load H's items."""
-    later_touched: set[str] = set()
+    later = store.Undone(set(), set(), set())
     if settings.later_partitions == "reset":
-        later_touched, later_deleted = store.undo_later_partitions(conn, info, h)
-        result.later_stories_removed = len(later_deleted)
-    touched_old, deleted = store.undo_partition(conn, info, h)
-    touched_old = (touched_old | later_touched) - deleted
-    result.undone_stories = len(deleted)
+        later = store.undo_later_partitions(conn, info, h)
+        result.later_stories_removed = len(later.deleted)
+    undone = store.undo_partition(conn, info, h)
+    touched_old = (undone.touched | later.touched) - undone.deleted
+    result.undone_stories = len(undone.deleted)
     # Stories that lost H's members get their pre-H centroid / latest time back *before* pass 1
     # compares anything with them (else a rerun would match against its own previous result).
     store.recompute(conn, info, touched_old, settings.centroid_window)
     published = store.new_items(conn, info, h)
     result.new_items = len(published)
-    return _Hour(published=published, touched_old=touched_old)
+    return _Hour(published=published, touched_old=touched_old, freed=undone.freed | later.freed)
 
 
 def _pass1(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: _Hour, result: ClusterResult) -> None:
@@ -228,6 +242,7 @@ def _pass1(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: 
                            for i, s, sim, gap, age in matches])
     hour.attached_to = {s for _, s, *_ in matches}
     assigned = {m[0] for m in matches}
+    hour.attached = assigned
     hour.remaining = [i for i in ids if i not in assigned]
     result.attached = len(matches)
 
@@ -235,12 +250,22 @@ def _pass1(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: 
 def _pass2_edges(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: _Hour) -> list[Edge]:
     """KNN edges of H's unassigned items among the window's unassigned items (directed triples)."""
     remaining = hour.remaining
-    found = store.pass2_edges(conn, info, h, remaining, settings) if remaining else []
-    # One hop: the window's old items that H's items reach get their own neighbourhoods too,
-    # so the guard judges a component on all its known edges, not only those touching H.
-    hop = sorted({n for _, n, _, _ in found} - set(remaining)) if settings.pass2_expand else []
-    if hop:
-        found += store.pass2_edges(conn, info, h, hop, settings)
+    readers: list[store.SnapshotReader] = []
+    try:
+        if hour.reader is not None:
+            snapshot, connect = hour.reader
+            wanted = min(settings.knn_connections, len(remaining) // store.KNN_SPLIT_MIN_ITEMS) - 1
+            for _ in range(max(0, wanted)):
+                readers.append(store.SnapshotReader(connect, snapshot, settings, hour.freed, hour.attached))
+        found = store.pass2_edges(conn, info, h, remaining, settings, readers) if remaining else []
+        # One hop: the window's old items that H's items reach get their own neighbourhoods too,
+        # so the guard judges a component on all its known edges, not only those touching H.
+        hop = sorted({n for _, n, _, _ in found} - set(remaining)) if settings.pass2_expand else []
+        if hop:
+            found += store.pass2_edges(conn, info, h, hop, settings, readers)
+    finally:
+        for reader in readers:
+            reader.close()
     for _, n, _, at in found:
         hour.published.setdefault(n, at)
     return [(a, b, sim) for a, b, sim, _ in found]

@@ -45,6 +45,10 @@ class ClusterSettings:
     # guard sees every known edge of a component (doubles the KNN queries; off unless the guard
     # needs it: bench/clustering.py, 10k window, pass 2 took 2.2 s with it)
     pass2_expand: bool = False
+    # pass 2's KNN statement split over this many connections reading the same snapshot (2 = both
+    # cores of a small server); 1 = one statement. Same edges either way (tests/test_clustering_parallel_knn.py);
+    # bench/clustering.py: docs/CALIBRATION.md#a-faster-hour
+    knn_connections: int = 2
     # pass 3: H's leftovers join H's best new story (guard.attach_leftovers); off = the published method's two passes
     pass3: bool = True
     # Re-materialising H when later hours are already clustered. "keep": later hours' stories and

@@ -8,6 +8,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import psycopg
@@ -69,8 +72,14 @@ def begin_clustering(conn: psycopg.Connection, ef_search: int, lock_timeout_s: f
             f"another clustering run held the lock for more than {lock_timeout_s:.0f}s; retry when it finishes"
         ) from exc
     conn.execute("SET LOCAL lock_timeout = 0")
+    search_settings(conn, ef_search)
+
+
+def search_settings(conn: psycopg.Connection, ef_search: int) -> None:
+    """The KNN statements' settings, for this transaction only."""
     conn.execute(pgsql.SQL("SET LOCAL hnsw.ef_search = {}").format(pgsql.Literal(int(ef_search))))
-    # Time filters with HNSW otherwise silently return fewer than k rows (design notes: 3.3 of 10).
+    # Time filters with HNSW otherwise silently return fewer than k rows (pgvector README, "Iterative
+    # Index Scans": a filter applied after an ef_search-wide scan).
     conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
     # Every clustering statement is index-driven. With stale statistics on the membership tables
     # (fresh database, first hours of a backfill) the planner probes `NOT EXISTS story_items` with a
@@ -78,22 +87,28 @@ def begin_clustering(conn: psycopg.Connection, ef_search: int, lock_timeout_s: f
     conn.execute("SET LOCAL enable_seqscan = off")
 
 
-def undo_partition(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> tuple[set[str], set[str]]:
-    """Delete H's memberships and H's now-empty stories. Returns (stories that lost members and
-    still exist, stories deleted)."""
+@dataclass
+class Undone:
+    touched: set[str]     # stories that lost members and still exist
+    deleted: set[str]     # stories deleted (no member left)
+    freed: set[str]       # items whose memberships were removed
+
+
+def undo_partition(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> Undone:
+    """Delete H's memberships and H's now-empty stories."""
     conn.execute(db.load_sql("cluster_undo_decisions"), {"h": h, "later": False})
-    touched = {r[0] for r in conn.execute(db.load_sql("cluster_undo_partition"), {"h": h, "model": info.model})}
+    rows = conn.execute(db.load_sql("cluster_undo_partition"), {"h": h, "model": info.model}).fetchall()
     deleted = {r[0] for r in conn.execute(db.load_sql("cluster_undo_stories"), {"h": h, "model": info.model})}
-    return touched - deleted, deleted
+    return Undone({r[0] for r in rows} - deleted, deleted, {r[1] for r in rows})
 
 
-def undo_later_partitions(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> tuple[set[str], set[str]]:
+def undo_later_partitions(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> Undone:
     """Delete the clustering effects of every partition after H (memberships, then their emptied
-    stories). Returns (stories that lost members and still exist, stories deleted)."""
+    stories)."""
     conn.execute(db.load_sql("cluster_undo_decisions"), {"h": h, "later": True})
-    touched = {r[0] for r in conn.execute(db.load_sql("cluster_undo_later"), {"h": h, "model": info.model})}
+    rows = conn.execute(db.load_sql("cluster_undo_later"), {"h": h, "model": info.model}).fetchall()
     deleted = {r[0] for r in conn.execute(db.load_sql("cluster_undo_later_stories"), {"h": h, "model": info.model})}
-    return touched - deleted, deleted
+    return Undone({r[0] for r in rows} - deleted, deleted, {r[1] for r in rows})
 
 
 def new_items(conn: psycopg.Connection, info: ModelInfo, h: datetime) -> dict[str, datetime]:
@@ -145,14 +160,66 @@ def window_start(h: datetime, settings) -> datetime:
     return h - timedelta(hours=hours)
 
 
-def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings) -> list[tuple]:
+def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings,
+                readers: "list[SnapshotReader] | tuple" = ()) -> list[tuple]:
     """[(item_id, neighbour_id, sim, neighbour_published_at)] KNN edges >= item_threshold among the
-    window's unassigned items, searched in cluster_recent_items (sync_recent must have run)."""
-    return _knn(conn, info, "cluster_pass2_knn", ids, settings, {
+    window's unassigned items, searched in cluster_recent_items (sync_recent must have run). With
+    readers, the ids are shared out (at least KNN_SPLIT_MIN_ITEMS each) and searched at the same time."""
+    params = {
         "model": info.model, "k": settings.knn_k, "threshold": settings.item_threshold,
         "window_start": window_start(h, settings), "h_end": h + timedelta(hours=1),
-        "max_gap_s": settings.max_gap_hours * 3600.0,
-    })
+        "max_gap_s": settings.max_gap_hours * 3600.0, "freed": [], "attached": [],
+    }
+    parts = min(len(readers) + 1, len(ids) // KNN_SPLIT_MIN_ITEMS)
+    if parts < 2:
+        return _knn(conn, info, "cluster_pass2_knn", ids, settings, params)
+    chunks = [ids[i::parts] for i in range(parts)]
+    with ThreadPoolExecutor(max_workers=parts - 1, thread_name_prefix="pass2-knn") as pool:
+        others = [pool.submit(reader.knn, info, "cluster_pass2_knn", chunk, settings, params)
+                  for reader, chunk in zip(readers, chunks[1:])]
+        out = _knn(conn, info, "cluster_pass2_knn", chunks[0], settings, params)
+        for other in others:
+            out += other.result()
+    return out
+
+
+# Fewer items than this per connection: one statement (a second connection's round trips and
+# planning cost more than they save).
+KNN_SPLIT_MIN_ITEMS = 32
+
+
+def export_snapshot(conn: psycopg.Connection) -> str:
+    """The clustering transaction's snapshot before its first change, for a SnapshotReader."""
+    return conn.execute("SELECT pg_export_snapshot()").fetchone()[0]
+
+
+class SnapshotReader:
+    """A second connection that runs KNN statements on the snapshot the clustering transaction
+    exported before its first change (so both see the same committed rows), told what that
+    transaction has changed since in the membership filter: the items its undo freed and those its
+    pass 1 attached. PostgreSQL runs one statement on one core; two connections use two.
+    Read-only; its transaction ends with close()."""
+
+    def __init__(self, connect: Callable[[], psycopg.Connection], snapshot: str, settings,
+                 freed: set[str], attached: set[str]) -> None:
+        self.freed, self.attached = sorted(freed), sorted(attached)
+        self.conn = connect()
+        try:
+            self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            self.conn.execute(pgsql.SQL("SET TRANSACTION SNAPSHOT {}").format(pgsql.Literal(snapshot)))
+            search_settings(self.conn, settings.ef_search)
+        except Exception:
+            self.conn.close()
+            raise
+
+    def knn(self, info: ModelInfo, name: str, ids: list[str], settings, params: dict) -> list[tuple]:
+        changed = {**params, "freed": self.freed, "attached": self.attached}
+        return _knn(self.conn, info, name, ids, settings, changed)
+
+    def close(self) -> None:
+        with contextlib.suppress(psycopg.Error):
+            self.conn.rollback()
+        self.conn.close()
 
 
 # ------------------------------------------------------------------ the recent-vector window

@@ -60,9 +60,14 @@ class EmbeddingSettings:
     text_mode: str = DEFAULT_TEXT_MODE
     # Lead budget (characters, cut at a sentence boundary): embeddings/text.py LEAD_CHARS.
     lead_chars: int = LEAD_CHARS
-    # HNSW build parameters (pgvector defaults; the bench measured recall with them).
+    # HNSW build parameters of the item index (pgvector defaults; the bench measured recall with them).
     hnsw_m: int = 16
     hnsw_ef_construction: int = 64
+    # The story-centroid index takes an insert for every new story and every centroid that moves
+    # (hundreds an hour): m 8 / ef_construction 32 cost a third of 16 / 64 per insert and kept pass-1
+    # agreement with exact search (bench/clustering.py); docs/CALIBRATION.md#centroid-index
+    centroid_hnsw_m: int = 8
+    centroid_hnsw_ef_construction: int = 32
     threads: int = 1
     # Offline models: worker processes embedding batches in parallel (0 = one per available core;
     # 1 = in this process). bench/embeddings.py measures the gain.

@@ -7,6 +7,7 @@ casts them: `vector(N)` up to 2,000 dims, `halfvec(N)` up to 4,000 (pgvector's i
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -27,6 +28,8 @@ from .providers import (
 from .centring_prior import PRIOR_LANG, PRIOR_TEXTS, PRIOR_WEIGHT
 from .text import PART_SEPARATOR, embedding_key, embedding_parts, text_hash
 from ..crashpoints import crash_point
+
+log = logging.getLogger(__name__)
 
 # Advisory-lock key serialising model registration / index creation across processes.
 MODEL_LOCK_KEY = 727_030
@@ -75,25 +78,45 @@ def _index_name(table: str, model: str) -> str:
     return f"{table}_hnsw_{hashlib.sha1(model.encode()).hexdigest()[:10]}"
 
 
-def ensure_indexes(conn: psycopg.Connection, info: ModelInfo, m: int = 16, ef_construction: int = 64) -> None:
-    """HNSW (cosine) on item_embeddings.embedding and stories.centroid for this model."""
+def ensure_indexes(conn: psycopg.Connection, info: ModelInfo, m: int = 16, ef_construction: int = 64,
+                   centroid_m: int = 8, centroid_ef_construction: int = 32) -> None:
+    """HNSW (cosine) on item_embeddings.embedding and stories.centroid for this model. The centroid
+    index is rebuilt when its recorded build parameters differ from the ones asked for (stories are
+    few next to items); the item index is never rebuilt here (millions of rows: REINDEX by hand)."""
     opclass = "vector_cosine_ops" if info.index_type == "vector" else "halfvec_cosine_ops"
     template = db.load_sql("embed_create_index")
+    wanted = {"item_embeddings": (int(m), int(ef_construction)),
+              "stories": (int(centroid_m), int(centroid_ef_construction))}
     with conn.transaction():
         # Index builds spill to disk at the 64 MB default around 28k rows (design notes).
         conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
         for table, column in (("item_embeddings", "embedding"), ("stories", "centroid")):
+            name = _index_name(table, info.model)
+            table_m, table_efc = wanted[table]
+            if table == "stories" and _index_options(conn, name) not in (None, {"m": table_m, "ef_construction": table_efc}):
+                log.warning("rebuilding %s with m=%d, ef_construction=%d", name, table_m, table_efc)
+                conn.execute(pgsql.SQL("DROP INDEX {}").format(pgsql.Identifier(name)))
             conn.execute(
                 pgsql.SQL(template).format(
-                    index=pgsql.Identifier(_index_name(table, info.model)),
+                    index=pgsql.Identifier(name),
                     table=pgsql.Identifier(table),
                     expr=vector_expr(info, column),
                     opclass=pgsql.SQL(opclass),
                     model=pgsql.Literal(info.model),
-                    m=pgsql.Literal(int(m)),
-                    ef_construction=pgsql.Literal(int(ef_construction)),
+                    m=pgsql.Literal(table_m),
+                    ef_construction=pgsql.Literal(table_efc),
                 )
             )
+
+
+def _index_options(conn: psycopg.Connection, name: str) -> dict[str, int] | None:
+    """{"m": .., "ef_construction": ..} an existing HNSW index was built with (pgvector's defaults
+    16 / 64 where its reloptions omit them), or None when there is no such index."""
+    row = conn.execute("SELECT reloptions FROM pg_class WHERE relname = %s AND relkind = 'i'", (name,)).fetchone()
+    if row is None:
+        return None
+    options = dict(option.split("=", 1) for option in (row[0] or []))
+    return {"m": int(options.get("m", 16)), "ef_construction": int(options.get("ef_construction", 64))}
 
 
 def active_model(conn: psycopg.Connection) -> ModelInfo | None:
@@ -148,7 +171,8 @@ def ensure_model(
             f"NEWSDEDUP_EMBEDDING_CENTRE={'on' if current.centring else 'off'} again or switch with "
             f"`{REEMBED_COMMAND}` (rewrites the stored vectors in place) and then backfill stories"
         )
-    ensure_indexes(conn, current, settings.hnsw_m, settings.hnsw_ef_construction)
+    ensure_indexes(conn, current, settings.hnsw_m, settings.hnsw_ef_construction,
+                   settings.centroid_hnsw_m, settings.centroid_hnsw_ef_construction)
     return current
 
 

@@ -4,6 +4,10 @@
 -- cosine >= item_threshold and the neighbour's published time; Python gets ids, similarities and
 -- times, never vectors. Both sides come from cluster_recent_items (migration 033), whose HNSW
 -- graph spans the recent window only, however long the history in item_embeddings.
+-- freed / attached: empty in the clustering transaction itself. A second connection reading the
+-- snapshot the transaction started from (clustering/store.py SnapshotReader) passes the items
+-- whose memberships the transaction removed (undo) and those pass 1 attached, so it sees the
+-- same "not in a story" as the transaction.
 SELECT q.item_id, n.item_id, n.sim, n.published_at
   FROM cluster_recent_items q
   JOIN LATERAL (
@@ -14,7 +18,9 @@ SELECT q.item_id, n.item_id, n.sim, n.published_at
            AND c.published_at >= q.published_at - make_interval(secs => %(max_gap_s)s)
            AND c.published_at <= q.published_at + make_interval(secs => %(max_gap_s)s)
            AND c.item_id <> q.item_id
-           AND NOT EXISTS (SELECT 1 FROM story_items si WHERE si.item_id = c.item_id)
+           AND (c.item_id = ANY(%(freed)s)
+                OR NOT EXISTS (SELECT 1 FROM story_items si WHERE si.item_id = c.item_id))
+           AND c.item_id <> ALL(%(attached)s)
            AND NOT EXISTS (SELECT 1 FROM item_duplicates d WHERE d.item_id = c.item_id)
          ORDER BY {c_emb} <=> {q_emb}
          LIMIT %(k)s
