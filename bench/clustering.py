@@ -459,9 +459,12 @@ def measure(case: str, args) -> dict:
         conn.commit()
         gates = {"max_gap_hours": str(args.window_hours + 2), "story_max_age_hours": str(args.window_hours + 2),
                  "ef_search": str(args.ef_search), "search": args.search}
+        if args.knn_connections is not None:
+            gates["knn_connections"] = str(args.knn_connections)
         settings = settings_for(info.model, gates)
         out["settings"] = {k: v for k, v in settings.as_dict().items()
-                           if k in ("story_threshold", "item_threshold", "knn_k", "ef_search", "batch_size")}
+                           if k in ("story_threshold", "item_threshold", "knn_k", "ef_search", "batch_size",
+                                    "knn_connections")}
         out["rows"] = conn.execute(
             "SELECT (SELECT count(*) FROM item_embeddings), (SELECT count(*) FROM stories)").fetchone()
         conn.commit()
@@ -584,6 +587,8 @@ def main(argv=None) -> int:
                         help="story-centroid HNSW m (default: the pipeline's)")
     parser.add_argument("--centroid-ef-construction", type=int,
                         default=EmbeddingSettings().centroid_hnsw_ef_construction)
+    parser.add_argument("--knn-connections", type=int, default=None,
+                        help="pass-2 KNN connections of the current path (default: the pipeline's)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per path (median)")
     parser.add_argument("--keep-db", action="store_true", help="keep the built databases for the next run")
     parser.add_argument("--history-current-only", action="store_true",

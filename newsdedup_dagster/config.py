@@ -127,8 +127,8 @@ def database_url() -> str | None:
 
 # The embedded server's buffer cache. PostgreSQL's 128 MB default holds less than the recent window's
 # HNSW graph and vectors (100k items: ~0.4 GB), so every pass-2 search re-read pages from the OS
-# cache: bench/clustering.py, pass-2 KNN of one hour 0.75 s at 128 MB, 0.45 s at 1 GB;
-# docs/CALIBRATION.md#embedded-server-memory
+# cache: bench/clustering.py, pass-2 KNN of one hour 0.73 s at 128 MB, 0.47 s at 1 GB (synthetic
+# vectors); docs/CALIBRATION.md#embedded-server-memory
 EMBEDDED_SHARED_BUFFERS_MAX_MB = 1024
 EMBEDDED_SHARED_BUFFERS_MIN_MB = 128
 

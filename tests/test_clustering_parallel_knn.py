@@ -115,3 +115,21 @@ def test_one_connection_when_the_setting_says_so(clean_db, conn, monkeypatch):
     for hour in HOURS:
         cluster_partition(conn, INFO, hour, settings, connect=connect)
     assert opened == []
+
+
+def test_a_second_connection_that_cannot_open_leaves_one_statement(clean_db, conn, monkeypatch, caplog):
+    add_hours(conn)
+    monkeypatch.setattr(store, "KNN_SPLIT_MIN_ITEMS", 8)
+    settings = settings_for(MODEL, {"item_threshold": "0.6", "story_threshold": "0.6"})
+    for hour in HOURS:
+        cluster_partition(conn, INFO, hour, settings)
+    want = snapshot(conn)
+    clear_stories(conn)
+
+    def refused():  # a real connection attempt to a port nothing listens on
+        return db.connect("postgresql://nobody@127.0.0.1:1/none")
+
+    for hour in HOURS:
+        cluster_partition(conn, INFO, hour, settings, connect=refused)
+    assert snapshot(conn) == want
+    assert "no extra KNN connection" in caplog.text

@@ -256,7 +256,12 @@ def _pass2_edges(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, 
             snapshot, connect = hour.reader
             wanted = min(settings.knn_connections, len(remaining) // store.KNN_SPLIT_MIN_ITEMS) - 1
             for _ in range(max(0, wanted)):
-                readers.append(store.SnapshotReader(connect, snapshot, settings, hour.freed, hour.attached))
+                try:
+                    readers.append(store.SnapshotReader(connect, snapshot, settings, hour.freed, hour.attached))
+                except Exception as exc:  # an optional speed-up: fewer connections, the same edges
+                    log.warning("pass 2: no extra KNN connection (%s: %s); going on with %d",
+                                type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "", len(readers) + 1)
+                    break
         found = store.pass2_edges(conn, info, h, remaining, settings, readers) if remaining else []
         # One hop: the window's old items that H's items reach get their own neighbourhoods too,
         # so the guard judges a component on all its known edges, not only those touching H.
