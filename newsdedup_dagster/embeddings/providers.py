@@ -67,7 +67,7 @@ class EmbeddingSettings:
     # (hundreds an hour): writing 469 new stories 0.57 s at 16 / 64, 0.39 s at 8 / 32, pass 1 still
     # identical to exact search (bench/clustering.py, synthetic vectors); docs/CALIBRATION.md#centroid-index
     centroid_hnsw_m: int = 8
-    centroid_hnsw_ef_construction: int = 32
+    centroid_hnsw_ef_construction: int = 64
     threads: int = 1
     # Offline models: worker processes embedding batches in parallel (0 = one per available core;
     # 1 = in this process). bench/embeddings.py measures the gain.
