@@ -79,7 +79,7 @@ def _index_name(table: str, model: str) -> str:
 
 
 def ensure_indexes(conn: psycopg.Connection, info: ModelInfo, m: int = 16, ef_construction: int = 64,
-                   centroid_m: int = 8, centroid_ef_construction: int = 64) -> None:
+                   centroid_m: int = 16, centroid_ef_construction: int = 64) -> None:
     """HNSW (cosine) on item_embeddings.embedding and stories.centroid for this model. The centroid
     index is rebuilt when its recorded build parameters differ from the ones asked for (stories are
     few next to items); the item index is never rebuilt here (millions of rows: REINDEX by hand)."""
