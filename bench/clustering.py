@@ -215,7 +215,8 @@ def build(conn, window: int, window_hours: int, history: int, history_days: int,
             conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(
                 index=pgsql.Identifier(emb_store._index_name(table, MODEL)), table=pgsql.Identifier(table),
                 expr=emb_store.vector_expr(info, column), opclass=pgsql.SQL("vector_cosine_ops"),
-                model=pgsql.Literal(MODEL), m=pgsql.Literal(m), ef_construction=pgsql.Literal(efc)))
+                model=pgsql.Literal(MODEL), m=pgsql.Literal(m), ef_construction=pgsql.Literal(efc),
+                predicate=pgsql.SQL("")))
     # The centroid index: ensure_indexes (re)builds it with the measured parameters (measure()).
     timings["index_build_s"] = round(time.perf_counter() - t0, 1)
     return timings
@@ -228,14 +229,15 @@ def centroid_index(conn, info, embedding: EmbeddingSettings) -> None:
 
     with conn.transaction():
         name = emb_store._index_name("stories", MODEL)
-        wanted = {"m": embedding.centroid_hnsw_m, "ef_construction": embedding.centroid_hnsw_ef_construction}
-        if emb_store._index_options(conn, name) not in (None, wanted):
+        m, efc = embedding.centroid_hnsw_m, embedding.centroid_hnsw_ef_construction
+        predicate = emb_store.CENTROID_INDEX_PREDICATE
+        if emb_store.index_differs(conn, name, m, efc, predicate):
             conn.execute(pgsql.SQL("DROP INDEX {}").format(pgsql.Identifier(name)))
         conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(
             index=pgsql.Identifier(name), table=pgsql.Identifier("stories"),
             expr=emb_store.vector_expr(info, "centroid"), opclass=pgsql.SQL("vector_cosine_ops"),
-            model=pgsql.Literal(MODEL), m=pgsql.Literal(wanted["m"]),
-            ef_construction=pgsql.Literal(wanted["ef_construction"])))
+            model=pgsql.Literal(MODEL), m=pgsql.Literal(m), ef_construction=pgsql.Literal(efc),
+            predicate=pgsql.SQL(predicate)))
 
 
 def load_bench_sql(name: str) -> str:
@@ -343,8 +345,8 @@ def pass2_edges(conn, info, settings, path: str) -> set[tuple[str, str]]:
 def pass1_matches(conn, info, settings) -> dict[str, str]:
     with conn.transaction():
         store.begin_clustering(conn, settings.ef_search, 60)
-        ids = list(store.new_items(conn, info, H))
-        return {r[0]: r[1] for r in store.pass1_matches(conn, info, H, ids, settings)}
+        published = store.new_items(conn, info, H)
+        return {r[0]: r[1] for r in store.pass1_matches(conn, info, H, published, settings)}
 
 
 def exact_edges(conn, settings) -> set[tuple[str, str]]:

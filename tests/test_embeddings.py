@@ -521,7 +521,7 @@ def test_centroid_index_has_its_own_parameters_and_is_rebuilt_when_they_change(c
     item_oid, item_options = _index_options(conn, "item_embeddings", model)
     story_oid, story_options = _index_options(conn, "stories", model)
     assert item_options == {"m": "16", "ef_construction": "64"}
-    assert story_options == {"m": "16", "ef_construction": "64"}
+    assert story_options == {"m": "8", "ef_construction": "64"}
 
     ensure_model(conn, embedder)  # same parameters: nothing rebuilt
     conn.commit()
@@ -535,4 +535,4 @@ def test_centroid_index_has_its_own_parameters_and_is_rebuilt_when_they_change(c
     assert _index_options(conn, "item_embeddings", model) == (item_oid, item_options)
     ensure_model(conn, embedder)  # back to the defaults
     conn.commit()
-    assert _index_options(conn, "stories", model)[1] == {"m": "16", "ef_construction": "64"}
+    assert _index_options(conn, "stories", model)[1] == {"m": "8", "ef_construction": "64"}

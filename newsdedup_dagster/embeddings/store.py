@@ -79,21 +79,22 @@ def _index_name(table: str, model: str) -> str:
 
 
 def ensure_indexes(conn: psycopg.Connection, info: ModelInfo, m: int = 16, ef_construction: int = 64,
-                   centroid_m: int = 16, centroid_ef_construction: int = 64) -> None:
-    """HNSW (cosine) on item_embeddings.embedding and stories.centroid for this model. The centroid
-    index is rebuilt when its recorded build parameters differ from the ones asked for (stories are
-    few next to items); the item index is never rebuilt here (millions of rows: REINDEX by hand)."""
+                   centroid_m: int = 8, centroid_ef_construction: int = 64) -> None:
+    """HNSW (cosine) on item_embeddings.embedding and on the searchable stories' centroids
+    (migration 035) for this model. The centroid index is rebuilt when it differs from the one asked
+    for (build parameters, or built before stories had the flag): stories are few next to items.
+    The item index is never rebuilt here (millions of rows: REINDEX by hand)."""
     opclass = "vector_cosine_ops" if info.index_type == "vector" else "halfvec_cosine_ops"
     template = db.load_sql("embed_create_index")
-    wanted = {"item_embeddings": (int(m), int(ef_construction)),
-              "stories": (int(centroid_m), int(centroid_ef_construction))}
+    wanted = {"item_embeddings": (int(m), int(ef_construction), ""),
+              "stories": (int(centroid_m), int(centroid_ef_construction), CENTROID_INDEX_PREDICATE)}
     with conn.transaction():
         # Index builds spill to disk at the 64 MB default around 28k rows (design notes).
         conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
         for table, column in (("item_embeddings", "embedding"), ("stories", "centroid")):
             name = _index_name(table, info.model)
-            table_m, table_efc = wanted[table]
-            if table == "stories" and _index_options(conn, name) not in (None, {"m": table_m, "ef_construction": table_efc}):
+            table_m, table_efc, predicate = wanted[table]
+            if table == "stories" and index_differs(conn, name, table_m, table_efc, predicate):
                 log.warning("rebuilding %s with m=%d, ef_construction=%d", name, table_m, table_efc)
                 conn.execute(pgsql.SQL("DROP INDEX {}").format(pgsql.Identifier(name)))
             conn.execute(
@@ -105,18 +106,26 @@ def ensure_indexes(conn: psycopg.Connection, info: ModelInfo, m: int = 16, ef_co
                     model=pgsql.Literal(info.model),
                     m=pgsql.Literal(table_m),
                     ef_construction=pgsql.Literal(table_efc),
+                    predicate=pgsql.SQL(predicate),
                 )
             )
 
 
-def _index_options(conn: psycopg.Connection, name: str) -> dict[str, int] | None:
-    """{"m": .., "ef_construction": ..} an existing HNSW index was built with (pgvector's defaults
-    16 / 64 where its reloptions omit them), or None when there is no such index."""
-    row = conn.execute("SELECT reloptions FROM pg_class WHERE relname = %s AND relkind = 'i'", (name,)).fetchone()
+# Pass 1 searches only the stories that can still take an item (migration 035).
+CENTROID_INDEX_PREDICATE = " AND searchable"
+
+
+def index_differs(conn: psycopg.Connection, name: str, m: int, ef_construction: int, predicate: str) -> bool:
+    """An HNSW index of that name exists but with other build parameters (pgvector's defaults 16 /
+    64 where its reloptions omit them) or without `predicate` in its WHERE clause."""
+    row = conn.execute("SELECT reloptions, pg_get_indexdef(oid) FROM pg_class WHERE relname = %s AND relkind = 'i'",
+                       (name,)).fetchone()
     if row is None:
-        return None
+        return False
     options = dict(option.split("=", 1) for option in (row[0] or []))
-    return {"m": int(options.get("m", 16)), "ef_construction": int(options.get("ef_construction", 64))}
+    built = (int(options.get("m", 16)), int(options.get("ef_construction", 64)))
+    where = row[1].split(" WHERE ", 1)[-1]
+    return built != (m, ef_construction) or (predicate.strip().split()[-1] in where) != bool(predicate)
 
 
 def active_model(conn: psycopg.Connection) -> ModelInfo | None:

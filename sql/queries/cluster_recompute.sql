@@ -22,6 +22,8 @@ WITH agg AS (
 UPDATE stories s
    SET centroid = c.centroid, item_count = a.n, first_published_at = a.first_pub,
        latest_published_at = a.latest_pub, updated_partition = a.last_partition, updated_at = now(),
+       -- a story that changed may be joinable again (migration 035: one searchable too many is harmless)
+       searchable = true,
        representative_item_id = (
            SELECT si.item_id
              FROM story_items si
