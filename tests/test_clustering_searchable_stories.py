@@ -95,6 +95,11 @@ def test_searchable_stories_give_the_memberships_of_an_exact_scan(conn):
     # ... which now holds only the recent stories: the boundary moved and old stories were cleared
     assert boundary == store.recent_bounds(HOURS[-1], settings_for(MODEL, GATES))[1]
     assert cleared > 10
+    # the flag follows from each story's latest item and the boundary, whatever order hours ran in
+    wrong = conn.execute("SELECT count(*) FROM stories WHERE model = %s AND searchable <> (latest_published_at >= %s)",
+                         (MODEL, boundary)).fetchone()[0]
+    conn.commit()
+    assert wrong == 0
 
 
 def test_an_index_built_before_the_flag_is_rebuilt_with_it(conn):

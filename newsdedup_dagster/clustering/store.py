@@ -174,18 +174,17 @@ def stories_boundary(conn, info: ModelInfo) -> datetime | None:
 
 def sync_stories(conn, info: ModelInfo, h: datetime, settings) -> int:
     """Move the searchable boundary forward to H's pass-2 window minus the recent margin (never
-    back: an older hour's items take the exact path) and clear the flag of the stories behind it,
-    so the centroid index holds the stories recent hours can join. Returns the stories cleared.
-    (Extra searchable stories are harmless; one behind the boundary must never be needed by the
-    index path: pass1_matches sends an item published before boundary + max_gap to the exact scan.)"""
+    back: an older hour's items take the exact path in pass1_matches) and clear the flag of the
+    stories behind it, so the centroid index holds the stories recent hours can join and the flag
+    is a function of a story's latest time and the boundary. Returns the stories cleared."""
     target = recent_bounds(h, settings)[1]
     current = stories_boundary(conn, info)
-    if current is not None and target <= current:
-        return 0
-    conn.execute("UPDATE cluster_recent_state SET stories_from = %s WHERE model = %s", (target, info.model))
-    return conn.execute(
+    if current is None or target > current:
+        conn.execute("UPDATE cluster_recent_state SET stories_from = %s WHERE model = %s", (target, info.model))
+        current = target
+    return conn.execute(  # stories_searchable_latest_idx: the searchable ones behind the boundary
         "UPDATE stories SET searchable = false WHERE model = %s AND searchable AND latest_published_at < %s",
-        (info.model, target)).rowcount
+        (info.model, current)).rowcount
 
 
 def window_start(h: datetime, settings) -> datetime:

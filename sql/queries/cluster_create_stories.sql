@@ -19,8 +19,11 @@ WITH m AS MATERIALIZED (
      ORDER BY m.story_id, m.embedding <=> a.centroid, m.item_id
 )
 INSERT INTO stories (id, model, created_partition, updated_partition, first_published_at,
-                     latest_published_at, centroid, item_count, representative_item_id)
-SELECT a.story_id, %(model)s, %(h)s, %(h)s, a.first_pub, a.latest_pub, a.centroid, a.n, r.item_id
+                     latest_published_at, centroid, item_count, representative_item_id, searchable)
+SELECT a.story_id, %(model)s, %(h)s, %(h)s, a.first_pub, a.latest_pub, a.centroid, a.n, r.item_id,
+       -- migration 035: searchable while the latest item is at or after the model's boundary
+       a.latest_pub >= coalesce((SELECT b.stories_from FROM cluster_recent_state b WHERE b.model = %(model)s),
+                                '-infinity')
   FROM agg a JOIN representative r ON r.story_id = a.story_id
  ORDER BY a.story_id
 ON CONFLICT (id) DO UPDATE SET updated_partition = EXCLUDED.updated_partition, updated_at = now()

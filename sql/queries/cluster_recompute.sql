@@ -22,8 +22,9 @@ WITH agg AS (
 UPDATE stories s
    SET centroid = c.centroid, item_count = a.n, first_published_at = a.first_pub,
        latest_published_at = a.latest_pub, updated_partition = a.last_partition, updated_at = now(),
-       -- a story that changed may be joinable again (migration 035: one searchable too many is harmless)
-       searchable = true,
+       -- migration 035: searchable while the latest item is at or after the model's boundary
+       searchable = a.latest_pub >= coalesce(
+           (SELECT r.stories_from FROM cluster_recent_state r WHERE r.model = %(model)s), '-infinity'),
        representative_item_id = (
            SELECT si.item_id
              FROM story_items si
