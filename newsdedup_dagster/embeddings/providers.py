@@ -63,9 +63,10 @@ class EmbeddingSettings:
     # HNSW build parameters of the item index (pgvector defaults; the bench measured recall with them).
     hnsw_m: int = 16
     hnsw_ef_construction: int = 64
-    # The searchable stories' centroid index (an insert per new story and per moved centroid):
-    # m 8 halves the hour's writes; ef_construction 32 changed ITN pass-1 matches (F1 0.723 -> 0.717)
-    # and so stays 64 (bench/clustering.py, newsdedup eval); docs/CALIBRATION.md#centroid-index
+    # The searchable stories' centroid index (an insert per new story and per moved centroid): the
+    # hour's story writes 0.94 -> 0.55 s at m 8, pass 1 still identical to exact with 1M history
+    # (bench/clustering.py, synthetic); ef_construction 32 cost ITN F1 0.723 -> 0.717 (newsdedup eval,
+    # calibrated on that file); docs/CALIBRATION.md#centroid-index
     centroid_hnsw_m: int = 8
     centroid_hnsw_ef_construction: int = 64
     threads: int = 1
