@@ -82,8 +82,10 @@ def clear_stories(conn) -> None:
 @pytest.mark.parametrize("connections", [2, 3])
 def test_split_knn_builds_exactly_the_stories_of_one_statement(clean_db, conn, monkeypatch, connections):
     add_hours(conn)
+    # ef_search above the number of vectors: the story-centroid graph is rebuilt between the two
+    # variants (pgvector draws node levels at random), and HNSW then searches it exhaustively
     settings = settings_for(MODEL, {"item_threshold": "0.6", "story_threshold": "0.6", "knn_k": "5",
-                                    "knn_connections": str(connections)})
+                                    "knn_connections": str(connections), "ef_search": "400"})
     one = run_all(conn, None, settings)
     # the data exercises both passes: later hours attach to stories and found new ones
     assert sum(state[0] for state in one[:3]) > 0 and all(state[1] > 0 for state in one[:3])
@@ -120,7 +122,7 @@ def test_one_connection_when_the_setting_says_so(clean_db, conn, monkeypatch):
 def test_a_second_connection_that_cannot_open_leaves_one_statement(clean_db, conn, monkeypatch, caplog):
     add_hours(conn)
     monkeypatch.setattr(store, "KNN_SPLIT_MIN_ITEMS", 8)
-    settings = settings_for(MODEL, {"item_threshold": "0.6", "story_threshold": "0.6"})
+    settings = settings_for(MODEL, {"item_threshold": "0.6", "story_threshold": "0.6", "ef_search": "400"})
     for hour in HOURS:
         cluster_partition(conn, INFO, hour, settings)
     want = snapshot(conn)

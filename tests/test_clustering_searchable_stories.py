@@ -27,8 +27,10 @@ MODEL = "fake:searchable"
 DIMS = 16
 INFO = ModelInfo(MODEL, "fake", DIMS, "vector", False)
 HOURS = [H0 - timedelta(hours=n) for n in range(10, -1, -1)]   # eleven hours, oldest first
+# ef_search above the number of vectors: HNSW then finds what an exact scan finds, so the
+# comparison below is about which stories are searched, not about approximate search.
 GATES = {"max_gap_hours": "2", "recent_margin_hours": "1", "story_max_age_hours": "48",
-         "item_threshold": "0.7", "story_threshold": "0.7"}
+         "item_threshold": "0.7", "story_threshold": "0.7", "ef_search": "400"}
 
 
 def add_item(conn, item_id: str, vector: np.ndarray, partition, published) -> None:
