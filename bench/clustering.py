@@ -60,7 +60,7 @@ from newsdedup_dagster.clustering import store  # noqa: E402
 from newsdedup_dagster.clustering.passes import cluster_partition  # noqa: E402
 from newsdedup_dagster.clustering.settings import settings_for  # noqa: E402
 from newsdedup_dagster.embeddings.providers import EmbeddingSettings  # noqa: E402
-from newsdedup_dagster.embeddings.store import active_model, ensure_model  # noqa: E402
+from newsdedup_dagster.embeddings.store import active_model, ensure_centroid_index, ensure_model  # noqa: E402
 from newsdedup_dagster.evaluation import temporary_database  # noqa: E402
 
 DIMS = 384
@@ -212,32 +212,10 @@ def build(conn, window: int, window_hours: int, history: int, history_days: int,
         info = emb_store.ModelInfo(MODEL, "e5", DIMS, "vector", True)
         tables = (("item_embeddings", "embedding"),) if item_index else ()
         for table, column in tables:
-            conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(
-                index=pgsql.Identifier(emb_store._index_name(table, MODEL)), table=pgsql.Identifier(table),
-                expr=emb_store.vector_expr(info, column), opclass=pgsql.SQL("vector_cosine_ops"),
-                model=pgsql.Literal(MODEL), m=pgsql.Literal(m), ef_construction=pgsql.Literal(efc),
-                predicate=pgsql.SQL("")))
+            emb_store.create_index(conn, info, emb_store._index_name(table, MODEL), table, column, m, efc)
     # The centroid index: ensure_indexes (re)builds it with the measured parameters (measure()).
     timings["index_build_s"] = round(time.perf_counter() - t0, 1)
     return timings
-
-
-def centroid_index(conn, info, embedding: EmbeddingSettings) -> None:
-    """The story-centroid index alone, with the measured parameters (ensure_indexes' rule: rebuilt
-    when they differ), for a database without the item index."""
-    from newsdedup_dagster.embeddings import store as emb_store
-
-    with conn.transaction():
-        name = emb_store._index_name("stories", MODEL)
-        m, efc = embedding.centroid_hnsw_m, embedding.centroid_hnsw_ef_construction
-        predicate = emb_store.CENTROID_INDEX_PREDICATE
-        if emb_store.index_differs(conn, name, m, efc, predicate):
-            conn.execute(pgsql.SQL("DROP INDEX {}").format(pgsql.Identifier(name)))
-        conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(
-            index=pgsql.Identifier(name), table=pgsql.Identifier("stories"),
-            expr=emb_store.vector_expr(info, "centroid"), opclass=pgsql.SQL("vector_cosine_ops"),
-            model=pgsql.Literal(MODEL), m=pgsql.Literal(m), ef_construction=pgsql.Literal(efc),
-            predicate=pgsql.SQL(predicate)))
 
 
 def load_bench_sql(name: str) -> str:
@@ -455,7 +433,8 @@ def measure(case: str, args) -> dict:
         else:  # ensure_model would build the item index this database goes without
             info = active_model(conn)
             conn.commit()
-            centroid_index(conn, info, embedding)
+            with conn.transaction():  # the centroid index alone, with the measured parameters
+                ensure_centroid_index(conn, info, args.centroid_m, args.centroid_ef_construction)
         out["server"] = {name: conn.execute(f"SHOW {name}").fetchone()[0] for name in ("shared_buffers", "work_mem")}
         out["centroid_index"] = {"m": args.centroid_m, "ef_construction": args.centroid_ef_construction}
         conn.commit()

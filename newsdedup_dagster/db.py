@@ -186,7 +186,8 @@ def _managed_settings(pgdata: Path) -> None:
     """The embedded server's own settings, one block at the end of postgresql.conf (read at start:
     a running server takes a new buffer size when it next starts)."""
     conf = pgdata / "postgresql.conf"
-    text = conf.read_text(encoding="utf-8").split(_MANAGED_MARK)[0].replace(_OLD_SOCKET_BLOCK, "\n")
+    current = conf.read_text(encoding="utf-8")
+    text = current.split(_MANAGED_MARK)[0].replace(_OLD_SOCKET_BLOCK, "\n")
     block = [
         _MANAGED_MARK,
         "# only the server's user may open the socket",
@@ -195,7 +196,7 @@ def _managed_settings(pgdata: Path) -> None:
         f"shared_buffers = {config.embedded_shared_buffers()}",
     ]
     wanted = text.rstrip("\n") + "\n\n" + "\n".join(block) + "\n"
-    if wanted != conf.read_text(encoding="utf-8"):
+    if wanted != current:
         conf.write_text(wanted, encoding="utf-8")
 
 

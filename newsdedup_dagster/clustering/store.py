@@ -18,7 +18,7 @@ from psycopg import sql as pgsql
 from psycopg.types.json import Jsonb
 
 from .. import db
-from ..embeddings.store import ModelInfo
+from ..embeddings.store import ModelInfo, create_index
 
 # Advisory-lock key: two clustering runs never overlap (held for the whole transaction).
 CLUSTER_LOCK_KEY = 727_031
@@ -296,15 +296,8 @@ def ensure_recent_index(conn, info: ModelInfo, settings) -> None:
     name = recent_index_name(info.model)
     if conn.execute("SELECT 1 FROM pg_class WHERE relname = %s AND relkind = 'i'", (name,)).fetchone():
         return
-    opclass = "vector_cosine_ops" if info.index_type == "vector" else "halfvec_cosine_ops"
     conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
-    conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(
-        index=pgsql.Identifier(name), table=pgsql.Identifier("cluster_recent_items"),
-        expr=pgsql.SQL("({}::{})").format(pgsql.Identifier("embedding"), pgsql.SQL(info.cast)),
-        opclass=pgsql.SQL(opclass), model=pgsql.Literal(info.model),
-        m=pgsql.Literal(int(settings.hnsw_m)), ef_construction=pgsql.Literal(int(settings.hnsw_ef_construction)),
-        predicate=pgsql.SQL(""),
-    ))
+    create_index(conn, info, name, "cluster_recent_items", "embedding", settings.hnsw_m, settings.hnsw_ef_construction)
 
 
 def attach(conn, h: datetime, rows: list[tuple]) -> None:

@@ -81,51 +81,46 @@ def _index_name(table: str, model: str) -> str:
 def ensure_indexes(conn: psycopg.Connection, info: ModelInfo, m: int = 16, ef_construction: int = 64,
                    centroid_m: int = 8, centroid_ef_construction: int = 64) -> None:
     """HNSW (cosine) on item_embeddings.embedding and on the searchable stories' centroids
-    (migration 035) for this model. The centroid index is rebuilt when it differs from the one asked
-    for (build parameters, or built before stories had the flag): stories are few next to items.
-    The item index is never rebuilt here (millions of rows: REINDEX by hand)."""
-    opclass = "vector_cosine_ops" if info.index_type == "vector" else "halfvec_cosine_ops"
-    template = db.load_sql("embed_create_index")
-    wanted = {"item_embeddings": (int(m), int(ef_construction), ""),
-              "stories": (int(centroid_m), int(centroid_ef_construction), CENTROID_INDEX_PREDICATE)}
+    (migration 035) for this model. The item index is never rebuilt here (millions of rows:
+    REINDEX by hand); the centroid index is (ensure_centroid_index)."""
     with conn.transaction():
         # Index builds spill to disk at the 64 MB default around 28k rows (design notes).
         conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
-        for table, column in (("item_embeddings", "embedding"), ("stories", "centroid")):
-            name = _index_name(table, info.model)
-            table_m, table_efc, predicate = wanted[table]
-            if table == "stories" and index_differs(conn, name, table_m, table_efc, predicate):
-                log.warning("rebuilding %s with m=%d, ef_construction=%d", name, table_m, table_efc)
-                conn.execute(pgsql.SQL("DROP INDEX {}").format(pgsql.Identifier(name)))
-            conn.execute(
-                pgsql.SQL(template).format(
-                    index=pgsql.Identifier(name),
-                    table=pgsql.Identifier(table),
-                    expr=vector_expr(info, column),
-                    opclass=pgsql.SQL(opclass),
-                    model=pgsql.Literal(info.model),
-                    m=pgsql.Literal(table_m),
-                    ef_construction=pgsql.Literal(table_efc),
-                    predicate=pgsql.SQL(predicate),
-                )
-            )
+        create_index(conn, info, _index_name("item_embeddings", info.model), "item_embeddings", "embedding",
+                     m, ef_construction)
+        ensure_centroid_index(conn, info, centroid_m, centroid_ef_construction)
+
+
+def create_index(conn: psycopg.Connection, info: ModelInfo, name: str, table: str, column: str,
+                 m: int, ef_construction: int, predicate: str = "") -> None:
+    """The model's partial HNSW expression index `name` on table.column, unless it exists
+    (sql/queries/embed_create_index.sql); predicate: more of its WHERE clause (` AND flag`)."""
+    opclass = "vector_cosine_ops" if info.index_type == "vector" else "halfvec_cosine_ops"
+    conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(
+        index=pgsql.Identifier(name), table=pgsql.Identifier(table), expr=vector_expr(info, column),
+        opclass=pgsql.SQL(opclass), model=pgsql.Literal(info.model), m=pgsql.Literal(int(m)),
+        ef_construction=pgsql.Literal(int(ef_construction)), predicate=pgsql.SQL(predicate)))
 
 
 # Pass 1 searches only the stories that can still take an item (migration 035).
-CENTROID_INDEX_PREDICATE = " AND searchable"
+CENTROID_INDEX_FLAG = "searchable"
 
 
-def index_differs(conn: psycopg.Connection, name: str, m: int, ef_construction: int, predicate: str) -> bool:
-    """An HNSW index of that name exists but with other build parameters (pgvector's defaults 16 /
-    64 where its reloptions omit them) or without `predicate` in its WHERE clause."""
+def ensure_centroid_index(conn: psycopg.Connection, info: ModelInfo, m: int, ef_construction: int) -> None:
+    """The searchable stories' centroid index, rebuilt when it differs from the one asked for (build
+    parameters, or built before stories had the flag): stories are few next to items."""
+    name = _index_name("stories", info.model)
     row = conn.execute("SELECT reloptions, pg_get_indexdef(oid) FROM pg_class WHERE relname = %s AND relkind = 'i'",
                        (name,)).fetchone()
-    if row is None:
-        return False
-    options = dict(option.split("=", 1) for option in (row[0] or []))
-    built = (int(options.get("m", 16)), int(options.get("ef_construction", 64)))
-    where = row[1].split(" WHERE ", 1)[-1]
-    return built != (m, ef_construction) or (predicate.strip().split()[-1] in where) != bool(predicate)
+    if row is not None:
+        options = dict(option.split("=", 1) for option in (row[0] or []))
+        # pgvector's defaults where the reloptions omit them
+        built = (int(options.get("m", 16)), int(options.get("ef_construction", 64)))
+        flagged = CENTROID_INDEX_FLAG in row[1].split(" WHERE ", 1)[-1]
+        if built != (int(m), int(ef_construction)) or not flagged:
+            log.warning("rebuilding %s with m=%d, ef_construction=%d", name, m, ef_construction)
+            conn.execute(pgsql.SQL("DROP INDEX {}").format(pgsql.Identifier(name)))
+    create_index(conn, info, name, "stories", "centroid", m, ef_construction, f" AND {CENTROID_INDEX_FLAG}")
 
 
 def active_model(conn: psycopg.Connection) -> ModelInfo | None:
