@@ -114,10 +114,10 @@ def test_any_text_is_a_checked_value_or_one_clear_error(key, raw):
     # the sweep's later values are checked before the first run, not when it reaches them
     (["--sweep", "knn_k=990:1010:10"], "knn_k='1010.0': expected an integer from 1 to 1000"),
 ])
-def test_eval_refuses_before_any_work(clean_env, args, message):
+def test_eval_refuses_before_any_work(clean_env, tmp_path, args, message):
     """The real console script; no data is read (the file does not exist), so nothing ran."""
     newsdedup = os.path.join(os.path.dirname(sys.executable), "newsdedup")
-    proc = subprocess.run([newsdedup, "eval", "--data", "/nonexistent/labels.jsonl", *args],
+    proc = subprocess.run([newsdedup, "eval", "--data", str(tmp_path / "missing.jsonl"), *args],
                           capture_output=True, text=True, timeout=120, env=dict(os.environ))
     assert proc.returncode == 2
     assert proc.stderr.startswith("newsdedup eval: error: ") and message in proc.stderr, proc.stderr
