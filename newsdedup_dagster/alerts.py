@@ -37,6 +37,11 @@ def first_line(text: str | None, limit: int = 300) -> str:
     return ""
 
 
+def retried(retries: int) -> str:
+    """What to add to a step's error line when the orchestrator retried the step first."""
+    return f" (after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
+
+
 def compose(run: FailedRun) -> tuple[str, str]:
     """(subject, plain-text body). The subject names job, partition and the first failing step."""
     step = run.failed_steps[0][0] if run.failed_steps else "run"

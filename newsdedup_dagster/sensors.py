@@ -2,26 +2,39 @@
 
 from __future__ import annotations
 
-from dagster import DefaultSensorStatus, RunFailureSensorContext, run_failure_sensor
+from collections import Counter
+
+from dagster import DagsterEventType, DefaultSensorStatus, RunFailureSensorContext, run_failure_sensor
 
 from . import alerts
 from . import config as app_config
 from .resources import MailerResource
 
 
+# What Dagster raises around the asset's own error: "Error occurred while executing op" (Dagster*)
+# and, when a retry policy (or RetryRequested) gave up, "Exceeded max_retries of N"
+# (dagster/_core/execution/plan/execute_plan.py); each keeps the original as its cause.
+WRAPPERS = ("Dagster", "RetryRequested")
+
+
 def _user_error(error):
-    """The error the asset raised, not Dagster's wrapper around it ("Error occurred while executing op")."""
-    while error is not None and error.cls_name and error.cls_name.startswith("Dagster") and error.cause is not None:
+    """The error the asset raised, not Dagster's wrappers around it."""
+    while error is not None and error.cause is not None and (error.cls_name or "").startswith(WRAPPERS):
         error = error.cause
     return error
 
 
 def failed_run(context: RunFailureSensorContext) -> alerts.FailedRun:
     run = context.dagster_run
+    # Every retry Dagster made is a STEP_UP_FOR_RETRY event in the run's log.
+    retries = Counter(entry.step_key for entry in context.instance.all_logs(
+        run.run_id, of_type=DagsterEventType.STEP_UP_FOR_RETRY))
     steps = []
     for event in context.get_step_failure_events():
         error = _user_error(event.event_specific_data.error if event.event_specific_data else None)
-        steps.append((event.step_key or "?", alerts.first_line(error.message if error else event.message)))
+        line = alerts.first_line(error.message if error else event.message)
+        step = event.step_key or "?"
+        steps.append((step, line + alerts.retried(retries.get(step, 0))))
     ui = app_config.dagster_ui_url()
     job = run.job_name
     if job.startswith("__") and run.asset_selection:   # backfills and UI launches run the implicit asset job

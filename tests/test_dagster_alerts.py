@@ -12,6 +12,8 @@ from dagster import (
     DagsterEventType,
     DagsterInstance,
     Definitions,
+    RetryPolicy,
+    RetryRequested,
     asset,
     build_run_status_sensor_context,
     define_asset_job,
@@ -66,9 +68,11 @@ def always_fails():
     raise ValueError("feed archive unreadable\nsecond line not in the alert")
 
 
-def test_sensor_reports_a_real_failed_run(tmp_path):
-    job = define_asset_job("failing_job", selection=[always_fails])
-    defs = Definitions(assets=[always_fails], jobs=[job])
+def alert_for(tmp_path, failing_asset) -> str:
+    """Run `failing_asset` for real (in process, an ephemeral instance with its event log),
+    evaluate the sensor on the failed run, and return the alert's body from the outbox."""
+    job = define_asset_job("failing_job", selection=[failing_asset])
+    defs = Definitions(assets=[failing_asset], jobs=[job])
     with DagsterInstance.ephemeral() as instance:
         result = defs.resolve_job_def("failing_job").execute_in_process(instance=instance, raise_on_error=False)
         assert not result.success
@@ -80,6 +84,36 @@ def test_sensor_reports_a_real_failed_run(tmp_path):
         alert_on_run_failure(context)
     files = list((tmp_path / "alerts").glob("*.eml"))
     assert len(files) == 1
-    body = email.message_from_bytes(files[0].read_bytes(), policy=email.policy.default).get_content()
+    return email.message_from_bytes(files[0].read_bytes(), policy=email.policy.default).get_content()
+
+
+def test_sensor_reports_a_real_failed_run(tmp_path):
+    body = alert_for(tmp_path, always_fails)
     assert "step:      always_fails" in body and "feed archive unreadable" in body
-    assert "second line" not in body
+    assert "second line" not in body and "retr" not in body
+
+
+@asset(retry_policy=RetryPolicy(max_retries=2, delay=0))
+def fails_every_attempt():
+    raise ConnectionError("server closed the connection unexpectedly\nThis probably means ...")
+
+
+@asset
+def asks_for_retries():
+    try:
+        raise TimeoutError("another clustering run held the lock")
+    except TimeoutError as exc:
+        raise RetryRequested(max_retries=1, seconds_to_wait=0) from exc
+
+
+@pytest.mark.parametrize("failing_asset, line", [
+    (fails_every_attempt, "ConnectionError: server closed the connection unexpectedly (after 2 retries)"),
+    (asks_for_retries, "TimeoutError: another clustering run held the lock (after 1 retry)"),
+])
+def test_a_step_dagster_retried_is_reported_with_its_own_error(tmp_path, failing_asset, line):
+    """Dagster's last failure event of a retried step says "Exceeded max_retries of N"; the alert
+    carries the asset's own error, and how often it was retried."""
+    body = alert_for(tmp_path, failing_asset)
+    assert f"step:      {failing_asset.key.to_user_string()}" in body
+    assert f"error:     {line}\n" in body
+    assert "Exceeded max_retries" not in body and "This probably means" not in body

@@ -9,6 +9,7 @@ each with one line of evidence beside it; the tables and commands are in docs/CA
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
@@ -65,8 +66,13 @@ class ClusterSettings:
     guard: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.later_partitions not in ("keep", "reset"):
-            raise ValueError(f"later_partitions={self.later_partitions!r}: expected keep or reset")
+        # Every way in (environment, --set, run config through config.merged, code) ends here.
+        for key, value in [(f.name, getattr(self, f.name)) for f in fields(self) if f.name != "guard"] + [
+                (k, v) for k, v in self.guard.items() if k in BOUNDS]:
+            BOUNDS[key].check(key, value)
+        if self.hnsw_ef_construction < 2 * self.hnsw_m:  # pgvector refuses to build such an index
+            raise ValueError(f"hnsw_ef_construction={self.hnsw_ef_construction!r}: expected at least "
+                             f"2 * hnsw_m ({2 * self.hnsw_m})")
 
     def with_overrides(self, overrides: dict[str, Any]) -> "ClusterSettings":
         return _apply(self, overrides)
@@ -98,52 +104,122 @@ MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
 _FIELD_TYPES = {f.name: f.type for f in fields(ClusterSettings) if f.name != "guard"}
 
 
+def _plain(number: float) -> str:
+    """1000000.0 -> '1000000', 0.001 -> '0.001' (no exponent in a message)."""
+    return str(int(number)) if float(number).is_integer() else repr(float(number))
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The type and the accepted values of one key (a closed range, or a list of words)."""
+
+    kind: type
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def expected(self) -> str:
+        if self.kind is bool:
+            return "true or false"
+        if self.choices:
+            return " or ".join(self.choices)
+        what = "an integer" if self.kind is int else "a number"
+        return f"{what} from {_plain(self.low)} to {_plain(self.high)}"
+
+    def parse(self, name: str, raw: str) -> Any:
+        """`raw` (an environment value or --set text) as this key's type, checked."""
+        text = raw.strip()
+        value: Any = None
+        if self.kind is bool:
+            value = {"1": True, "true": True, "yes": True, "on": True,
+                     "0": False, "false": False, "no": False, "off": False}.get(text.lower())
+        elif self.kind is int:
+            try:
+                number = float(text)
+                # "5.0" is 5 (a --sweep hands integer keys such text); "5.5", "1e400" are not integers
+                value = int(number) if number.is_integer() else None
+            except ValueError:
+                pass
+        elif self.kind is float:
+            try:
+                value = float(text)
+            except ValueError:
+                pass
+        else:
+            value = text.lower()
+        if value is None or not self.accepts(value):
+            raise ValueError(f"{name}={raw!r}: expected {self.expected()}")
+        return value
+
+    def accepts(self, value: Any) -> bool:
+        if self.kind is bool:
+            return isinstance(value, bool)
+        if self.kind is str:
+            return value in self.choices
+        if isinstance(value, bool) or not isinstance(value, (int, float) if self.kind is float else int):
+            return False
+        # NaN fails both comparisons; infinities fail one
+        return math.isfinite(value) and self.low <= value <= self.high
+
+    def check(self, name: str, value: Any) -> None:
+        if not self.accepts(value):
+            raise ValueError(f"{name}={value!r}: expected {self.expected()}")
+
+
+# One entry per key, fields and guard keys. Ranges are what the code can run with, not what is
+# sensible: thresholds are cosines; "time gates off" in docs/CALIBRATION.md is 100000 hours;
+# ef_search, hnsw_m and hnsw_ef_construction are pgvector's own ranges (pgvector README,
+# "Index Options" and "Query Options"); knn_k beyond ef_search's ceiling finds nothing more;
+# lock_timeout_s becomes PostgreSQL's lock_timeout in milliseconds, where 0 means "wait forever"
+# and 2147483647 ms is the largest value.
+BOUNDS: dict[str, Bound] = {
+    "story_threshold": Bound(float, -1.0, 1.0),
+    "item_threshold": Bound(float, -1.0, 1.0),
+    "max_gap_hours": Bound(float, 0.0, 1e6),
+    "story_max_age_hours": Bound(float, 0.0, 1e6),
+    "knn_k": Bound(int, 1, 1000),
+    "centroid_window": Bound(int, 1, 100_000),
+    "batch_size": Bound(int, 1, 1_000_000),
+    "ef_search": Bound(int, 1, 1000),
+    "search": Bound(str, choices=("hnsw", "exact", "auto")),
+    "recent_margin_hours": Bound(float, 0.0, 1e6),
+    "hnsw_m": Bound(int, 2, 100),
+    "hnsw_ef_construction": Bound(int, 4, 1000),
+    "pass2_expand": Bound(bool),
+    "knn_connections": Bound(int, 1, 64),
+    "pass3": Bound(bool),
+    "later_partitions": Bound(str, choices=("keep", "reset")),
+    "max_story_size": Bound(int, 1, 1_000_000_000),
+    "lock_timeout_s": Bound(float, 0.001, 2_147_483.0),
+    "guard": Bound(str, choices=("louvain", "none")),
+    "guard_resolution": Bound(float, 0.001, 1000.0),
+}
+
+
 def guard_defaults() -> dict[str, Any]:
     """The guard's own keys and defaults (clustering/guard.py)."""
     return dict(GUARD_DEFAULTS)
 
 
-def _coerce(key: str, value: Any, like: Any) -> Any:
-    if isinstance(value, str):
-        text = value.strip()
-        if isinstance(like, bool):
-            if text.lower() in ("1", "true", "yes", "on"):
-                return True
-            if text.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(f"{key}={value!r}: expected true/false")
-        if isinstance(like, int) and not isinstance(like, bool):
-            try:
-                return int(float(text)) if float(text).is_integer() else int(text)
-            except ValueError as exc:
-                raise ValueError(f"{key}={value!r} is not an integer") from exc
-        if isinstance(like, float):
-            try:
-                return float(text)
-            except ValueError as exc:
-                raise ValueError(f"{key}={value!r} is not a number") from exc
-        if like is None:
-            for cast in (int, float):
-                try:
-                    return cast(text)
-                except ValueError:
-                    pass
-        return text
-    return value
-
-
-def _apply(base: ClusterSettings, overrides: dict[str, Any]) -> ClusterSettings:
+def _apply(base: ClusterSettings, overrides: Mapping[str, Any]) -> ClusterSettings:
+    """`base` with `overrides` (text is parsed, values are checked): "key='value': expected ..."."""
     plain: dict[str, Any] = {}
     guard = dict(base.guard)
     known_guard = guard_defaults()
     for key, value in overrides.items():
-        if key in _FIELD_TYPES:
-            plain[key] = _coerce(key, value, getattr(base, key))
-        elif key in known_guard or key in guard:
-            guard[key] = _coerce(key, value, guard.get(key, known_guard.get(key)))
-        else:
+        if key not in _FIELD_TYPES and key not in known_guard:
             valid = sorted(list(_FIELD_TYPES) + list(known_guard))
             raise ValueError(f"unknown clustering setting {key!r}; valid keys: {', '.join(valid)}")
+        bound = BOUNDS[key]
+        if isinstance(value, str):
+            value = bound.parse(key, value)
+        elif bound.kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        bound.check(key, value)
+        if key in _FIELD_TYPES:
+            plain[key] = value
+        else:
+            guard[key] = value
     return dataclasses.replace(base, guard=guard, **plain)
 
 
@@ -158,11 +234,10 @@ def settings_for(model: str | None = None, overrides: Mapping[str, Any] | None =
     NEWSDEDUP_<KEY>}, from config.clustering_environment()) -> overrides."""
     base = ClusterSettings(guard=guard_defaults())
     base = _apply(base, MODEL_DEFAULTS.get(model or "", {}))
-    for key, raw in (environment or {}).items():
-        try:
-            base = _apply(base, {key: raw})
-        except ValueError as exc:
-            raise ValueError(f"NEWSDEDUP_{key.upper()}={raw!r}: {exc}") from None
+    # Each variable parsed on its own (errors name it), then applied together (hnsw_m and
+    # hnsw_ef_construction are checked against each other once both are in).
+    base = _apply(base, {key: BOUNDS[key].parse(f"NEWSDEDUP_{key.upper()}", raw)
+                         for key, raw in (environment or {}).items()})
     return _apply(base, dict(overrides or {}))
 
 

@@ -68,8 +68,9 @@ def handle(args: argparse.Namespace) -> int:
             if "=" not in args.sweep:
                 raise ValueError(f"--sweep {args.sweep!r}: expected key=start:stop:step")
             key, spec = args.sweep.split("=", 1)
-            config.clustering_settings(None, {key: spec.split(":")[0]})
             sweep = (key.strip(), frange(spec))
+            for value in sweep[1]:  # every value of the sweep, as evaluate() will hand it over
+                config.clustering_settings(None, {**overrides, sweep[0]: str(value)})
         emb_settings = config.merged(config.embedding_settings(), text_mode=getattr(args, "text", None) or None,
                                      lead_chars=getattr(args, "lead_chars", None))
         if getattr(args, "resamples", 0) < 0:

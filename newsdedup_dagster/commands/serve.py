@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -12,9 +13,24 @@ from pathlib import Path
 DEFAULT_PORT = 8000  # matches the default NEWSDEDUP_PUBLISH_BASE_URL
 
 
+def escape_for_log(text: str) -> str:
+    """`text` with every character a terminal would act on or hide (C0/C1 controls, escape
+    sequences, bidi overrides, zero-width characters) written as a Python escape, and backslashes
+    doubled, so a request line cannot rewrite or disguise the log."""
+    return "".join(ch if ch.isprintable() and ch != "\\" else ascii(ch)[1:-1] for ch in text)
+
+
+def within(root: str, path: str) -> bool:
+    """True when `path`, symlinks resolved, is `root` or inside it (`root` already resolved).
+    Raises ValueError for paths no file can have (NUL, unencodable characters)."""
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
 class ReadOnlyHandler(SimpleHTTPRequestHandler):
     """GET/HEAD only (the base class answers 501 to anything else), no directory listings,
-    feed media types, and headers that keep a browser from running anything on the pages."""
+    nothing outside the directory (symlinks included), feed media types, and headers that keep a
+    browser from running anything on the pages."""
 
     extensions_map = {
         **SimpleHTTPRequestHandler.extensions_map,
@@ -22,6 +38,26 @@ class ReadOnlyHandler(SimpleHTTPRequestHandler):
         ".json": "application/feed+json; charset=utf-8",
         ".xml": "application/atom+xml; charset=utf-8",
     }
+
+    def send_head(self):
+        # The base class opens whatever the path names, following symlinks, and lets the ValueError
+        # of a NUL byte escape (no response at all). Checked here first; the base class then serves
+        # the same path. (The publish directory is written by the pipeline, not by visitors, so the
+        # check and the open see the same links.)
+        root = os.path.realpath(self.directory)
+        try:
+            path = self.translate_path(self.path)
+            allowed = within(root, path)
+            if allowed and os.path.isdir(path):
+                index = os.path.join(path, "index.html")
+                allowed = not os.path.lexists(index) or within(root, index)
+        except ValueError:
+            self.send_error(400, "Bad path")
+            return None
+        if not allowed:
+            self.send_error(404, "File not found")
+            return None
+        return super().send_head()
 
     def list_directory(self, path):
         self.send_error(404, "No directory listing")
@@ -35,7 +71,7 @@ class ReadOnlyHandler(SimpleHTTPRequestHandler):
         super().end_headers()
 
     def log_message(self, format, *args) -> None:  # one short line per request on stderr
-        sys.stderr.write("%s %s\n" % (self.log_date_time_string(), format % args))
+        sys.stderr.write("%s %s\n" % (self.log_date_time_string(), escape_for_log(format % args)))
 
 
 def make_server(directory: Path, port: int = DEFAULT_PORT, host: str = "127.0.0.1") -> ThreadingHTTPServer:

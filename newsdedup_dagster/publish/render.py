@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 import xml.etree.ElementTree as ET
+import dataclasses
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -132,7 +133,22 @@ def story_page_hash(meta: FeedMeta, story: StoryView, other_langs: list[str]) ->
               story.sources, story.first_published_at, story.latest_published_at, story.updated_at, story.event,
               story.page, other_langs, meta.lang, meta.dir, meta.title, meta.site_title, sorted(meta.labels.items()),
               _templates_hash())
-    return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(repr(_in_utc(inputs)).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _in_utc(value):
+    """`value` with every aware datetime in timezone.utc. A stamp decided in this run carries
+    timezone.utc, the same stamp read back from publish_entries carries the session's zone
+    (ZoneInfo('Etc/UTC')): the same instant, but repr() differs, so a rerun saw every page as
+    changed and stored a page_hash an uninterrupted run never stores."""
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc) if value.tzinfo is not None else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_in_utc(x) for x in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: _in_utc(getattr(value, f.name))
+                                             for f in dataclasses.fields(value) if f.init})
+    return value
 
 
 # A story or event page carries no site-wide stamp, so it is rewritten only when it changed.

@@ -1,0 +1,138 @@
+"""`newsdedup serve` on a free port (the real command in a subprocess), asked with raw request
+lines over a socket: nothing outside its directory is served (symlinks included), a path no file
+can have gets 400 (not a dropped connection), and the request log shows control and invisible
+characters escaped, never raw."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+SECRET = "ADMIN SECRET outside the published directory"
+ANSWERS = {200, 301, 400, 404, 414}
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory) -> Path:
+    """A publish directory whose symlinks point inside it and out of it."""
+    base = tmp_path_factory.mktemp("serve")
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "hostname").write_text(SECRET)
+    (outside / "index.html").write_text(SECRET)
+    site = base / "public"
+    (site / "en").mkdir(parents=True)
+    (site / "index.html").write_text("<p>root page</p>")
+    (site / "en" / "atom.xml").write_text("<feed/>")
+    (site / "etclink").symlink_to(outside, target_is_directory=True)      # a directory link out
+    (site / "hostname").symlink_to(outside / "hostname")                  # a file link out
+    (site / "en" / "up.xml").symlink_to(Path("..") / ".." / "outside" / "hostname")  # relative, out
+    (site / "alias.html").symlink_to(site / "index.html")                 # a link that stays inside
+    (site / "linked").mkdir()
+    (site / "linked" / "index.html").symlink_to(outside / "index.html")   # a directory's index links out
+    return site
+
+
+@pytest.fixture(scope="module")
+def server(published):
+    """(host, port, log lines): the command as a user runs it; its stderr collected line by line."""
+    newsdedup = shutil.which("newsdedup") or str(Path(sys.executable).with_name("newsdedup"))
+    proc = subprocess.Popen([newsdedup, "serve", "--port", "0", "--dir", str(published)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ))
+    log: list[bytes] = []
+    try:
+        line = proc.stdout.readline().decode()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert match, line
+        threading.Thread(target=lambda: [log.append(x) for x in proc.stderr], daemon=True).start()
+        yield "127.0.0.1", int(match.group(1)), log
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def ask(server, target: bytes, method: bytes = b"GET") -> tuple[int | None, bytes]:
+    """Send one raw HTTP/1.0 request line; (status or None when no status line came, whole answer)."""
+    host, port, _ = server
+    with socket.create_connection((host, port), timeout=10) as conn:
+        conn.sendall(method + b" " + target + b" HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    answer = b"".join(chunks)
+    match = re.match(rb"HTTP/1\.[01] (\d{3}) ", answer)
+    return (int(match.group(1)) if match else None), answer
+
+
+def log_after(server, mark: int, wanted: int = 1, timeout: float = 10) -> list[bytes]:
+    log = server[2]
+    deadline = time.monotonic() + timeout
+    while len(log) < mark + wanted and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return log[mark:]
+
+
+def test_serves_the_directory(server):
+    status, body = ask(server, b"/en/atom.xml")
+    assert status == 200 and body.endswith(b"<feed/>")
+    status, body = ask(server, b"/alias.html")                     # a symlink that stays inside
+    assert status == 200 and body.endswith(b"<p>root page</p>")
+    assert ask(server, b"/")[0] == 200
+
+
+@pytest.mark.parametrize("target", [b"/etclink/hostname", b"/etclink/index.html", b"/etclink/", b"/hostname",
+                                    b"/en/up.xml", b"/linked/", b"/linked/index.html", b"/../outside/hostname",
+                                    b"/%2e%2e/outside/hostname", b"/en/%2e%2e/%2e%2e/outside/hostname"])
+def test_nothing_outside_the_directory_is_served(server, target):
+    status, body = ask(server, target)
+    assert status == 404, body[:200]
+    assert SECRET.encode() not in body
+    status, body = ask(server, target, method=b"HEAD")
+    assert status == 404
+
+
+@pytest.mark.parametrize("target", [b"/index.html%00.txt", b"/%00", b"/en/%00/atom.xml", b"/%ed%a0%80.html"])
+def test_a_path_no_file_can_have_gets_400(server, target):
+    status, body = ask(server, target)
+    assert status == 400, body[:200]
+    assert ask(server, b"/en/atom.xml")[0] == 200                  # and the server carries on
+
+
+def test_request_log_escapes_what_a_terminal_would_act_on(server):
+    mark = len(server[2])
+    # ESC sequences (colour, clear screen, window title), a bell, a C1 control, a right-to-left
+    # override and a zero-width space, raw in the request line.
+    hostile = "/\x1b[31mred\x1b[2J\x1b]0;owned\x07\x9b\u202etxt.exe\u200b".encode("utf-8")
+    status, _ = ask(server, hostile)
+    assert status == 404
+    lines = [x.decode("utf-8").rstrip("\n") for x in log_after(server, mark, wanted=2)]
+    assert len(lines) == 2, lines                                   # the error, then the request line
+    assert all(ch.isprintable() for line in lines for ch in line), lines
+    request = next(line for line in lines if '"GET ' in line)
+    assert "\\x1b[31mred" in request and "\\x07" in request
+    # The request line arrives as bytes, read as ISO-8859-1: the UTF-8 bytes of U+202E show as
+    # "â" + the escaped C1 byte 0x80 + "®", so they cannot reorder the terminal line either.
+    assert "\\x80" in request and "\\x9b" in request
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.binary(max_size=120).filter(lambda b: b"\r" not in b and b"\n" not in b),
+       text=st.text(max_size=60))
+def test_any_request_path_gets_an_answer_and_never_the_outside(server, raw, text):
+    for target in (b"/" + raw, ("/" + quote(text, safe="/%.")).encode("ascii"),
+                   b"/etclink/" + raw, ("/etclink/" + quote(text, safe="")).encode("ascii")):
+        status, body = ask(server, target)
+        assert status in ANSWERS, (target, body[:200])
+        assert SECRET.encode() not in body
