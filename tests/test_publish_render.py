@@ -100,7 +100,7 @@ def test_untranslated_entry_says_so_and_carries_its_language():
     view.entry_id, view.published_at, view.updated_at = "tag:x,2026:s1", T, T
     entry = feedparser.parse(build_atom(_meta(), [view])).entries[0]
     assert entry.title_detail.language == "fr"
-    assert "original headline (fr), no translation yet" in entry.content[0].value
+    assert "headline in French, no translation yet" in entry.content[0].value
     translated = _record("Earthquake", "Summary.", lang="fr")
     translated.translations["en"] = ("Quake on the coast", "English summary.")
     view = story_views(T.date(), "en", [translated], {"s1": _candidate()})[0]
@@ -201,7 +201,7 @@ class _Tags(HTMLParser):
 
 
 PAGE_TAGS = {"html", "head", "meta", "title", "link", "style", "body", "header", "nav", "ul", "li", "a", "main",
-             "article", "h1", "h2", "p", "span", "time", "div", "footer", "strong"}
+             "article", "h1", "h2", "p", "span", "time", "div", "footer", "strong", "bdi"}
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
