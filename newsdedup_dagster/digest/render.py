@@ -178,7 +178,9 @@ def build_view(day: date, lang: str, stories: list[StoryRecord]) -> DigestView:
             narr, narr_lang = (t_narr, lang) if t_narr else (e.narrative, e.narrative_lang)
             sections = [(labels[k], clean_line((narr or {}).get(k))) for k in SECTIONS if (narr or {}).get(k)]
             days = (e.last_published_at.date() - e.first_published_at.date()).days + 1
-            event = DigestEvent(e.event_id, clean_line(t_title or e.title), lang if t_title else None, sections,
+            # An untranslated event title is the narrative's, in the narrative's language.
+            title_lang = lang if t_title else (_lang_known(e.narrative_lang) if e.narrative else None)
+            event = DigestEvent(e.event_id, clean_line(t_title or e.title), title_lang, sections,
                                 _lang_known(narr_lang), bool(e.narrative_offline and not t_narr), e.story_count, days)
         sources = [SourceLink(clean_line(x.name), safe_url(x.url) or "", x.lang) for x in s.sources[:SOURCES_SHOWN]]
         out.append(DigestStory(rank, s.story_id, clean_line(headline), headline_lang, original, clean_line(summary),
