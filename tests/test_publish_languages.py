@@ -61,7 +61,7 @@ def test_the_published_languages_have_site_and_digest_labels():
     ("ru", "day_count", 21, "21 день"),
     ("fr", "source_count", 0, "0 source"), ("fr", "source_count", 2, "2 sources"),
     ("pt", "article_count", 1, "1 artigo"), ("hi", "story_count", 2, "2 खबरें"),
-    ("ja", "source_count", 7, "情報源 7 件"), ("ko", "article_count", 1000, "기사 1,000건"),
+    ("ja", "source_count", 7, "情報源7件"), ("zh", "story_count", 3, "3篇报道"), ("ko", "article_count", 1000, "기사 1,000건"),
 ])
 def test_counts_follow_cldr_plural_rules(lang, key, n, expected):
     assert count(lang, labels_for(lang)[key], n) == expected

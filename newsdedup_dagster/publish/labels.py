@@ -130,7 +130,7 @@ SITE_LABELS: dict[str, dict] = {
     "zh": {
         "feed_title": "{site}：要闻", "feed_subtitle": "来自众多媒体的去重新闻，每条新闻一个条目",
         "today": "{date}的新闻", "significance": "重要性 {value}/10", "languages": "语言",
-        "source_count": {"other": "{n} 个来源"}, "article_count": {"other": "{n} 篇文章"}, "all_sources": "全部来源",
+        "source_count": {"other": "{n}个来源"}, "article_count": {"other": "{n}篇文章"}, "all_sources": "全部来源",
         "event_page": "事件", "event_stories": "该事件的报道", "first_seen": "首次报道",
         "last_update": "最后更新", "other_langs": "其他语言", "subscribe": "订阅",
         "home": "所有语言", "read_more": "新闻页面", "updated_at": "更新于 {stamp}", "no_stories": "暂无新闻。",
@@ -141,7 +141,7 @@ SITE_LABELS: dict[str, dict] = {
     "ja": {
         "feed_title": "{site}：主要ニュース", "feed_subtitle": "多数の媒体から重複を除いたニュース、1件につき1エントリ",
         "today": "{date}のニュース", "significance": "重要度 {value}/10", "languages": "言語",
-        "source_count": {"other": "情報源 {n} 件"}, "article_count": {"other": "記事 {n} 件"}, "all_sources": "すべての情報源",
+        "source_count": {"other": "情報源{n}件"}, "article_count": {"other": "記事{n}件"}, "all_sources": "すべての情報源",
         "event_page": "出来事", "event_stories": "この出来事のニュース", "first_seen": "最初の報道",
         "last_update": "最終更新", "other_langs": "他の言語", "subscribe": "購読",
         "home": "すべての言語", "read_more": "ニュースのページ", "updated_at": "{stamp} 更新", "no_stories": "まだニュースはありません。",
