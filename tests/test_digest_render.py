@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 import pytest
 
 from newsdedup_dagster.config import LLMSettings
-from newsdedup_dagster.digest.labels import LABELS
+from newsdedup_dagster.digest.labels import LABELS, long_date
 from newsdedup_dagster.digest.render import EventRecord, SourceLink, StoryRecord, build_view, render, safe_url
 
 DAY = date(2026, 11, 2)
@@ -69,7 +69,7 @@ def test_hostile_titles_are_escaped_in_every_language(lang):
     assert "<script>alert('x')</script>" in out.text and "&lt;" not in out.text
     # the markdown preview (asset metadata) carries no raw HTML either
     assert "<script>" not in out.markdown and "<img" not in out.markdown
-    assert "\n" not in out.subject and DAY.isoformat() in out.subject
+    assert "\n" not in out.subject and " ".join(long_date(lang, DAY).split()) in out.subject
 
 
 def test_original_language_headline_where_no_translation():
@@ -79,12 +79,17 @@ def test_original_language_headline_where_no_translation():
     assert (fr.headline, fr.headline_lang, fr.is_original) == ("Séisme au Japon", "fr", False)
     en = build_view(DAY, "en", [story]).stories[0]
     assert (en.headline, en.is_original) == ("Quake hits Japan", False)
+    # No German text: the pivot-language (English) headline, never the Japanese one a source wrote.
     de_view = build_view(DAY, "de", [story])
     de = de_view.stories[0]
-    assert (de.headline, de.headline_lang, de.is_original, de.summary_lang) == ("日本で地震", "ja", True, "en")
+    assert (de.headline, de.headline_lang, de.is_original, de.summary_lang) == ("Quake hits Japan", "en", True, "en")
     html = render(de_view).html
-    assert '<span lang="ja">日本で地震</span>' in html
-    assert "Originalschlagzeile (ja)" in html
+    assert '<bdi lang="en">Quake hits Japan</bdi>' in html
+    assert "Schlagzeile auf Englisch, noch nicht übersetzt" in html
+    # Without pivot text the representative article's own headline is the fallback.
+    story.pivot_lang = "und"
+    de = build_view(DAY, "de", [story]).stories[0]
+    assert (de.headline, de.headline_lang, de.is_original) == ("日本で地震", "ja", True)
     # a reader of the original language sees it as a normal headline
     assert build_view(DAY, "ja", [story]).stories[0].is_original is False
 

@@ -190,8 +190,9 @@ def test_site_pages_and_window(clean_db, conn, tmp_path, monkeypatch):
     assert 'href="javascript:' not in index
     story = (tmp_path / "en" / "story" / "e1.html").read_text(encoding="utf-8")
     # Each source is listed with its own article's headline and time.
-    assert 'Source EN</a> <span class="meta">(en)</span>: <span class="article-title" lang="en">Storm nears</span>' in story
-    assert '<time class="meta" datetime="2026-11-02T08:00:00+00:00">' in story
+    assert ('Source EN</bdi></a> <span class="meta">(English)</span>: <bdi class="article-title">Storm nears</bdi>'
+            in story)
+    assert '<time class="meta" dir="auto" datetime="2026-11-02T08:00:00Z">November 2, 2026 08:00 UTC</time>' in story
     assert "Storm season &lt;2026&gt;" in story and 'href="../event/ev1.html"' in story
     event = (tmp_path / "en" / "event" / "ev1.html").read_text(encoding="utf-8")
     assert "A storm &lt;b&gt;formed&lt;/b&gt;." in event

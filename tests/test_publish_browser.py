@@ -1,5 +1,7 @@
 """The published site in a real browser: `newsdedup serve` on a free port, Debian's chromium
-driven by Playwright (system binary, nothing downloaded), JavaScript off (the site needs none)."""
+driven by Playwright (system binary, nothing downloaded), JavaScript off (the site needs none).
+Screenshots of the index, a story and an event page in English, Japanese, Arabic and Hindi are
+written to `tests/output/screenshots/` (look at them after a change to the templates)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from dagster import materialize
-from test_events_fixtures import add_story
+from test_events_fixtures import add_story, at, hour_of
 
 from newsdedup_dagster.assets.publish import story_feeds
 from newsdedup_dagster.resources import LLMResource, PostgresResource
@@ -87,8 +89,8 @@ def test_index_and_story_page_in_chromium(server):
             headline = story.locator("h2 a")
             assert headline.inner_text() == HEADLINE              # markup shown as text
             assert page.locator("img").count() == 0
-            assert "Languages: en, fr, ja" in story.inner_text()
-            assert "Sources: 3" in story.inner_text()
+            assert "Languages: English, French, and Japanese" in story.inner_text()
+            assert "3 sources" in story.inner_text()
             links = story.locator("ul.sources a")
             assert links.count() == 3
             names = [links.nth(i).inner_text() for i in range(3)]
@@ -104,14 +106,111 @@ def test_index_and_story_page_in_chromium(server):
             assert page.url.endswith("/en/story/s1.html")
             assert page.locator("h1").inner_text() == HEADLINE
             body = page.locator("main").inner_text()
-            assert "Languages: en, fr, ja" in body and "All sources" in body
+            assert "Languages: English, French, and Japanese" in body and "All sources" in body
             assert page.locator("main ul.sources a").count() == 3
             assert EVIL_SOURCE in body
             # Other languages of the same story are one click away.
-            page.locator("ul.langs a[hreflang=fr]").click()
+            page.locator("nav.langs a[hreflang=fr]").click()
             page.wait_for_load_state()
             assert page.url.endswith("/fr/story/s1.html")
             assert page.locator("h1").inner_text() == "Alerte aux inondations"
             assert dialogs == []
+        finally:
+            browser.close()
+
+
+# ------------------------------------------------------------------- four scripts, two directions
+SHOT_LANGS = ("en", "ja", "ar", "hi")
+SCREENSHOTS = Path(__file__).resolve().parent / "output" / "screenshots"
+QUAKE_EN = "Magnitude 5.4 earthquake strikes off Japan's Ibaraki, no tsunami risk."
+QUAKE_SUMMARY = "The quake struck at 08:36 UTC; there was no immediate report of damage."
+
+
+@pytest.fixture()
+def world_site(clean_db, conn, tmp_path, monkeypatch):
+    """Two stories of one event: the first translated into Japanese and Hindi, not into Arabic
+    (the Arabic pages show the English headline, marked); the second only in Japanese sources."""
+    monkeypatch.setenv("NEWSDEDUP_PUBLISH_LANGS", ",".join(SHOT_LANGS))
+    add_story(conn, "quake", "quake", 8.6, 9.2, titles={"en": QUAKE_EN, "ja": "茨城県沖でM5.4の地震 津波の心配なし",
+                                                      "ru": "Землетрясение у побережья Японии"},
+              headline=QUAKE_EN, summary=QUAKE_SUMMARY, significance=7.2,
+              translations={"ja": ("茨城県沖でM5.4の地震、津波の心配なし", "地震は協定世界時8時36分に発生し、被害の報告は今のところない。"),
+                            "hi": ("जापान के इबाराकी तट पर 5.4 तीव्रता का भूकंप, सुनामी का खतरा नहीं",
+                                   "भूकंप 08:36 UTC पर आया; नुकसान की तत्काल कोई खबर नहीं है।")})
+    add_story(conn, "aftershock", "quake", 9.5, titles={"ja": "茨城県で震度3の余震"},
+              headline="Aftershock of magnitude 4.1 felt in Ibaraki.", summary="Trains resumed after checks.",
+              significance=5.1)
+    for sid in ("quake", "aftershock"):
+        conn.execute("INSERT INTO events (id, model, title, centroid, first_published_at, last_published_at,"
+                     " created_partition, updated_partition, story_count, narrative, narrative_lang, narrative_offline)"
+                     " SELECT 'ev-quake', model, 'Earthquakes off Ibaraki', centroid, %s, %s, %s, %s, 2,"
+                     " '{\"what_happened\": \"A magnitude 5.4 quake struck off Ibaraki at 08:36 UTC.\","
+                     " \"what_to_watch\": \"Aftershocks over the coming days.\"}'::jsonb, 'en', true"
+                     " FROM stories WHERE id = %s ON CONFLICT (id) DO NOTHING",
+                     (at(8.6), at(9.5), hour_of(at(9.5)), hour_of(at(9.5)), sid))
+        conn.execute("INSERT INTO event_stories (story_id, event_id, partition_hour) VALUES (%s, 'ev-quake', %s)",
+                     (sid, hour_of(at(9.5))))
+    conn.commit()
+    out = tmp_path / "public"
+    result = materialize([story_feeds], partition_key="2026-11-02-10:00",
+                         run_config={"ops": {"story_feeds": {"config": {"output_dir": str(out)}}}},
+                         resources={"postgres": PostgresResource(database_url=clean_db), "llm": LLMResource()})
+    assert result.success
+    return out
+
+
+@pytest.fixture()
+def world_server(world_site):
+    newsdedup = shutil.which("newsdedup") or str(Path(sys.executable).with_name("newsdedup"))
+    proc = subprocess.Popen([newsdedup, "serve", "--port", "0", "--dir", str(world_site)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env=dict(os.environ))
+    try:
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", proc.stdout.readline())
+        assert match
+        yield f"http://127.0.0.1:{match.group(1)}/"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (apt-get install -y chromium)")
+def test_pages_in_four_scripts_and_two_directions(world_server):
+    from playwright.sync_api import sync_playwright
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    pages = {"index": "index.html", "story": "story/quake.html", "event": "event/ev-quake.html"}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(java_script_enabled=False, viewport={"width": 900, "height": 900})
+            page = context.new_page()
+            for lang in SHOT_LANGS:
+                for kind, path in pages.items():
+                    response = page.goto(f"{world_server}{lang}/{path}")
+                    assert response.status == 200, (lang, kind)
+                    page.screenshot(path=str(SCREENSHOTS / f"{lang}-{kind}.png"), full_page=True)
+                    assert page.locator("html").get_attribute("dir") == ("rtl" if lang == "ar" else "ltr")
+                    # Every page has the language switcher, each language named in itself.
+                    names = page.locator("nav.langs a").all_inner_texts()
+                    assert names == ["English", "日本語", "العربية", "हिन्दी"], (lang, kind, names)
+                    # Nothing wider than the window (a long unbroken string would push it).
+                    width = page.evaluate("document.documentElement.scrollWidth")
+                    assert width <= 900, (lang, kind, width)
+            # Arabic story page: the English headline and summary keep their own direction, so the
+            # full stop stays at the end of the sentence; the labels around them are Arabic.
+            page.goto(f"{world_server}ar/story/quake.html")
+            h1 = page.locator("h1")
+            assert h1.get_attribute("lang") == "en" and h1.inner_text() == QUAKE_EN
+            assert h1.evaluate("e => getComputedStyle(e).direction") == "ltr"
+            summary = page.locator("main p[lang=en]").first
+            assert summary.evaluate("e => getComputedStyle(e).direction") == "ltr"
+            assert page.locator("main h2").first.inner_text() == "جميع المصادر"
+            assert "العنوان باللغة الإنجليزية" in page.locator("p.note").inner_text()
+            assert page.locator("main").evaluate("e => getComputedStyle(e).direction") == "rtl"
+            # Japanese and Hindi: the translation is the headline.
+            page.goto(f"{world_server}ja/story/quake.html")
+            assert page.locator("h1").inner_text() == "茨城県沖でM5.4の地震、津波の心配なし"
+            page.goto(f"{world_server}hi/event/ev-quake.html")
+            assert "2 खबरें" in page.locator("main").inner_text()
         finally:
             browser.close()

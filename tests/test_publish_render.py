@@ -100,7 +100,7 @@ def test_untranslated_entry_says_so_and_carries_its_language():
     view.entry_id, view.published_at, view.updated_at = "tag:x,2026:s1", T, T
     entry = feedparser.parse(build_atom(_meta(), [view])).entries[0]
     assert entry.title_detail.language == "fr"
-    assert "original headline (fr), no translation yet" in entry.content[0].value
+    assert "headline in French, no translation yet" in entry.content[0].value
     translated = _record("Earthquake", "Summary.", lang="fr")
     translated.translations["en"] = ("Quake on the coast", "English summary.")
     view = story_views(T.date(), "en", [translated], {"s1": _candidate()})[0]
@@ -201,7 +201,7 @@ class _Tags(HTMLParser):
 
 
 PAGE_TAGS = {"html", "head", "meta", "title", "link", "style", "body", "header", "nav", "ul", "li", "a", "main",
-             "article", "h1", "h2", "p", "span", "time", "div", "footer", "strong"}
+             "article", "h1", "h2", "p", "span", "time", "div", "footer", "strong", "bdi"}
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -220,3 +220,35 @@ def test_any_text_stays_text_on_the_pages(headline, summary, source):
         assert view.headline in "".join(parser.text)
         if page is story_page:  # the article's own headline, listed with its source, is text too
             assert view.sources[0].title in "".join(parser.text)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(path=ANY_TEXT, query=ANY_TEXT, fragment=ANY_TEXT)
+def test_any_link_becomes_a_uri_the_validators_accept(path, query, fragment):
+    from feed_validators import uri_problem
+
+    from newsdedup_dagster.publish.model import publisher_host, uri_text
+
+    # (An empty query or fragment, "?" or "#" alone, is dropped: the same resource.)
+    url = f"https://news.example.org/{path}" + (f"?{query}" if query else "") + (f"#{fragment}" if fragment else "")
+    encoded = uri_text(url)
+    assert uri_problem(encoded) is None, encoded
+    assert uri_text(encoded) == encoded                       # encoding twice changes nothing
+    assert publisher_host(encoded) == "news.example.org"
+    # A valid ASCII URI stays as it was (non-ASCII IRI characters are mapped to UTF-8 escapes,
+    # RFC 3987 section 3.1).
+    if uri_problem(url) is None and "%" not in url and url.isascii():
+        assert encoded == url
+
+
+def test_publisher_host_and_outlet_name():
+    from newsdedup_dagster.publish.model import outlet_name, publisher_host
+
+    assert publisher_host("https://WWW.Reuters.com/world/x") == "reuters.com"
+    assert publisher_host("https://amp.theguardian.com/a") == "theguardian.com"
+    assert publisher_host("javascript:alert(1)") is None and publisher_host("") is None
+    google = publisher_host("https://news.google.com/rss?hl=en")
+    assert outlet_name("Google News (English)", True, "reuters.com", google) == "reuters.com"
+    # An aggregator's own link (an opaque redirect) stays the aggregator's.
+    assert outlet_name("Google News (English)", True, "news.google.com", google) == "Google News (English)"
+    assert outlet_name("Reuters", False, "reuters.com", "reuters.com") == "Reuters"

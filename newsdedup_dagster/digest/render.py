@@ -3,8 +3,10 @@
 Which text a reader of language L sees, per story:
 - the story's translation into L (story_translations status 0), else
 - the rewritten headline/summary if they are already in L (story_scores.pivot_lang = L), else
-- the original-language headline (the representative article's title), marked with its
-  language (`lang` attribute in HTML, a note in text), and the pivot-language summary.
+- the story's own article in L, else
+- the pivot-language headline and summary (never a third language a source happened to write
+  in), or, when the story has no pivot text, the representative article's title; either is
+  marked with its language (`lang` attribute in HTML, a note in text).
 Event narratives: the translation into L (event_translations status 0), else the narrative in
 its own language; an offline extractive narrative carries a visible note.
 
@@ -23,7 +25,7 @@ from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from .labels import labels_for, text_direction
+from .labels import count, event_span, language_name, labels_for, long_date, text_direction
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 SECTIONS = ("what_happened", "background", "how_it_developed", "what_to_watch")
@@ -160,6 +162,10 @@ def build_view(day: date, lang: str, stories: list[StoryRecord]) -> DigestView:
             # No translation yet, but one of the story's own articles is in the reader's language.
             headline, summary = s.native[lang]
             headline_lang, summary_lang, original = lang, lang, False
+        elif s.headline and _lang_known(s.pivot_lang):
+            # The pivot language is the one every reader's fallback shares.
+            headline, headline_lang, summary, summary_lang = s.headline, s.pivot_lang, s.summary, s.pivot_lang
+            original = True
         else:
             headline, headline_lang = s.original_title or s.headline, _lang_known(s.original_lang)
             summary, summary_lang = s.summary, _lang_known(s.pivot_lang) or _lang_known(s.original_lang)
@@ -172,12 +178,14 @@ def build_view(day: date, lang: str, stories: list[StoryRecord]) -> DigestView:
             narr, narr_lang = (t_narr, lang) if t_narr else (e.narrative, e.narrative_lang)
             sections = [(labels[k], clean_line((narr or {}).get(k))) for k in SECTIONS if (narr or {}).get(k)]
             days = (e.last_published_at.date() - e.first_published_at.date()).days + 1
-            event = DigestEvent(e.event_id, clean_line(t_title or e.title), lang if t_title else None, sections,
+            # An untranslated event title is the narrative's, in the narrative's language.
+            title_lang = lang if t_title else (_lang_known(e.narrative_lang) if e.narrative else None)
+            event = DigestEvent(e.event_id, clean_line(t_title or e.title), title_lang, sections,
                                 _lang_known(narr_lang), bool(e.narrative_offline and not t_narr), e.story_count, days)
         sources = [SourceLink(clean_line(x.name), safe_url(x.url) or "", x.lang) for x in s.sources[:SOURCES_SHOWN]]
         out.append(DigestStory(rank, s.story_id, clean_line(headline), headline_lang, original, clean_line(summary),
                                summary_lang, sources, max(0, s.source_total - len(sources)), s.significance, event))
-    subject = clean_line(labels["subject"].format(date=day.isoformat()))
+    subject = clean_line(labels["subject"].format(date=long_date(lang, day)))
     return DigestView(day, lang, text_direction(lang), labels, subject, out)
 
 
@@ -207,9 +215,19 @@ def _fmt(template: str, **values) -> str:
     return template.format(**values)
 
 
+def locale_helpers(lang: str, labels: dict) -> dict:
+    """What templates call to write numbers, dates and language names the reader's way."""
+    return {
+        "count": lambda label, n: count(lang, label, n),
+        "span": lambda stories, days: event_span(lang, labels, stories, days),
+        "langname": lambda code: language_name(code, lang),
+        "longdate": lambda d: long_date(lang, d),
+    }
+
+
 def render(view: DigestView) -> RenderedDigest:
     html_env, text_env = _envs()
-    context = {"v": view, "L": view.labels, "fmt": _fmt}
+    context = {"v": view, "L": view.labels, "fmt": _fmt, **locale_helpers(view.lang, view.labels)}
     html = html_env.get_template("digest.html.j2").render(**context)
     text = text_env.get_template("digest.txt.j2").render(**context)
     return RenderedDigest(

@@ -28,9 +28,10 @@ from ..digest.build import load_records
 from ..digest.render import StoryRecord
 from ..digest.select import Selected
 from .labels import labels_for, text_direction
-from .model import (EventView, FeedCandidate, SourceArticle, decide_stamp, feed_tag_uri, fingerprint, story_views)
-from .render import (EventStoryLine, FeedMeta, RootLanguage, build_atom, build_json_feed, render_event,
-                     render_index, render_root, render_story, story_page_hash)
+from .model import (EventView, FeedCandidate, SourceArticle, decide_stamp, feed_tag_uri, fingerprint, outlet_name,
+                    publisher_host, story_views)
+from .render import (FAVICON, ICON, STATIC_DIR, EventStoryLine, FeedMeta, RootLanguage, build_atom, build_json_feed,
+                     render_event, render_index, render_root, render_story, story_page_hash)
 from .select import load_since, select_day, select_feed
 from .write import atomic_write
 
@@ -94,8 +95,9 @@ def _records(conn: psycopg.Connection, story_ids: list[str]) -> list[StoryRecord
 def _source_articles(conn: psycopg.Connection, story_ids: list[str]) -> dict[str, list[SourceArticle]]:
     out: dict[str, list[SourceArticle]] = {}
     if story_ids:
-        for sid, name, url, lang, title, published in conn.execute(db.load_sql("publish_story_sources"),
-                                                                   {"story_ids": story_ids}):
+        for sid, name, url, lang, title, published, syndicator, feed_url in conn.execute(
+                db.load_sql("publish_story_sources"), {"story_ids": story_ids}):
+            name = outlet_name(name, syndicator, publisher_host(url), publisher_host(feed_url))
             out.setdefault(sid, []).append(SourceArticle(name, url, lang, title, published))
     return out
 
@@ -157,6 +159,9 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
                                                 "fingerprints", "page_hashes", "article_counts", "partitions")}
     root_langs: list[RootLanguage] = []
     root_stamp = None
+    # The icons before any page or feed that names them.
+    for name in (ICON, FAVICON):
+        atomic_write(out_dir / name, (STATIC_DIR / name).read_bytes())
     for lang in langs:
         labels = labels_for(lang)
         views = story_views(hour.date(), lang, records + extra_records, by_id, articles)
@@ -173,7 +178,8 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
             if view is None:
                 continue
             view.fingerprint = fingerprint(view, by_id[sid].articles_hash)
-            decided = decide_stamp(stored.get(sid), view.fingerprint, stamp, settings.tag_authority, sid, lang)
+            decided = decide_stamp(stored.get(sid), view.fingerprint, stamp, settings.tag_authority, sid, lang,
+                                   by_id[sid].first_published_at, by_id[sid].latest_published_at)
             view.entry_id, view.published_at, view.updated_at = decided.entry_id, decided.published_at, decided.updated_at
             setattr(lang_out, decided.status, getattr(lang_out, decided.status) + 1)
             decisions[sid] = decided
@@ -182,19 +188,18 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
         feed_views.sort(key=lambda v: (v.updated_at, v.significance, v.story_id), reverse=True)
         day_views = [view_of[s] for s in result.index_stories if s in view_of]
         updated = max((v.updated_at for v in feed_views + day_views), default=stamp)
-        minted = min(first_published.get(lang, stamp), stamp)
-        meta = FeedMeta(lang, text_direction(lang), labels["feed_title"].format(site=settings.title, lang=lang),
+        minted = min(first_published.get(lang, hour), hour)
+        meta = FeedMeta(lang, text_direction(lang), labels["feed_title"].format(site=settings.title),
                         labels["feed_subtitle"], settings.title, settings.base_url,
                         feed_tag_uri(settings.tag_authority, minted, lang), updated, labels)
         lang_dir = out_dir / lang
-        others = [x for x in langs if x != lang]
         changed = 0
         # Pages first, feeds last: a feed never links to a page that is not there yet.
         for sid in decisions:
             view, decided = view_of[sid], decisions[sid]
-            page_hash = story_page_hash(meta, view, others)
+            page_hash = story_page_hash(meta, view, langs)
             if page_hash != stored_pages.get(sid) or not (lang_dir / view.page).exists():
-                changed += atomic_write(lang_dir / view.page, render_story(meta, view, others))
+                changed += atomic_write(lang_dir / view.page, render_story(meta, view, langs))
                 lang_out.story_pages += 1
             if decided.status != "unchanged" or page_hash != stored_pages.get(sid):
                 for key, value in (("story_ids", sid), ("langs", lang), ("entry_ids", decided.entry_id),
@@ -212,9 +217,9 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
                     continue
                 lines.append(EventStoryLine(sid, v.headline, v.headline_lang, first, sources, v.page,
                                             linked=(lang_dir / v.page).exists()))
-            changed += atomic_write(lang_dir / event.page, render_event(meta, event, lines))
+            changed += atomic_write(lang_dir / event.page, render_event(meta, event, lines, langs))
             lang_out.event_pages += 1
-        changed += atomic_write(lang_out.index_path, render_index(meta, hour.date(), day_views))
+        changed += atomic_write(lang_out.index_path, render_index(meta, hour.date(), day_views, langs))
         changed += atomic_write(lang_out.atom_path, build_atom(meta, feed_views))
         changed += atomic_write(lang_out.json_path, build_json_feed(meta, feed_views))
         lang_out.feed_entries, lang_out.index_stories, lang_out.files_changed = len(feed_views), len(day_views), changed

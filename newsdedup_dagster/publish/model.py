@@ -2,8 +2,13 @@
 
 The choice of text per language is the digest's (`digest.render.build_view`): the story's
 translation, else the rewritten text when already in that language, else the story's own
-article in that language, else the original headline marked with its language. The feed adds
-what the digest leaves out: every source article, counts, languages, the entry's stamps.
+article in that language, else the pivot-language headline marked with its language. The feed
+adds what the digest leaves out: every outlet with its article, counts, languages, a topic, the
+entry's stamps.
+
+An outlet is the publisher host of an article's link (`publisher_host`): an aggregator's item
+that links to reuters.com is Reuters' article, so a story counts and lists each host once, and
+such an item is named by the host it links to, not by the aggregator.
 """
 
 from __future__ import annotations
@@ -14,10 +19,13 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from urllib.parse import quote, urlsplit, urlunsplit
+
 from ..digest.render import DigestEvent, StoryRecord, build_view, clean_line, safe_url
+from .topics import story_topic
 
 __all__ = ["FeedCandidate", "SourceArticle", "StoryView", "EventView", "EntryStamp", "story_views", "fingerprint", "decide_stamp",
-           "entry_tag_uri", "feed_tag_uri", "safe_name", "valid_lang_tag"]
+           "entry_tag_uri", "feed_tag_uri", "safe_name", "valid_lang_tag", "publisher_host", "outlet_name", "uri_text"]
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,120}$")
 _LANG_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$")
@@ -35,6 +43,58 @@ def valid_lang_tag(lang: str | None) -> str | None:
     if not lang or lang in ("und", "mul") or not _LANG_TAG.match(lang):
         return None
     return lang
+
+
+# RFC 3986 section 2: what may stand unescaped in a URI; everything else is percent-encoded
+# (UTF-8). "%" is kept only as the start of a valid escape.
+_URI_ALLOWED = "!$&'()*+,;=:@/?-._~"
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def _encode_part(part: str) -> str:
+    # A lone surrogate cannot be UTF-8: it is written as its escape, never dropped silently.
+    return quote(_BAD_PERCENT.sub("%25", part), safe=_URI_ALLOWED + "%", errors="backslashreplace")
+
+
+def uri_text(url: str) -> str:
+    """`url` as a URI every validator accepts: path, query and fragment percent-encoded where
+    RFC 3986 does not allow a character (franceinfo's `#xtor=RSS-3-[lestitres]` becomes
+    `#xtor=RSS-3-%5Blestitres%5D`), the host IDNA-encoded. Already valid URIs are unchanged."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if netloc and not netloc.isascii():
+        try:
+            host = parts.hostname or ""
+            ascii_host = host.encode("idna").decode("ascii")
+            netloc = netloc.replace(host, ascii_host) if host in netloc else netloc
+        except UnicodeError:
+            netloc = quote(netloc, safe=_URI_ALLOWED + "[]%")
+    return urlunsplit((parts.scheme, netloc, _encode_part(parts.path), _encode_part(parts.query),
+                       _encode_part(parts.fragment)))
+
+
+def publisher_host(url: str | None) -> str | None:
+    """The outlet an article's link belongs to: its host, lower-case, without a leading `www.`,
+    `m.`, `amp.` or `mobile.` (the same rule as the SQL in `publish_candidates.sql`)."""
+    if not url:
+        return None
+    try:
+        host = urlsplit(url.strip()).hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    return re.sub(r"^(www|m|amp|mobile)\.", "", host.lower()) or None
+
+
+def outlet_name(source_name: str, syndicator: bool, link_host: str | None, feed_host: str | None) -> str:
+    """An aggregator's item that links to another publisher is named by that publisher's host;
+    anything else keeps its source's name."""
+    if syndicator and link_host and link_host != feed_host:
+        return link_host
+    return source_name
 
 
 @dataclass(frozen=True)
@@ -61,6 +121,7 @@ class SourceArticle:
     lang: str | None
     title: str = ""
     published_at: datetime | None = None
+    home: str = ""              # the outlet's site (scheme://host/), its author URI in the feeds
 
 
 @dataclass(frozen=True)
@@ -93,6 +154,7 @@ class StoryView:
     latest_published_at: datetime
     event: EventView | None
     page: str                   # path under the language directory: story/<id>.html
+    topic: str = "general"      # a `publish.topics` topic: the category of a story outside every event
     fingerprint: str = ""
     entry_id: str = ""
     published_at: datetime | None = None
@@ -117,8 +179,13 @@ def story_views(day: date, lang: str, records: list[StoryRecord], candidates: di
     for record, shown in zip(records, view.stories):
         cand = candidates.get(record.story_id)
         raw = (articles or {}).get(record.story_id) or [SourceArticle(s.name, s.url, s.lang) for s in record.sources]
-        sources = [SourceArticle(clean_line(s.name), safe_url(s.url) or "", valid_lang_tag(s.lang),
-                                 clean_line(s.title), s.published_at) for s in raw]
+        sources = []
+        for s in raw:
+            url = uri_text(safe_url(s.url) or "")
+            host = publisher_host(url)
+            home = uri_text(f"{urlsplit(url).scheme}://{urlsplit(url).hostname}/") if host else ""
+            sources.append(SourceArticle(clean_line(s.name), url, valid_lang_tag(s.lang), clean_line(s.title),
+                                         s.published_at, home))
         out.append(StoryView(
             story_id=record.story_id, headline=shown.headline, headline_lang=valid_lang_tag(shown.headline_lang),
             is_original=shown.is_original, summary=shown.summary, summary_lang=valid_lang_tag(shown.summary_lang),
@@ -130,6 +197,7 @@ def story_views(day: date, lang: str, records: list[StoryRecord], candidates: di
             first_published_at=cand.first_published_at if cand else record.first_published_at,
             latest_published_at=cand.latest_published_at if cand else record.first_published_at,
             event=_event_view(shown.event), page=f"story/{safe_name(record.story_id)}.html",
+            topic=story_topic(record.headline, record.summary, record.original_title),
         ))
     return out
 
@@ -159,14 +227,21 @@ def feed_tag_uri(authority: str, minted: datetime, lang: str) -> str:
 
 
 def decide_stamp(stored: tuple[str, datetime, datetime, str] | None, new_fingerprint: str, stamp: datetime,
-                 authority: str, story_id: str, lang: str) -> EntryStamp:
+                 authority: str, story_id: str, lang: str, first_seen: datetime | None = None,
+                 last_changed: datetime | None = None) -> EntryStamp:
     """The entry's id and stamps. `stored` = (entry_id, published_at, updated_at, fingerprint) from
-    an earlier run, `stamp` = this run's time. Unchanged content keeps its stamps (a rerun is a
-    no-op); changed content moves `updated` forward, never backwards, so a reader always sees the
-    newer version as newer."""
+    an earlier run, `stamp` = this run's time (it mints the id), `first_seen`/`last_changed` = the
+    story's first and newest article. A new entry is published when the story was first seen
+    and updated when it last gained an article (exact times, not the run's hour; never after
+    `stamp`). Unchanged content keeps its stamps (a rerun is a no-op); changed content moves
+    `updated` to the newest article, or one second past the previous `updated` when the change
+    is not a new article (a translation, a score), so a reader always sees the newer version as
+    newer."""
+    first = min(first_seen or stamp, stamp)
+    last = max(min(last_changed or first, stamp), first)
     if stored is None:
-        return EntryStamp(entry_tag_uri(authority, stamp, story_id, lang), stamp, stamp, "new")
+        return EntryStamp(entry_tag_uri(authority, stamp, story_id, lang), first, last, "new")
     entry_id, published_at, updated_at, old = stored
     if old == new_fingerprint:
         return EntryStamp(entry_id, published_at, updated_at, "unchanged")
-    return EntryStamp(entry_id, published_at, max(stamp, updated_at + timedelta(seconds=1)), "updated")
+    return EntryStamp(entry_id, published_at, max(last, updated_at + timedelta(seconds=1)), "updated")

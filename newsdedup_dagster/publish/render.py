@@ -20,17 +20,25 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from .model import EventView, StoryView
+from babel.lists import format_list
+
+from ..digest.labels import date_time, decimal, locale_of, long_date, own_name, text_direction
+from ..digest.render import locale_helpers
+from .model import EventView, StoryView, uri_text
 
 __all__ = ["FeedMeta", "EventStoryLine", "RootLanguage", "xml_text", "rfc3339", "build_atom", "build_json_feed",
            "render_entry_content", "render_index", "render_story", "story_page_hash", "render_event", "render_root",
-           "ATOM_NS", "JSON_FEED_VERSION"]
+           "ATOM_NS", "JSON_FEED_VERSION", "ICON", "FAVICON", "STATIC_DIR", "category"]
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 ATOM_NS = "http://www.w3.org/2005/Atom"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 JSON_FEED_VERSION = "https://jsonfeed.org/version/1.1"
 GENERATOR = "newsdedup"
+# The site's icons, at the top of the output directory (copied from `publish/static/`).
+ICON = "icon.png"          # 512 x 512: JSON Feed `icon`
+FAVICON = "favicon.png"    # 64 x 64: JSON Feed `favicon`, Atom `icon`, the pages' rel="icon"
+STATIC_DIR = Path(__file__).resolve().parent / "static"
 
 # Characters XML 1.0 cannot carry at all (escaping does not help): C0 controls except tab/LF/CR,
 # lone surrogates, U+FFFE/U+FFFF; and the C1 controls it discourages, which feed readers decode
@@ -60,7 +68,11 @@ class FeedMeta:
 
     def url(self, path: str) -> str:
         """Absolute URL of a path under this language's directory."""
-        return f"{self.base_url}{self.lang}/{path}"
+        return uri_text(f"{self.base_url}{self.lang}/{path}")
+
+    def site_url(self, path: str) -> str:
+        """Absolute URL of a path at the top of the site (the icons)."""
+        return uri_text(f"{self.base_url}{path}")
 
 
 @dataclass(frozen=True)
@@ -99,18 +111,39 @@ def _fmt(template: str, **values) -> str:
     return template.format(**values)
 
 
+def _helpers(lang: str, labels: dict) -> dict:
+    """Numbers, plurals, dates and language names the page language's way (CLDR via Babel)."""
+    helpers = locale_helpers(lang, labels)
+    langname = helpers["langname"]
+    return {
+        **helpers, "fmt": _fmt, "own_name": own_name, "direction": text_direction,
+        "decimal": lambda value: decimal(lang, value),
+        "when": lambda moment: date_time(lang, moment),
+        "iso": rfc3339,
+        "langlist": lambda codes: format_list([langname(c) for c in codes], locale=locale_of(lang)) if codes else "",
+    }
+
+
 def _page(template: str, meta: FeedMeta | None, lang: str, direction: str, labels: dict, root: str,
-          page_title: str, site_title: str, generated: datetime | None, **context) -> str:
+          page_title: str, site_title: str, generated: datetime | None, switch: list[tuple[str, str]] | None = None,
+          **context) -> str:
+    """`switch`: (language, relative href) of this page in every published language."""
     return _env().get_template(template).render(
-        lang=lang, dir=direction, L=labels, fmt=_fmt, root=root, page_title=page_title, site_title=site_title,
-        feeds=meta, generated=rfc3339(generated) if generated else None, **context)
+        lang=lang, dir=direction, L=labels, root=root, page_title=page_title, site_title=site_title,
+        feeds=meta, generated=generated, switch=switch or [], **_helpers(lang, labels), **context)
+
+
+def _switch(langs: list[str], root: str, page: str) -> list[tuple[str, str]]:
+    return [(lang, f"{root}{lang}/{page}") for lang in langs]
 
 
 # ------------------------------------------------------------------------------ HTML pages
-def render_index(meta: FeedMeta, day: date, stories: list[StoryView]) -> str:
-    title = f"{_fmt(meta.labels['today'], date=day.isoformat())} · {meta.site_title}"
+def render_index(meta: FeedMeta, day: date, stories: list[StoryView], langs: list[str] | None = None) -> str:
+    """`langs`: every published language (the language switcher)."""
+    shown_day = long_date(meta.lang, day)
+    title = f"{_fmt(meta.labels['today'], date=shown_day)} · {meta.site_title}"
     return _page("index.html.j2", meta, meta.lang, meta.dir, meta.labels, "../", title, meta.site_title,
-                 meta.updated, day=day.isoformat(), stories=stories)
+                 meta.updated, _switch(langs or [meta.lang], "../", "index.html"), day=shown_day, stories=stories)
 
 
 _TEMPLATES_HASH: str | None = None
@@ -126,13 +159,13 @@ def _templates_hash() -> str:
     return _TEMPLATES_HASH
 
 
-def story_page_hash(meta: FeedMeta, story: StoryView, other_langs: list[str]) -> str:
+def story_page_hash(meta: FeedMeta, story: StoryView, langs: list[str]) -> str:
     """Everything `render_story` reads, hashed: an unchanged story page is not rendered again."""
     inputs = (story.story_id, story.headline, story.headline_lang, story.is_original, story.summary,
               story.summary_lang, story.significance, story.langs, story.source_count, story.article_count,
               story.sources, story.first_published_at, story.latest_published_at, story.updated_at, story.event,
-              story.page, other_langs, meta.lang, meta.dir, meta.title, meta.site_title, sorted(meta.labels.items()),
-              _templates_hash())
+              story.page, story.topic, langs, meta.lang, meta.dir, meta.title, meta.site_title,
+              repr(sorted(meta.labels.items())), _templates_hash())
     return hashlib.sha256(repr(_in_utc(inputs)).encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -152,21 +185,23 @@ def _in_utc(value):
 
 
 # A story or event page carries no site-wide stamp, so it is rewritten only when it changed.
-def render_story(meta: FeedMeta, story: StoryView, other_langs: list[str]) -> str:
+def render_story(meta: FeedMeta, story: StoryView, langs: list[str]) -> str:
+    """`langs`: every published language (the story has a page in each)."""
     return _page("story.html.j2", meta, meta.lang, meta.dir, meta.labels, "../../",
                  f"{story.headline} · {meta.site_title}", meta.site_title, None,
-                 s=story, other_langs=other_langs)
+                 _switch(langs or [meta.lang], "../../", story.page), s=story)
 
 
-def render_event(meta: FeedMeta, event: EventView, stories: list[EventStoryLine]) -> str:
+def render_event(meta: FeedMeta, event: EventView, stories: list[EventStoryLine], langs: list[str] | None = None) -> str:
     return _page("event.html.j2", meta, meta.lang, meta.dir, meta.labels, "../../",
-                 f"{event.title} · {meta.site_title}", meta.site_title, None, e=event, stories=stories)
+                 f"{event.title} · {meta.site_title}", meta.site_title, None,
+                 _switch(langs or [meta.lang], "../../", event.page), e=event, stories=stories)
 
 
 def render_root(site_title: str, lang: str, direction: str, labels: dict, languages: list[RootLanguage],
                 generated: datetime) -> str:
     return _page("root.html.j2", None, lang, direction, labels, "", site_title, site_title, generated,
-                 languages=languages)
+                 _switch([x.lang for x in languages], "", "index.html"), languages=languages)
 
 
 def render_entry_content(meta: FeedMeta, story: StoryView) -> str:
@@ -183,7 +218,8 @@ def render_entry_content(meta: FeedMeta, story: StoryView) -> str:
 def _entry_content(meta: FeedMeta, story: StoryView) -> str:
     event_url = meta.url(story.event.page) if story.event else ""
     return _env().get_template("entry_content.html.j2").render(
-        s=story, L=meta.labels, fmt=_fmt, story_url=meta.url(story.page), event_url=event_url).strip()
+        s=story, L=meta.labels, lang=meta.lang, story_url=meta.url(story.page), event_url=event_url,
+        **_helpers(meta.lang, meta.labels)).strip()
 
 
 # ------------------------------------------------------------------------------------- Atom
@@ -213,23 +249,38 @@ def build_atom(meta: FeedMeta, stories: list[StoryView]) -> bytes:
     author = _sub(feed, "author")
     _sub(author, "name", meta.site_title)
     _sub(feed, "generator", GENERATOR)
+    _sub(feed, "icon", meta.site_url(FAVICON))
     for s in stories:
         entry = _sub(feed, "entry")
         _sub(entry, "id", s.entry_id)
         _sub(entry, "title", s.headline, type="text", xml_lang=s.headline_lang)
         _sub(entry, "published", rfc3339(s.published_at or meta.updated))
         _sub(entry, "updated", rfc3339(s.updated_at or meta.updated))
+        # The outlets that carried the story are its authors (the feed's author covers none).
+        for src in s.sources:
+            if src.name:
+                outlet = _sub(entry, "author")
+                _sub(outlet, "name", src.name)
+                if src.home:
+                    _sub(outlet, "uri", src.home)
         _sub(entry, "link", rel="alternate", type="text/html", href=meta.url(s.page))
         for src in s.sources:
             if src.url:
                 _sub(entry, "link", rel="related", type="text/html", href=src.url, title=src.name, hreflang=src.lang)
-        if s.event:
-            _sub(entry, "category", term=s.event.event_id, scheme=meta.url("event/"), label=s.event.title)
+        term, scheme, label = category(meta, s)
+        _sub(entry, "category", term=term, scheme=scheme, label=label)
         if s.summary:
             _sub(entry, "summary", s.summary, type="text", xml_lang=s.summary_lang)
         _sub(entry, "content", render_entry_content(meta, s), type="html")
     ET.indent(feed)
     return ET.tostring(feed, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def category(meta: FeedMeta, s: StoryView) -> tuple[str, str, str]:
+    """(term, scheme, label) of a story's category: its event, else its topic."""
+    if s.event:
+        return s.event.event_id, meta.url("event/"), s.event.title
+    return s.topic, meta.site_url("topics"), meta.labels[f"topic_{s.topic}"]
 
 
 # -------------------------------------------------------------------------------- JSON Feed
@@ -263,8 +314,10 @@ def build_json_feed(meta: FeedMeta, stories: list[StoryView]) -> str:
         first_source = next((x.url for x in s.sources if x.url), None)
         if first_source:
             item["external_url"] = first_source
-        if s.event:
-            item["tags"] = [s.event.title]
+        item["tags"] = [category(meta, s)[2]]
+        authors = [{"name": x.name, **({"url": x.home} if x.home else {})} for x in s.sources if x.name]
+        if authors:
+            item["authors"] = authors
         items.append(item)
     feed = {
         "version": JSON_FEED_VERSION,
@@ -273,7 +326,9 @@ def build_json_feed(meta: FeedMeta, stories: list[StoryView]) -> str:
         "feed_url": meta.url("feed.json"),
         "description": meta.subtitle,
         "language": meta.lang,
-        "authors": [{"name": meta.site_title, "url": meta.base_url}],
+        "icon": meta.site_url(ICON),
+        "favicon": meta.site_url(FAVICON),
+        "authors": [{"name": meta.site_title, "url": meta.site_url("")}],
         "items": items,
     }
     return json.dumps(feed, ensure_ascii=False, indent=1) + "\n"

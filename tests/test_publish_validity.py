@@ -1,0 +1,150 @@
+"""`story_feeds` in all eleven published languages against the real database, checked by the
+standard validators (`tests/feed_validators.py`): every `atom.xml` against RFC 4287's RELAX NG
+schema plus the Feed Validation Service's URI and entry checks, every `feed.json` against the
+JSON Feed 1.1 schema, every page with the Nu Html Checker. Also: an aggregator's copy is its
+publisher's article (one outlet), entry times are the story's own, every entry has authors and
+a category, and every feed names its icons."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from dagster import materialize
+from feed_validators import VNU_JAR, atom_errors, atom_warnings, html_errors, java, json_feed_errors
+from lxml import etree
+from test_events_fixtures import add_story, at, ensure_source, hour_of
+
+from newsdedup_dagster.assets.publish import story_feeds
+from newsdedup_dagster.config import LLMSettings
+from newsdedup_dagster.resources import LLMResource, PostgresResource
+
+H = "2026-11-02-10:00"
+ATOM = "{http://www.w3.org/2005/Atom}"
+LANGS = (LLMSettings().pivot_lang, *LLMSettings().translation_langs)
+# franceinfo's real links carry this fragment; "[" and "]" may not stand in a URI fragment.
+FRANCEINFO = "https://www.francetvinfo.fr/monde/seisme.html#xtor=RSS-3-[lestitres]"
+
+
+def _add_item(conn, story_id, item_id, source_id, url, title, lang, hours):
+    moment = at(hours)
+    conn.execute(
+        "INSERT INTO items (id, canonical_url, url, title, lang, published_at, partition_hour, source_id)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+        (item_id, url, url, title, lang, moment, hour_of(moment), source_id))
+    conn.execute("INSERT INTO story_items (item_id, story_id, pass, similarity, partition_hour)"
+                 " VALUES (%s, %s, 1, 0.9, %s)", (item_id, story_id, hour_of(moment)))
+
+
+def _seed(conn):
+    # 08:36 first report, 09:12 last article: exact minutes, not hours.
+    add_story(conn, "quake", "quake", 8.6, 9.2, titles={"en": "Magnitude 5.4 quake off Ibaraki.", "ru": "Землетрясение"},
+              significance=7.0, summary="No immediate report of damage.",
+              translations={"ja": ("茨城沖でM5.4の地震", "被害の報告はない。")})
+    # The same Reuters article from Reuters and from an aggregator; a French outlet's odd fragment.
+    conn.execute("UPDATE items SET url = 'https://www.reuters.com/world/quake-ibaraki' WHERE id = 'it-quake-en'")
+    conn.execute("UPDATE sources SET name = 'Reuters' WHERE id = 'src-en-xx'")
+    conn.execute("INSERT INTO sources (id, name, feed_url, language, syndicator) VALUES"
+                 " ('gnews-en', 'Google News (English)', 'https://news.google.com/rss?hl=en', 'en', true),"
+                 " ('gnews-fr', 'Google Actualités', 'https://news.google.com/rss?hl=fr', 'fr', true)")
+    ensure_source(conn, "franceinfo", "fr", "FR", name="franceinfo")
+    _add_item(conn, "quake", "it-quake-gnews", "gnews-en", "https://reuters.com/world/quake-ibaraki?utm_source=gn",
+              "Magnitude 5.4 quake off Ibaraki - Reuters", "en", 8.8)
+    _add_item(conn, "quake", "it-quake-gnews-guardian", "gnews-fr", "https://www.theguardian.com/world/quake",
+              "Séisme au Japon", "fr", 8.9)
+    _add_item(conn, "quake", "it-quake-fi", "franceinfo", FRANCEINFO, "Séisme au large du Japon", "fr", 9.0)
+    conn.execute("UPDATE stories SET item_count = 5 WHERE id = 'quake'")
+    # A story outside every event, about an election: its category is a topic.
+    add_story(conn, "vote", "vote", 9.4, titles={"de": "Wahl im Bundestag"}, headline="Parliament vote on the budget",
+              significance=4.0)
+    conn.commit()
+
+
+@pytest.fixture()
+def site(clean_db, conn, tmp_path, monkeypatch):
+    monkeypatch.setenv("NEWSDEDUP_PUBLISH_LANGS", ",".join(LANGS))
+    _seed(conn)
+    result = materialize([story_feeds], partition_key=H,
+                         run_config={"ops": {"story_feeds": {"config": {"output_dir": str(tmp_path)}}}},
+                         resources={"postgres": PostgresResource(database_url=clean_db), "llm": LLMResource()})
+    assert result.success
+    return tmp_path
+
+
+def _entries(site: Path, lang: str) -> dict[str, etree._Element]:
+    doc = etree.parse(str(site / lang / "atom.xml")).getroot()
+    return {e.findtext(f"{ATOM}id").split("/")[-2]: e for e in doc.iter(f"{ATOM}entry")}
+
+
+def test_every_feed_is_valid_atom_and_json_feed(site):
+    for lang in LANGS:
+        atom = (site / lang / "atom.xml").read_bytes()
+        assert atom_errors(atom) == [], lang
+        assert atom_warnings(atom) == [], lang      # distinct story times: no DuplicateUpdated
+        assert json_feed_errors((site / lang / "feed.json").read_text(encoding="utf-8")) == [], lang
+    fr = (site / "fr" / "atom.xml").read_text(encoding="utf-8")
+    assert "#xtor=RSS-3-%5Blestitres%5D" in fr and "[lestitres]" not in fr
+
+
+def test_the_validators_reject_what_the_service_rejected(site):
+    """The same checks fail on the faults the W3C service reported before: an unencoded fragment,
+    and (JSON) a missing required field."""
+    atom = (site / "fr" / "atom.xml").read_text(encoding="utf-8").replace("%5Blestitres%5D", "[lestitres]")
+    assert any("InvalidUriChar" in e for e in atom_errors(atom.encode()))
+    # RFC 4287's schema: an entry without an id is no Atom entry.
+    no_id = re.sub(r"<id>tag:[^<]*story/quake/fr</id>", "", atom, count=1)
+    assert any("RELAX NG" in e for e in atom_errors(no_id.encode()))
+    broken = json.loads((site / "fr" / "feed.json").read_text(encoding="utf-8"))
+    del broken["items"][0]["id"]
+    assert json_feed_errors(json.dumps(broken))
+
+
+def test_aggregator_items_are_their_publishers_articles(site):
+    quake = _entries(site, "en")["quake"]
+    authors = [a.findtext(f"{ATOM}name") for a in quake.iter(f"{ATOM}author")]
+    # Reuters once (its own item and Google's copy are one outlet), the Guardian by its host.
+    assert sorted(authors) == sorted(["Reuters", "theguardian.com", "franceinfo", "Source RU"])
+    assert "Google News (English)" not in authors and "Google Actualités" not in authors
+    uris = {a.findtext(f"{ATOM}name"): a.findtext(f"{ATOM}uri") for a in quake.iter(f"{ATOM}author")}
+    assert uris["Reuters"] == "https://www.reuters.com/"
+    data = json.loads((site / "en" / "feed.json").read_text(encoding="utf-8"))
+    item = next(i for i in data["items"] if i["_newsdedup"]["story_id"] == "quake")
+    assert item["_newsdedup"]["source_count"] == 4 and item["_newsdedup"]["article_count"] == 5
+    assert sorted(a["name"] for a in item["authors"]) == sorted(authors)
+    page = (site / "en" / "story" / "quake.html").read_text(encoding="utf-8")
+    assert "4 sources" in page and "Google News" not in page
+
+
+def test_entry_times_are_the_story_s_own(site):
+    entry = _entries(site, "en")["quake"]
+    assert entry.findtext(f"{ATOM}published") == "2026-11-02T08:36:00Z"   # first seen
+    assert entry.findtext(f"{ATOM}updated") == "2026-11-02T09:12:00Z"     # newest article
+    page = (site / "en" / "story" / "quake.html").read_text(encoding="utf-8")
+    assert "November 2, 2026 08:36 UTC" in page
+
+
+def test_every_entry_has_a_category_and_every_feed_its_icons(site):
+    for lang in LANGS:
+        doc = etree.parse(str(site / lang / "atom.xml")).getroot()
+        icon = doc.findtext(f"{ATOM}icon")
+        assert icon.startswith("http") and icon.endswith("/favicon.png")
+        for entry in doc.iter(f"{ATOM}entry"):
+            assert entry.find(f"{ATOM}category") is not None
+        data = json.loads((site / lang / "feed.json").read_text(encoding="utf-8"))
+        assert data["icon"].endswith("/icon.png") and data["favicon"].endswith("/favicon.png")
+        assert all(item["tags"] for item in data["items"])
+    assert (site / "icon.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    vote = _entries(site, "en")["vote"].find(f"{ATOM}category")
+    assert (vote.get("term"), vote.get("label")) == ("politics", "Politics")
+    vote_ja = _entries(site, "ja")["vote"].find(f"{ATOM}category")
+    assert vote_ja.get("label") == "政治"
+
+
+@pytest.mark.skipif(not VNU_JAR.exists() or not java(),
+                    reason="Nu Html Checker not installed (.ci/run: npm install --prefix tests/data/vnu vnu-jar)")
+def test_every_page_passes_the_nu_html_checker(site):
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) >= 1 + len(LANGS) * 3
+    assert html_errors(pages) == []
