@@ -232,3 +232,34 @@ def test_launches_leave_no_trace_of_the_canary(database_url, tmp_path):
         dump = _dump(url)
         assert len(dump) > 1000 and canary.encode() not in dump, url
     assert _files_containing([tmp_path], canary.encode()) == []
+
+
+# ------------------------------------------------------------- what Dagster's types cannot bound
+@pytest.mark.parametrize("options, field, value", [
+    ("StoriesConfig", "knn_k", 987654321),
+    ("StoriesConfig", "story_threshold", 7.25),
+    ("EventsConfig", "quiet_hours", -31.5),
+])
+def test_out_of_range_numbers_fail_the_step_without_repeating_the_value(options, field, value):
+    from dagster import Failure
+
+    from newsdedup_dagster.assets import events, stories
+
+    model = {"StoriesConfig": stories.StoriesConfig, "EventsConfig": events.EventsConfig}[options]
+    with pytest.raises(Failure) as refused:
+        model.from_op_config({field: value})
+    message = refused.value.description
+    assert field in message and str(value) not in message and repr(value) not in message
+    assert not refused.value.allow_retries
+
+
+def test_a_language_the_run_does_not_publish_is_refused_without_repeating_it():
+    from dagster import Failure
+
+    from newsdedup_dagster.assets.run_options import check_languages
+
+    assert check_languages(["fr", "en", "fr"], ("en", "fr")) == ["fr", "en"]
+    assert check_languages(None, ("en",)) is None
+    with pytest.raises(Failure) as refused:
+        check_languages(["en", "sv-SECRETISH"], ("en", "fr"))
+    assert "sv-SECRETISH" not in refused.value.description and "en, fr" in refused.value.description
