@@ -92,13 +92,17 @@ _embedded_server = None
 _stop_modes: dict[Path, int] = {}
 
 
+def _private_home(home: Path) -> None:
+    """The home exists and is private (0700): it holds the database, the outbox (subscriber
+    addresses, digests, alerts) and Dagster's storage."""
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if home.stat().st_mode & 0o077:
+        home.chmod(0o700)
+
+
 def _check_home_writable(home: Path) -> None:
-    """The home exists, is writable and is private (0700): it holds the database, the outbox
-    (subscriber addresses, digests, alerts) and Dagster's storage."""
     try:
-        home.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if home.stat().st_mode & 0o077:
-            home.chmod(0o700)
+        _private_home(home)
         probe = home / ".write-probe"
         probe.write_text("ok")
         probe.unlink()
@@ -344,6 +348,9 @@ def _ensure_database(admin_url: str, dbname: str) -> None:
 def _resolved_urls() -> tuple[str, str]:
     url = config.database_url()
     if url:
+        # No embedded server, but the home still holds the outbox and Dagster's storage: private.
+        with contextlib.suppress(OSError):
+            _private_home(config.home_dir())
         # The Dagster database is checked (and created when the role may) by
         # ensure_dagster_database(), before dagster-postgres sees the URL.
         dagster_url = config.dagster_database_url() or with_database(url, DAGSTER_DATABASE)

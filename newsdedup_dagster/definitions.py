@@ -20,13 +20,14 @@ from dagster import (
     Definitions,
     Enum,
     EnumValue,
+    FilesystemIOManager,
     Field,
     build_init_logger_context,
     build_schedule_from_partitioned_job,
     colored_console_logger,
     define_asset_job,
-    fs_io_manager,
     in_process_executor,
+    io_manager,
     logger,
 )
 
@@ -77,7 +78,11 @@ automation_sensor = AutomationConditionSensorDefinition(
 # An empty schema (not Dagster's default Any) refuses every entry instead of ignoring it.
 executor = in_process_executor.configured(lambda _: {"retries": {"enabled": {}}}, name="in_process",
                                           config_schema={})
-io_manager = fs_io_manager.configured(lambda _: {}, config_schema={})   # the instance's storage directory
+
+
+@io_manager(config_schema={}, description="Dagster's filesystem io manager in the instance's storage directory.")
+def filesystem_io_manager(init_context):
+    return FilesystemIOManager().create_io_manager(init_context)
 
 
 @logger(Field({"log_level": Field(Enum("LogLevel", [EnumValue(x) for x in LOG_LEVELS]), is_required=False,
@@ -94,7 +99,7 @@ defs = Definitions(
     jobs=[hourly_job, daily_job, *retention.JOBS],
     schedules=[hourly_schedule, *retention.SCHEDULES],
     sensors=[automation_sensor, *SENSORS],
-    resources={**deployment_resources(), "io_manager": io_manager},
+    resources={**deployment_resources(), "io_manager": filesystem_io_manager},
     loggers={"console": console},
     # An hour's steps run one after another against Postgres: one process per run instead of one
     # per step (each would import the stack and load its models again).
