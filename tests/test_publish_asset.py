@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import feedparser
+import pytest
 from dagster import materialize
 from test_events_fixtures import add_story, at, ensure_source, hour_of
 
@@ -21,9 +22,12 @@ HOSTILE = '<script>alert(1)</script> "Quotes" & <b>bold</b>'
 
 
 def _run(url, key, out_dir, **config):
-    return materialize([story_feeds], partition_key=key,
-                       run_config={"ops": {"story_feeds": {"config": {"output_dir": str(out_dir), **config}}}},
-                       resources={"postgres": PostgresResource(database_url=url), "llm": LLMResource()})
+    # The publish directory is the deployment's (environment), never run config.
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("NEWSDEDUP_PUBLISH_DIR", str(out_dir))
+        return materialize([story_feeds], partition_key=key,
+                           run_config={"ops": {"story_feeds": {"config": config}}} if config else None,
+                           resources={"postgres": PostgresResource(database_url=url), "llm": LLMResource()})
 
 
 def _seed(conn):

@@ -39,8 +39,8 @@ def site(clean_db, conn, tmp_path, monkeypatch):
     conn.execute("UPDATE sources SET name = %s WHERE id = 'src-fr-xx'", (EVIL_SOURCE,))
     conn.commit()
     out = tmp_path / "public"
+    monkeypatch.setenv("NEWSDEDUP_PUBLISH_DIR", str(out))
     result = materialize([story_feeds], partition_key="2026-11-02-10:00",
-                         run_config={"ops": {"story_feeds": {"config": {"output_dir": str(out)}}}},
                          resources={"postgres": PostgresResource(database_url=clean_db), "llm": LLMResource()})
     assert result.success
     return out

@@ -12,7 +12,6 @@ subscribers exist) fails without retries. Permanent refusals (5xx) are recorded,
 and do not fail the run.
 """
 
-import re
 from datetime import date, timedelta
 from typing import Optional
 
@@ -20,7 +19,6 @@ from dagster import (
     AssetExecutionContext,
     AutomationCondition,
     Backoff,
-    Config,
     Failure,
     FreshnessPolicy,
     RetryRequested,
@@ -29,7 +27,7 @@ from dagster import (
     RetryPolicy,
     asset,
 )
-from pydantic import field_validator
+from pydantic import Field
 
 from .. import config as app_config
 from ..digest.build import digest_langs, render_day
@@ -37,14 +35,12 @@ from ..digest.send import DeliveryReport, MailerConfigError, deliver_day
 from ..partitions import DAILY_PARTITIONS
 from ..resources import LLMResource, MailerResource, PostgresResource
 from .common import OWNERS, ROW_COUNT
+from .run_options import RunOptions, check_languages, language_type
 
 __all__ = ["MailerResource", "digest", "send_decision"]  # MailerResource lives in resources.py
 
 BACKFILL_TAG = "dagster/backfill"
 
-
-# A language code (BCP 47 shape): langs name files under the outbox, so nothing else may pass.
-LANG_CODE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
 
 # Day D's digest is requested once, as soon as D is over (its daily partition exists) AND every hour of
 # D of events and story_translations is materialised with its blocking checks passed: a late or
@@ -63,20 +59,13 @@ DIGEST_AUTOMATION = (
 DIGEST_FRESHNESS = FreshnessPolicy.cron(deadline_cron="0 3 * * *", lower_bound_delta=timedelta(hours=3))
 
 
-class DigestConfig(Config):
-    send: bool = True
+class DigestConfig(RunOptions):
+    send: bool = Field(True, description="true or false")
     # Backfills never mail readers about old days unless this is set for the run.
-    allow_backfill_send: bool = False
-    langs: Optional[str] = None             # comma-separated language codes overriding the rendered languages
-
-    @field_validator("langs")
-    @classmethod
-    def _language_codes_only(cls, value: Optional[str]) -> Optional[str]:
-        if value is not None:
-            bad = [x for x in value.split(",") if x.strip() and not LANG_CODE.match(x.strip())]
-            if bad:
-                raise ValueError(f"langs: not language codes: {bad!r}")
-        return value
+    allow_backfill_send: bool = Field(False, description="true or false")
+    # Overrides the rendered languages (langs name files under the outbox: codes only).
+    langs: Optional[list[language_type()]] = Field(  # type: ignore[valid-type]
+        None, description="languages this deployment publishes; unset: configured and subscribed languages")
 
 
 def send_decision(send: bool, is_backfill: bool, allow_backfill_send: bool) -> tuple[bool, Optional[str]]:
@@ -109,19 +98,24 @@ def _counts_table(report: Optional[DeliveryReport]) -> dict:
     automation_condition=DIGEST_AUTOMATION,
     freshness_policy=DIGEST_FRESHNESS,
     pool="newsdedup_digest",
+    config_schema=DigestConfig.config_schema(),
     retry_policy=RetryPolicy(max_retries=2, delay=60, backoff=Backoff.EXPONENTIAL),
     description="The day's top stories (significance, event and region diversity) rendered per language "
                 "as HTML + text, stored in `digests` and the outbox, and delivered to subscribers.",
 )
-def digest(context: AssetExecutionContext, config: DigestConfig, postgres: PostgresResource,
-           mailer: MailerResource, llm: LLMResource) -> MaterializeResult:
+def digest(context: AssetExecutionContext, postgres: PostgresResource, mailer: MailerResource,
+           llm: LLMResource) -> MaterializeResult:
+    config = DigestConfig.from_op_config(context.op_config)
     day = date.fromisoformat(context.partition_key)
     is_backfill = context.run.tags.get(BACKFILL_TAG) is not None
     # The pivot and translation languages come from the llm resource, as for story_scores.
     llm_settings = llm.settings()
-    settings = app_config.merged(
-        app_config.digest_settings(), allow_backfill_send=config.allow_backfill_send or None,
-        langs=tuple(x.strip() for x in config.langs.split(",") if x.strip()) if config.langs else None)
+    base = app_config.digest_settings()
+    allowed = tuple(dict.fromkeys([*app_config.published_languages(), llm_settings.pivot_lang,
+                                   *llm_settings.translation_langs, *base.langs]))
+    run_langs = check_languages(config.langs, allowed)
+    settings = app_config.merged(base, allow_backfill_send=config.allow_backfill_send or None,
+                                 langs=tuple(run_langs) if run_langs else None)
     do_send, skip_reason = send_decision(config.send, is_backfill, settings.allow_backfill_send)
     smtp = mailer.smtp_settings()
     outbox = mailer.outbox()

@@ -27,6 +27,7 @@ __all__ = ["EmbedderResource", "item_embeddings"]  # EmbedderResource lives in r
     group_name="clustering",
     owners=OWNERS,
     kinds={"python", "postgres", "pgvector"},
+    config_schema={},  # no run options (run_options.py)
     # The openai provider is network-facing; offline providers never fail transiently.
     retry_policy=RetryPolicy(max_retries=2, delay=30),
     check_specs=[

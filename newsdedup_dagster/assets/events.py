@@ -12,12 +12,12 @@ from dagster import (
     AssetCheckSpec,
     AssetExecutionContext,
     Backoff,
-    Config,
     MaterializeResult,
     MetadataValue,
     RetryPolicy,
     asset,
 )
+from pydantic import Field
 
 from .. import config as app_config
 from ..events import narrative as narrative_mod
@@ -27,18 +27,19 @@ from ..events.grouping import GroupingSettings
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
 from ..resources import LLMResource, PostgresResource
 from .common import OWNERS, ROW_COUNT, table
+from .run_options import RunOptions
 
 CHECK_ONE_EVENT = "story_in_at_most_one_event"
 CHECK_GAPS = "no_gap_longer_than_quiet_period"
 CHECK_ORDER = "timeline_in_time_order"
 
 
-class EventsConfig(Config):
+class EventsConfig(RunOptions):
     """Per-run overrides (launchpad); unset fields come from NEWSDEDUP_EVENT_* env vars."""
 
-    threshold: Optional[float] = None
-    quiet_hours: Optional[float] = None
-    narratives: bool = True
+    threshold: Optional[float] = Field(None, ge=-1.0, le=1.0, description="a cosine similarity in [-1, 1]")
+    quiet_hours: Optional[float] = Field(None, gt=0, le=24 * 90, description="hours in (0, 2160]")
+    narratives: bool = Field(True, description="true or false")
 
 
 def _settings(config: EventsConfig, active_model_id: str | None = None) -> GroupingSettings:
@@ -80,11 +81,12 @@ def events_table(rows: list[dict]):
         AssetCheckSpec(CHECK_ORDER, asset="events", blocking=True,
                        description="Each touched event's timeline positions follow its stories' publication times."),
     ],
+    config_schema=EventsConfig.config_schema(),
     description="Multi-day events: stories joined by centroid similarity + time gate, closed after a quiet period, "
                 "with a 4-section narrative (LLM, or extractive offline) translated into the narrative languages.",
 )
-def events(context: AssetExecutionContext, config: EventsConfig, postgres: PostgresResource,
-           llm: LLMResource) -> MaterializeResult:
+def events(context: AssetExecutionContext, postgres: PostgresResource, llm: LLMResource) -> MaterializeResult:
+    config = EventsConfig.from_op_config(context.op_config)
     hour = hour_start(context.partition_key)
     llm_settings = llm.settings()
     narration = app_config.narrative_settings()

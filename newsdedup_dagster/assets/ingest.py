@@ -2,10 +2,10 @@
 archive each feed body, parse, and store items. Thin: the work is in newsdedup_dagster/ingest/."""
 
 
-from typing import Optional
+from typing import Literal, Optional
 
-from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, RetryPolicy, asset
-from pydantic import field_validator
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, RetryPolicy, asset
+from pydantic import Field
 
 from .. import config
 from ..ingest.sources import load_sources
@@ -13,20 +13,15 @@ from ..ingest.store import choose_mode, configs_for, ingest_partition
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..resources import PostgresResource
 from .common import OWNERS, ROW_COUNT, table
+from .run_options import RunOptions
 
 
-class RawItemsConfig(Config):
+class RawItemsConfig(RunOptions):
     """Per-run choice of the fetch mode only: the sources file is the deployment's
     ($NEWSDEDUP_SOURCES), never a path chosen at launch."""
 
-    fetch_mode: Optional[str] = None  # live | replay | auto; default $NEWSDEDUP_FETCH_MODE
-
-    @field_validator("fetch_mode")
-    @classmethod
-    def _known_mode(cls, value: Optional[str]) -> Optional[str]:
-        if value is not None and value not in ("live", "replay", "auto"):
-            raise ValueError(f"fetch_mode={value!r}: expected live, replay or auto")
-        return value
+    fetch_mode: Optional[Literal["live", "replay", "auto"]] = Field(
+        None, description="live, replay or auto; unset: $NEWSDEDUP_FETCH_MODE")
 
 
 def resolve_fetch_mode(requested: str, sources) -> str:
@@ -52,9 +47,11 @@ def run_ingest(conn, partition_key: str, sources_file: str | None = None, fetch_
     # Fetch errors are per source and never fail the asset; a retry covers a dropped DB connection.
     retry_policy=RetryPolicy(max_retries=2, delay=10),
     kinds={"rss", "postgres"},
+    config_schema=RawItemsConfig.config_schema(),
     description="Feed items of hour H: fetched (live), replayed (sample/eval) or re-parsed from the hour's archive (backfill).",
 )
-def raw_items(context: AssetExecutionContext, config: RawItemsConfig, postgres: PostgresResource) -> MaterializeResult:
+def raw_items(context: AssetExecutionContext, postgres: PostgresResource) -> MaterializeResult:
+    config = RawItemsConfig.from_op_config(context.op_config)
     with postgres.connection() as conn:
         report = run_ingest(conn, context.partition_key, fetch_mode=config.fetch_mode)
     statuses = report.counts_by_status()

@@ -88,6 +88,7 @@ def _mode(settings: LLMSettings, model: str) -> str:
     group_name="llm",
     owners=OWNERS,
     kinds={"openai", "postgres"},
+    config_schema={},  # no run options (run_options.py)
     retry_policy=LLM_RETRY_POLICY,
     description="Significance (6 dimensions + overall), rewritten headline and 2-3 sentence summary per "
                 "story new or substantially changed in the hour; offline heuristic without an endpoint.",
@@ -154,6 +155,7 @@ def story_scores(context: AssetExecutionContext, postgres: PostgresResource, llm
     group_name="llm",
     owners=OWNERS,
     kinds={"openai", "postgres"},
+    config_schema={},  # no run options (run_options.py)
     retry_policy=LLM_RETRY_POLICY,
     description="Headline and summary of the hour's scored stories in the configured languages, "
                 "2 languages per call, each batch committed on its own; skipped offline.",

@@ -1,21 +1,25 @@
 """item_duplicates[H]: URL, exact and near-duplicate headlines of hour H against each other and
 against the canonical items of the lookback window. Thin: see newsdedup_dagster/neardup/."""
 
-from typing import Optional
+from typing import Literal, Optional
 
-from dagster import AssetExecutionContext, Config, MaterializeResult, asset
+from dagster import AssetExecutionContext, MaterializeResult, asset
+from pydantic import Field
 
 from .. import config as settings
 from ..neardup.store import dedup_partition
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
 from ..resources import PostgresResource
 from .common import OWNERS, ROW_COUNT, table
+from .run_options import RunOptions
 
 
-class ItemDuplicatesConfig(Config):
+class ItemDuplicatesConfig(RunOptions):
     # keep | reset (neardup/store.py). Unset: the `stories` op's choice in the same run, else reset
     # inside a Dagster backfill, else NEWSDEDUP_LATER_PARTITIONS, else keep.
-    later_partitions: Optional[str] = None
+    later_partitions: Optional[Literal["keep", "reset"]] = Field(
+        None, description="keep or reset; unset: the stories op's choice, reset in a backfill, else "
+                          "$NEWSDEDUP_LATER_PARTITIONS")
 
 
 def later_partitions(context: AssetExecutionContext, own: Optional[str]) -> str:
@@ -25,7 +29,7 @@ def later_partitions(context: AssetExecutionContext, own: Optional[str]) -> str:
         return own
     ops = (context.run.run_config or {}).get("ops") or {}
     stories = ((ops.get("stories") or {}).get("config") or {}).get("later_partitions")
-    if stories:
+    if stories in ("keep", "reset"):
         return stories
     if context.run.tags.get("dagster/backfill"):
         return "reset"
@@ -42,10 +46,11 @@ def later_partitions(context: AssetExecutionContext, own: Optional[str]) -> str:
     group_name="dedup",
     owners=OWNERS,
     kinds={"python", "postgres"},
+    config_schema=ItemDuplicatesConfig.config_schema(),
     description="Duplicates of hour H's items (rule url / exact / near); duplicates are not embedded but join their canonical item's story.",
 )
-def item_duplicates(context: AssetExecutionContext, config: ItemDuplicatesConfig,
-                    postgres: PostgresResource) -> MaterializeResult:
+def item_duplicates(context: AssetExecutionContext, postgres: PostgresResource) -> MaterializeResult:
+    config = ItemDuplicatesConfig.from_op_config(context.op_config)
     dedup = settings.dedup_settings()
     later = later_partitions(context, config.later_partitions)
     with postgres.connection() as conn:

@@ -4,25 +4,27 @@ NEWSDEDUP_PUBLISH_DIR. Thin: the rules live in newsdedup_dagster/publish/.
 """
 
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Optional
 
-from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+from pydantic import Field
 
 from .. import config as app_config
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..publish.build import publish_hour
 from ..resources import LLMResource, PostgresResource
 from .common import OWNERS
+from .run_options import RunOptions, check_languages, language_type
 
 
-class StoryFeedsConfig(Config):
-    """Per-run overrides (launchpad); unset fields come from NEWSDEDUP_PUBLISH_* env vars."""
+class StoryFeedsConfig(RunOptions):
+    """Per-run overrides (launchpad); unset fields come from NEWSDEDUP_PUBLISH_* env vars. The
+    directory is the deployment's (NEWSDEDUP_PUBLISH_DIR), never chosen at launch."""
 
-    output_dir: Optional[str] = None
-    langs: Optional[str] = None       # comma-separated
+    langs: Optional[list[language_type()]] = Field(  # type: ignore[valid-type]
+        None, description="languages this deployment publishes; unset: every feed language")
     # Write even when the directory already holds a newer hour (normally a backfill is skipped).
-    force: bool = False
+    force: bool = Field(False, description="true or false")
 
 
 @asset(
@@ -33,17 +35,16 @@ class StoryFeedsConfig(Config):
     owners=OWNERS,
     kinds={"html", "json"},
     pool="newsdedup_publish",
+    config_schema=StoryFeedsConfig.config_schema(),
     description="Atom 1.0 and JSON Feed 1.1 per language (one entry per story, updated in place when the story "
                 "grows) and a static reader site, written atomically into the publish directory.",
 )
-def story_feeds(context: AssetExecutionContext, config: StoryFeedsConfig, postgres: PostgresResource,
-                llm: LLMResource) -> MaterializeResult:
-    settings = app_config.merged(
-        app_config.publish_settings(),
-        output_dir=Path(config.output_dir).expanduser().resolve() if config.output_dir else None)
+def story_feeds(context: AssetExecutionContext, postgres: PostgresResource, llm: LLMResource) -> MaterializeResult:
+    config = StoryFeedsConfig.from_op_config(context.op_config)
+    settings = app_config.publish_settings()
     # The pivot and translation languages come from the llm resource, as for story_scores.
-    langs = ([x.strip() for x in config.langs.split(",") if x.strip()] if config.langs else None) or list(
-        settings.feed_langs(llm.settings()))
+    published = settings.feed_langs(llm.settings())
+    langs = check_languages(config.langs, published) or list(published)
     hour = hour_start(context.partition_key)
     with postgres.connection() as conn:
         result = publish_hour(conn, hour, settings, langs, now=datetime.now(timezone.utc), force=config.force)

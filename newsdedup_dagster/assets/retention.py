@@ -7,7 +7,6 @@ runs at :05). Keep `prune` out of the hourly and daily jobs' selections.
 
 from dagster import (
     AssetExecutionContext,
-    Config,
     MaterializeResult,
     MetadataValue,
     DefaultScheduleStatus,
@@ -21,11 +20,12 @@ from ..resources import PostgresResource
 from ..retention import prune as prune_data
 from ..retention import table_sizes
 from .common import OWNERS
+from .run_options import RunOptions
 
 RETENTION_JOB_NAME = "retention"
 
 
-class PruneConfig(Config):
+class PruneConfig(RunOptions):
     dry_run: bool = False
 
 
@@ -34,10 +34,12 @@ class PruneConfig(Config):
     group_name="retention",
     owners=OWNERS,
     kinds={"postgres"},
+    config_schema=PruneConfig.config_schema(),
     description="Retention: feed bodies, LLM call detail (daily totals kept), old item vectors and unused "
                 "embedding cache entries past their NEWSDEDUP_RETENTION_* ages are removed.",
 )
-def prune(context: AssetExecutionContext, config: PruneConfig, postgres: PostgresResource) -> MaterializeResult:
+def prune(context: AssetExecutionContext, postgres: PostgresResource) -> MaterializeResult:
+    config = PruneConfig.from_op_config(context.op_config)
     windows = app_config.clustering_settings(None)
     with postgres.connection() as conn:
         report = prune_data(conn, app_config.retention_settings(), dry_run=config.dry_run,

@@ -2,20 +2,20 @@
 
 
 from datetime import timedelta
-from typing import Optional
+from typing import Literal, Optional
 
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
-    Config,
     FreshnessPolicy,
     MaterializeResult,
     MetadataValue,
     RetryRequested,
     asset,
 )
+from pydantic import Field
 
 from .. import config as app_config
 from ..clustering import explain
@@ -25,6 +25,7 @@ from ..embeddings.store import active_model
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
 from ..resources import PostgresResource
 from .common import OWNERS, ROW_COUNT, table
+from .run_options import RunOptions
 
 # The hourly schedule runs at :05 and an hour takes minutes: older than 75 min is late, 2 h is broken.
 STORIES_FRESHNESS = FreshnessPolicy.time_window(fail_window=timedelta(hours=2), warn_window=timedelta(minutes=75))
@@ -46,22 +47,25 @@ CHECKS = (
 )
 
 
-class StoriesConfig(Config):
+_COSINE = "a cosine similarity in [-1, 1]"
+
+
+class StoriesConfig(RunOptions):
     """Run-config overrides of the clustering settings (else NEWSDEDUP_<KEY> / calibrated defaults)."""
 
-    story_threshold: Optional[float] = None
-    item_threshold: Optional[float] = None
-    max_gap_hours: Optional[float] = None
-    story_max_age_hours: Optional[float] = None
-    knn_k: Optional[int] = None
-    centroid_window: Optional[int] = None
-    batch_size: Optional[int] = None
-    ef_search: Optional[int] = None
-    max_story_size: Optional[int] = None
-    pass3: Optional[bool] = None
-    pass2_expand: Optional[bool] = None
-    # keep | reset (see ClusterSettings.later_partitions); default: reset inside a Dagster backfill
-    later_partitions: Optional[str] = None
+    story_threshold: Optional[float] = Field(None, ge=-1.0, le=1.0, description=_COSINE)
+    item_threshold: Optional[float] = Field(None, ge=-1.0, le=1.0, description=_COSINE)
+    max_gap_hours: Optional[float] = Field(None, gt=0, le=24 * 30, description="hours in (0, 720]")
+    story_max_age_hours: Optional[float] = Field(None, gt=0, le=24 * 30, description="hours in (0, 720]")
+    knn_k: Optional[int] = Field(None, ge=1, le=1000, description="an integer in [1, 1000]")
+    centroid_window: Optional[int] = Field(None, ge=1, le=100, description="an integer in [1, 100]")
+    batch_size: Optional[int] = Field(None, ge=1, le=100_000, description="an integer in [1, 100000]")
+    ef_search: Optional[int] = Field(None, ge=1, le=1000, description="an integer in [1, 1000] (pgvector's range)")
+    max_story_size: Optional[int] = Field(None, ge=1, le=1_000_000, description="an integer in [1, 1000000]")
+    pass3: Optional[bool] = Field(None, description="true or false")
+    pass2_expand: Optional[bool] = Field(None, description="true or false")
+    # see ClusterSettings.later_partitions; default: reset inside a Dagster backfill
+    later_partitions: Optional[Literal["keep", "reset"]] = Field(None, description="keep or reset")
 
 
 def _stories_table(rows: list[tuple], new: set[str]):
@@ -85,10 +89,12 @@ def _stories_table(rows: list[tuple], new: set[str]):
     pool="clustering",
     check_specs=[AssetCheckSpec(name, asset="stories", blocking=blocking, description=desc)
                  for name, blocking, desc in CHECKS],
+    config_schema=StoriesConfig.config_schema(),
     description="Pass 1: new items -> story centroids (KNN, cosine, time gates); pass 2: the rest -> "
                 "item KNN + UnionFind + chaining guard -> new stories; pass 3: leftovers -> the hour's new stories. Idempotent per hour; backfill in time order.",
 )
-def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: PostgresResource) -> MaterializeResult:
+def stories(context: AssetExecutionContext, postgres: PostgresResource) -> MaterializeResult:
+    config = StoriesConfig.from_op_config(context.op_config)
     h = hour_start(context.partition_key)
     overrides = config.model_dump()
     if overrides["later_partitions"] is None and context.run.tags.get("dagster/backfill"):

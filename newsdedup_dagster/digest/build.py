@@ -21,7 +21,7 @@ from .. import db
 from ..config import LLMSettings
 from .render import EventRecord, RenderedDigest, SourceLink, StoryRecord, build_view, render
 from .select import DigestCandidate, DigestSettings, Selected, select_stories
-from ..publish.write import atomic_write
+from ..publish.write import atomic_write, private_dirs
 
 __all__ = ["DigestFiles", "DayDigest", "digest_langs", "load_candidates", "load_records", "render_day",
            "digest_html_path", "parse_day"]
@@ -114,9 +114,11 @@ def digest_html_path(day: date, lang: str, outbox_dir: Path) -> Path:
     return folder / f"digest-{day.isoformat()}-{lang}.html"
 
 
-def _write(path: Path, content: str) -> None:
-    # A unique temporary name per writer: two digest runs of one day may render at once.
-    atomic_write(path, content)
+def _write(path: Path, content: str, outbox_dir: Path) -> None:
+    # A unique temporary name per writer: two digest runs of one day may render at once. Private:
+    # the outbox is the deployment's, not the published site.
+    private_dirs(path.parent, outbox_dir)
+    atomic_write(path, content, private=True)
 
 
 def render_day(
@@ -138,8 +140,8 @@ def render_day(
         rendered = render(build_view(day, lang, records))
         html_path = digest_html_path(day, lang, outbox_dir)
         text_path = html_path.with_suffix(".txt")
-        _write(html_path, rendered.html)
-        _write(text_path, rendered.text)
+        _write(html_path, rendered.html, outbox_dir)
+        _write(text_path, rendered.text, outbox_dir)
         digest_id = conn.execute(db.load_sql("digest_upsert"), {
             "day": day, "lang": lang, "subject": rendered.subject, "html": rendered.html, "text": rendered.text,
             "story_ids": rendered.story_ids, "event_ids": rendered.event_ids,

@@ -58,7 +58,7 @@ import psycopg
 
 from .. import config as app_config
 from .. import db
-from ..publish.write import atomic_write
+from ..publish.write import atomic_write, private_dirs
 
 log = logging.getLogger(__name__)
 
@@ -331,13 +331,13 @@ class _Run:
                 return transient, False
 
     def _to_outbox(self, d: _Due) -> None:
-        folder = self.outbox_dir / "mail" / self.day.isoformat()
-        folder.mkdir(parents=True, exist_ok=True)
+        # Subscriber addresses: only the deployment's user may list or read them.
+        folder = private_dirs(self.outbox_dir / "mail" / self.day.isoformat(), self.outbox_dir)
         msg, message_id = self._message(d)
         path = folder / f"{d.subscriber_id:06d}-{d.lang}.eml"
         if not self._hand_over(d):
             return
-        atomic_write(path, bytes(msg))  # a rerun after a crash rewrites the same file, never a second one
+        atomic_write(path, bytes(msg), private=True)  # a rerun after a crash rewrites the same file, never a second one
         self.crash("accepted")
         self._record(d, "outbox", message_id=message_id, outbox_path=str(path))
         self.report.outbox += 1

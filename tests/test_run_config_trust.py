@@ -1,0 +1,265 @@
+"""Whoever may launch a run can neither read a secret nor write outside the deployment's directories.
+
+The list of run-config fields is built from the `Definitions` object itself (every job, hence
+every asset, and the jobs every schedule and sensor targets), so a field added later is covered.
+For every field the test launches, through the UI's GraphQL launch path and Dagster's CLI, (a)
+`{"env": "NEWSDEDUP_TEST_CANARY"}` with a canary value in the deployment's environment, (b) a
+path-traversal string, (c) an absolute path, (d) an oversized string. Each must be refused before a
+run exists; afterwards the canary appears in no Dagster event, in no table of either database (their
+pg_dump) and in no file under the home, the Dagster home or the publish directory.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from dagster import DagsterInvalidConfigError, validate_run_config
+from dagster._config import ConfigTypeKind
+
+from newsdedup_dagster import db
+from newsdedup_dagster.assets.run_options import deployment_languages
+from newsdedup_dagster.definitions import defs
+
+CANARY_NAME = "NEWSDEDUP_TEST_CANARY"
+PLAIN_SCALARS = {"Bool", "Int", "Float"}
+# A field whose name says it is one of these is a deployment setting, not a run option.
+DEPLOYMENT_WORDS = ("dir", "path", "file", "url", "host", "env", "secret", "password", "key", "token", "user")
+
+
+def run_config_fields() -> list[tuple[str, tuple[str, ...], object]]:
+    """(job, path of keys to the leaf, config type) for every leaf of every job's run config."""
+    repo = defs.get_repository_def()
+    fields = []
+
+    def walk(job, config_type, path):
+        kind = config_type.kind
+        if kind in (ConfigTypeKind.STRICT_SHAPE, ConfigTypeKind.PERMISSIVE_SHAPE, ConfigTypeKind.SELECTOR):
+            for name, field in config_type.fields.items():
+                walk(job, field.config_type, (*path, name))
+        elif kind == ConfigTypeKind.NONEABLE:
+            walk(job, config_type.inner_type, path)
+        elif kind == ConfigTypeKind.ARRAY:
+            walk(job, config_type.inner_type, (*path, "[]"))
+        else:
+            fields.append((job, path, config_type))
+
+    for job in repo.get_all_jobs():
+        walk(job.name, job.run_config_schema.config_type, ())
+    return fields
+
+
+FIELDS = run_config_fields()
+
+
+def _nested(path: tuple[str, ...], value):
+    """The run config that puts `value` at `path` (a list where the path goes through an array)."""
+    for key in reversed(path):
+        value = [value] if key == "[]" else {key: value}
+    return value
+
+
+def hostile_values(tmp: Path) -> dict[str, object]:
+    return {
+        "env": {"env": CANARY_NAME},
+        "traversal": f"en,../../../../../..{tmp}/trav-out",
+        "absolute": str(tmp / "victim"),
+        "oversized": "A" * 200_000,
+    }
+
+
+def _field_id(field) -> str:
+    job, path, _ = field
+    return f"{job}:{'.'.join(path)}"
+
+
+def test_the_definitions_have_run_options_to_check():
+    jobs = {job for job, _, _ in FIELDS}
+    repo = defs.get_repository_def()
+    # Schedules and sensors launch runs of these jobs (the automation sensor: the asset job).
+    assert {s.job_name for s in repo.schedule_defs} <= jobs
+    paths = {".".join(path) for _, path, _ in FIELDS}
+    assert {"ops.story_feeds.config.langs.[]", "ops.raw_items.config.fetch_mode", "ops.digest.config.langs.[]",
+            "ops.stories.config.knn_k", "loggers.console.config.log_level"} <= paths
+
+
+@pytest.mark.parametrize("field", FIELDS, ids=_field_id)
+def test_every_field_is_an_enum_or_a_plain_number_or_flag(field):
+    """No free text, no Source type (StringSource / IntSource / BoolSource read {"env": NAME}),
+    no Any: only enums and Dagster's plain Bool, Int and Float."""
+    _, path, config_type = field
+    if config_type.kind == ConfigTypeKind.ENUM:
+        values = set(config_type.config_values)
+        assert all(v.replace("-", "").isalnum() for v in values), values
+    else:
+        assert config_type.kind == ConfigTypeKind.SCALAR and config_type.given_name in PLAIN_SCALARS, \
+            f"{'.'.join(path)}: {config_type.kind} {config_type.given_name}"
+    leaf = [p for p in path if p != "[]"][-1]
+    assert not any(word in leaf.lower() for word in DEPLOYMENT_WORDS), f"{'.'.join(path)} names a deployment setting"
+
+
+@pytest.mark.parametrize("field", FIELDS, ids=_field_id)
+def test_every_hostile_value_is_refused_by_validation(field, tmp_path, monkeypatch):
+    canary = f"canary-{uuid.uuid4().hex}"
+    monkeypatch.setenv(CANARY_NAME, canary)
+    job_name, path, _ = field
+    job = defs.resolve_job_def(job_name)
+    for what, value in hostile_values(tmp_path).items():
+        shapes = [_nested(path, value)]
+        if "[]" in path:   # the whole list replaced by the value, too
+            shapes.append(_nested(path[:path.index("[]")], value))
+        for run_config in shapes:
+            with pytest.raises(DagsterInvalidConfigError) as refused:
+                validate_run_config(job, run_config)
+            assert canary not in str(refused.value), (what, path)
+
+
+def test_languages_are_the_deployments():
+    langs = deployment_languages()
+    assert langs and "en" in langs
+    for job, path, config_type in FIELDS:
+        if path[-2:] == ("langs", "[]"):
+            assert set(config_type.config_values) == set(langs), (job, path)
+
+
+# ------------------------------------------------------------------ the real launch paths
+LAUNCH_RUN = """
+mutation Launch($executionParams: ExecutionParams!) {
+  launchRun(executionParams: $executionParams) {
+    __typename
+    ... on RunConfigValidationInvalid { errors { message } }
+    ... on LaunchRunSuccess { run { runId } }
+    ... on PythonError { message }
+  }
+}"""
+
+PARTITION = {"hourly_pipeline": "2026-11-02-01:00", "daily_digest": "2026-11-02", "retention": None,
+             "__ASSET_JOB": None}
+
+
+def _dump(url: str) -> bytes:
+    """pg_dump of one database (data and schema), with the server's own client."""
+    pg_dump = Path(db.embedded_server().bin_path) / "pg_dump"
+    return subprocess.run([str(pg_dump), "--no-owner", "--dbname", url], check=True, capture_output=True,
+                          timeout=300).stdout
+
+
+def _files_containing(roots: list[Path], needle: bytes) -> list[str]:
+    found = []
+    for root in roots:
+        for path in [root, *root.rglob("*")] if root.exists() else []:
+            if path.is_file() and not path.is_symlink():
+                try:
+                    if needle in path.read_bytes():
+                        found.append(str(path))
+                except OSError:
+                    pass
+            if needle.decode() in path.name:
+                found.append(str(path))
+    return found
+
+
+@pytest.mark.slow
+def test_launches_leave_no_trace_of_the_canary(database_url, tmp_path):
+    from dagster_deployment import DagsterDeployment
+
+    canary = f"canary-{uuid.uuid4().hex}"
+    publish = tmp_path / "public"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim").mkdir()
+    (outside / "victim" / "index.html").write_text("untouched")
+    env = {CANARY_NAME: canary, "NEWSDEDUP_SMTP_PASSWORD": canary, "NEWSDEDUP_LLM_API_KEY": canary,
+           "NEWSDEDUP_PUBLISH_DIR": str(publish)}
+    with DagsterDeployment(tmp_path, database_url, extra_env=env) as dep:
+        # The UI's launch path, for every field and every hostile value.
+        for job_name, path, _ in FIELDS:
+            tags = [{"key": "dagster/partition", "value": PARTITION[job_name]}] if PARTITION[job_name] else []
+            selector = {"repositoryLocationName": "newsdedup_dagster.definitions",
+                        "repositoryName": "__repository__", "jobName": job_name}
+            if job_name == "__ASSET_JOB":
+                op = path[1] if path[0] == "ops" else "story_feeds"
+                selector["assetSelection"] = [{"path": [op]}]
+                tags = [{"key": "dagster/partition", "value": "2026-11-02" if op == "digest" else "2026-11-02-01:00"}] \
+                    if op not in ("prune",) else []
+            for what, value in hostile_values(outside).items():
+                params = {"selector": selector, "runConfigData": _nested(path, value),
+                          "executionMetadata": {"tags": tags}}
+                result = dep.graphql(LAUNCH_RUN, {"executionParams": params})["launchRun"]
+                assert result["__typename"] == "RunConfigValidationInvalid", (job_name, path, what, result)
+                assert canary not in json.dumps(result)
+
+        # Dagster's CLI, as the first reports were made: each refused before a run exists.
+        cli = [str(Path(sys.executable).with_name("dagster")), "asset", "materialize", "-m",
+               "newsdedup_dagster.definitions", "--select", "story_feeds", "--partition", "2026-11-02-01:00",
+               "--config-json"]
+        for op_config in ({"output_dir": str(outside / "victim"), "langs": ["en"], "force": True},
+                          {"langs": ["en", f"../../../../..{outside}/trav-out"], "force": True},
+                          {"langs": {"env": "NEWSDEDUP_SMTP_PASSWORD"}},
+                          {"langs": [{"env": CANARY_NAME}]}):
+            refused = subprocess.run([*cli, json.dumps({"ops": {"story_feeds": {"config": op_config}}})],
+                                     env=dep.env, cwd=dep.root, capture_output=True, text=True, timeout=600)
+            assert refused.returncode != 0, refused.stdout[-2000:]
+            assert "config" in (refused.stdout + refused.stderr).lower()
+            assert canary not in refused.stdout + refused.stderr
+        refused = subprocess.run(
+            [*cli[:6], "raw_items", *cli[7:], json.dumps({"ops": {"raw_items": {"config": {
+                "fetch_mode": {"env": "NEWSDEDUP_LLM_API_KEY"}}}}})],
+            env=dep.env, cwd=dep.root, capture_output=True, text=True, timeout=600)
+        assert refused.returncode != 0 and canary not in refused.stdout + refused.stderr
+
+        # A harmless launch is accepted and runs with the canary in its environment.
+        accepted = subprocess.run([*cli, json.dumps({"ops": {"story_feeds": {"config": {"langs": ["en"]}}}})],
+                                  env=dep.env, cwd=dep.root, capture_output=True, text=True, timeout=900)
+        assert accepted.returncode == 0, (accepted.stdout + accepted.stderr)[-3000:]
+        assert (publish / "en" / "atom.xml").exists()
+
+        instance = dep.instance()
+        runs = instance.get_runs()
+        assert len(runs) == 1, [r.run_config for r in runs]   # the refused launches made no run
+        events = instance.all_logs(runs[0].run_id)
+        assert events and canary not in "".join(str(e) for e in events)
+        dagster_url = dep.env["NEWSDEDUP_DAGSTER_DATABASE_URL"]
+        instance.dispose()
+
+    assert (outside / "victim" / "index.html").read_text() == "untouched"
+    assert not (outside / "trav-out").exists() and sorted(p.name for p in outside.iterdir()) == ["victim"]
+    for url in (database_url, dagster_url):
+        dump = _dump(url)
+        assert len(dump) > 1000 and canary.encode() not in dump, url
+    assert _files_containing([tmp_path], canary.encode()) == []
+
+
+# ------------------------------------------------------------- what Dagster's types cannot bound
+@pytest.mark.parametrize("options, field, value", [
+    ("StoriesConfig", "knn_k", 987654321),
+    ("StoriesConfig", "story_threshold", 7.25),
+    ("EventsConfig", "quiet_hours", -31.5),
+])
+def test_out_of_range_numbers_fail_the_step_without_repeating_the_value(options, field, value):
+    from dagster import Failure
+
+    from newsdedup_dagster.assets import events, stories
+
+    model = {"StoriesConfig": stories.StoriesConfig, "EventsConfig": events.EventsConfig}[options]
+    with pytest.raises(Failure) as refused:
+        model.from_op_config({field: value})
+    message = refused.value.description
+    assert field in message and str(value) not in message and repr(value) not in message
+    assert not refused.value.allow_retries
+
+
+def test_a_language_the_run_does_not_publish_is_refused_without_repeating_it():
+    from dagster import Failure
+
+    from newsdedup_dagster.assets.run_options import check_languages
+
+    assert check_languages(["fr", "en", "fr"], ("en", "fr")) == ["fr", "en"]
+    assert check_languages(None, ("en",)) is None
+    with pytest.raises(Failure) as refused:
+        check_languages(["en", "sv-SECRETISH"], ("en", "fr"))
+    assert "sv-SECRETISH" not in refused.value.description and "en, fr" in refused.value.description
