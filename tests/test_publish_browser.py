@@ -152,8 +152,8 @@ def world_site(clean_db, conn, tmp_path, monkeypatch):
                      (sid, hour_of(at(9.5))))
     conn.commit()
     out = tmp_path / "public"
+    monkeypatch.setenv("NEWSDEDUP_PUBLISH_DIR", str(out))
     result = materialize([story_feeds], partition_key="2026-11-02-10:00",
-                         run_config={"ops": {"story_feeds": {"config": {"output_dir": str(out)}}}},
                          resources={"postgres": PostgresResource(database_url=clean_db), "llm": LLMResource()})
     assert result.success
     return out

@@ -65,9 +65,9 @@ def _seed(conn):
 @pytest.fixture()
 def site(clean_db, conn, tmp_path, monkeypatch):
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_LANGS", ",".join(LANGS))
+    monkeypatch.setenv("NEWSDEDUP_PUBLISH_DIR", str(tmp_path))
     _seed(conn)
     result = materialize([story_feeds], partition_key=H,
-                         run_config={"ops": {"story_feeds": {"config": {"output_dir": str(tmp_path)}}}},
                          resources={"postgres": PostgresResource(database_url=clean_db), "llm": LLMResource()})
     assert result.success
     return tmp_path
