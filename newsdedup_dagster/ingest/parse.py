@@ -40,11 +40,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
 
 import feedparser
 
-from .canonical_url import canonical_url, item_id
+from .canonical_url import LinkRefused, browser_url, canonical_url, item_id, outlet_of
 from .sources import normalise_language
 
 if TYPE_CHECKING:
@@ -97,6 +96,9 @@ class ParsedItem:
     language: str | None  # ISO 639-1
     language_origin: str  # 'entry' | 'feed' | 'source' | 'detected' | 'unknown'
     title_origin: str = "title"  # 'title' | 'summary'
+    # The publisher the link is attributed to: registrable domain of the host a browser opens
+    # (canonical_url.outlet_of); None for link-less items.
+    outlet: str | None = None
 
 
 @dataclass(frozen=True)
@@ -587,25 +589,18 @@ def _synthetic_id(source_id: str, key: str) -> str:
 
 
 def _resolve_link(base_url: str | None, link: Any, max_chars: int = 2_048) -> str | None:
-    """An absolute http(s) URL with a host, or None. Controls are removed and
-    spaces encoded first; a link longer than max_chars is refused."""
+    """An absolute http(s) URL with a host, as a browser reads it (canonical_url.browser_url), or
+    None. Controls are removed first; a link longer than max_chars, or one with userinfo, is refused."""
     if not link or not isinstance(link, str):
         return None
     if len(link) > max_chars * 2:
         return None
-    link = _URL_CONTROL.sub("", link).strip().replace(" ", "%20")
+    link = _URL_CONTROL.sub("", link).strip()
     try:
-        if base_url and not _ABSOLUTE_HTTP.match(link):
-            link = urljoin(base_url, link)
-        if not _ABSOLUTE_HTTP.match(link) or len(link) > max_chars:
-            return None
-        parts = urlsplit(link)
-        if not parts.hostname:
-            return None
-        parts.port  # noqa: B018 - raises ValueError on a non-numeric or out-of-range port
-    except ValueError:
+        link = browser_url(link, base_url if base_url and not _ABSOLUTE_HTTP.match(link) else None)
+    except LinkRefused:
         return None
-    return link
+    return link if len(link) <= max_chars else None
 
 
 def _entry_language(entry: Mapping, feed_language: str | None) -> str | None:
@@ -890,7 +885,7 @@ def _entry_item(entry: Mapping, index: int, *, source_id: str, fetched_at: datet
         title=title, summary=summary or None, content=(content or None) if content != summary else None,
         author=clean_text(entry.get("author"), 300, cap) or None, published_at=published_at,
         date_origin=date_origin, date_flag=date_flag, language=language, language_origin=language_origin,
-        title_origin=title_origin,
+        title_origin=title_origin, outlet=outlet_of(url),
     )
 
 
