@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 import feedparser
 
 from .canonical_url import LinkRefused, browser_url, canonical_url, item_id, outlet_of
+from ..llm.text import clean_model_text
 from .sources import normalise_language
 
 if TYPE_CHECKING:
@@ -136,12 +137,6 @@ _BREAK_TAGS = frozenset({
     "blockquote", "section", "article", "header", "footer", "figure", "figcaption", "hr", "pre", "table",
 })
 _LOOKS_LIKE_MARKUP = re.compile(r"<[a-zA-Z/!][^<>]*>|&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z][a-zA-Z0-9]{1,31});")
-# C0/C1 controls and invisible format characters that only break matching.
-# Lone surrogates and noncharacters are dropped too: PostgreSQL text must be valid UTF-8.
-_INVISIBLE = re.compile(
-    r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200b-\u200d\u2060\ufeff\u00ad\ud800-\udfff\ufffe\uffff]")
-
-
 # One scan over the text, each character visited a bounded number of times:
 # a comment, a tag, a processing instruction / declaration, or a bare "<".
 _MARKUP = re.compile(r"<!--|<(/?)([a-zA-Z][a-zA-Z0-9:-]*)[^<>]*>|<[!?][^<>]*>")
@@ -184,7 +179,8 @@ def _strip_html_once(text: str) -> str:
 
 
 def clean_text(value: Any, max_chars: int | None = None, max_field_chars: int | None = 200_000) -> str:
-    """HTML/entities -> plain text, one line, NFC, invisible characters removed.
+    """HTML/entities -> plain text, one line, NFC, invisible and direction-changing characters
+    removed (llm/text.py's rules, the same as for model output).
 
     The raw value is first cut to `max_field_chars`, so no field costs more
     than a bounded amount of work, whatever its markup.
@@ -200,7 +196,9 @@ def clean_text(value: Any, max_chars: int | None = None, max_field_chars: int | 
         if not _LOOKS_LIKE_MARKUP.search(text) and "<" not in text:
             break
         text = _strip_html_once(text)
-    text = _INVISIBLE.sub("", unicodedata.normalize("NFC", text))
+    # The same rules as model output (llm/text.py): controls, bidi overrides and isolates,
+    # zero-width and other invisible format characters, surrogates and noncharacters go.
+    text = clean_model_text(unicodedata.normalize("NFC", text))
     text = " ".join(text.split())
     if max_chars is not None and len(text) > max_chars:
         text = text[: max_chars - 1].rstrip() + "…"
@@ -576,7 +574,7 @@ class ParseBudgetExceeded(Exception):
 
 
 def _one_line(text: str, limit: int = 300) -> str:
-    text = _INVISIBLE.sub("", " ".join(str(text).split()))
+    text = clean_model_text(" ".join(str(text).split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -33,7 +33,6 @@ import psycopg
 
 from ..db import load_sql
 from .fetch import FetchConfig, FetchRequest, FetchResult
-from .canonical_url import feed_outlet
 from .netguard import AddressPolicy
 from .parse import ParseConfig, ParsedItem, ParsePool, ParseResult
 from .pipeline import fetch_and_parse
@@ -654,7 +653,7 @@ def _store_parsed(conn, partition_start, archive_entries, parsed_all, fresh_resu
         if result.source_id in fetch_ids:
             groups.append((result.source_id, fetch_ids[result.source_id], parsed, result.status == "ok"))
     with conn.transaction():
-        feed_outlets = {sid: feed_outlet(source.feed_url) for sid, source in source_for.items()}
+        feed_outlets = {sid: source.own_outlet for sid, source in source_for.items()}
         groups, upserted = _store_groups(conn, groups, partition_start, feed_outlets)
         crash_point("raw_items.after_upsert")
         record_parse_outcomes(conn, {fetch_id: parsed for _, fetch_id, parsed, record in groups if record})
@@ -725,7 +724,7 @@ def ingest_jsonl_partition(conn: psycopg.Connection, path: str | Path, partition
     with conn.transaction():
         sync_report = sync_sources(conn, part.sources, disable_missing=False)
         upserted = upsert_items(conn, [(item, None) for item in part.items], partition_start,
-                                feed_outlets={s.id: feed_outlet(s.feed_url) for s in part.sources})
+                                feed_outlets={s.id: s.own_outlet for s in part.sources})
         counts = partition_item_counts(conn, partition_start)
     per_source: dict[str, list[ParsedItem]] = {}
     for item in part.items:
