@@ -13,8 +13,6 @@ Format::
         replay_file: replay/bbc-world.xml   # optional, relative to this YAML file
         outlet: bbc.co.uk        # optional: the outlet this feed publishes for, when its feed
                                  # host differs (default: registrable domain of feed_url)
-        private_network: false   # optional, default false: an intranet feed, whose address may be
-                                 # in a network allowed by NEWSDEDUP_FETCH_ALLOW_PRIVATE
 
 `load_sources(path)` validates every entry and raises one
 `SourcesConfigError` listing *all* problems, each naming the file and line,
@@ -58,7 +56,7 @@ ISO_3166_1_ALPHA2: frozenset[str] = frozenset(
 
 SOURCE_ID_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$")
 REQUIRED_KEYS = ("id", "name", "feed_url", "language", "country")
-OPTIONAL_KEYS = ("syndicator", "enabled", "replay_file", "outlet", "private_network")
+OPTIONAL_KEYS = ("syndicator", "enabled", "replay_file", "outlet")
 ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
 
 
@@ -76,8 +74,6 @@ class Source:
     replay_file: Path | None = None  # absolute (resolved against the YAML file's folder)
     # The outlet (registrable domain) whose articles this feed publishes; None: its feed URL's.
     outlet: str | None = None
-    # An intranet feed: only such a source may connect to a network NEWSDEDUP_FETCH_ALLOW_PRIVATE allows.
-    private_network: bool = False
 
     @property
     def own_outlet(self) -> str | None:
@@ -259,7 +255,7 @@ def _field_value(key: str, value: Any, node: yaml.Node, base_dir: Path, problem)
             problem(node, key, f"{value!r} is not a host name such as 'bbc.co.uk'")
             return _INVALID
         value = registrable_domain(value.lower())
-    elif key in ("syndicator", "enabled", "private_network"):
+    elif key in ("syndicator", "enabled"):
         if not isinstance(value, bool):
             problem(node, key, f"must be true or false, got {value!r}")
             return _INVALID
