@@ -64,6 +64,13 @@ def test_not_http_links_are_refused(link):
         browser_url(link)
 
 
+def test_a_wrapped_target_with_userinfo_is_not_unwrapped():
+    wrapped = "https://l.facebook.com/l.php?u=https%3A%2F%2Fevil.example%40www.reuters.com%2Fworld%2Fx"
+    assert canonical_url(wrapped).startswith("https://l.facebook.com/l.php?")
+    plain = "https://l.facebook.com/l.php?u=https%3A%2F%2Fwww.reuters.com%2Fworld%2Fx"
+    assert canonical_url(plain) == "https://reuters.com/world/x"
+
+
 def test_empty_userinfo_and_backslashes_leave_the_host_a_browser_shows():
     assert browser_url("https://:@www.reuters.com/world/x") == "https://www.reuters.com/world/x"
     assert ada_url.URL(browser_url("http://reuters.com\\x:y@evil.example/")).hostname == "reuters.com"

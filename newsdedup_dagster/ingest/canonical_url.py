@@ -228,6 +228,14 @@ def browser_url(link: str, base: str | None = None) -> str:
     return parsed.href
 
 
+def _has_userinfo(url: str) -> bool:
+    try:
+        parsed = ada_url.URL(url)
+    except ValueError:
+        return False
+    return bool(parsed.username or parsed.password)
+
+
 def _browser_view(url: str) -> str:
     """The WHATWG serialisation when `url` parses, else `url` (the canonical key stays stable)."""
     try:
@@ -356,7 +364,9 @@ def _canonical_http_url(url: str) -> str:
     url = _browser_view(url)
     for _ in range(_MAX_UNWRAP_DEPTH):
         target = _unwrap_redirect(url)
-        if target is None:
+        if target is None or _has_userinfo(target):
+            # A wrapped target with userinfo names one host and opens another: the key stays
+            # the wrapper's, so such a link cannot join the named outlet's item.
             break
         url = _browser_view(target)
     try:
