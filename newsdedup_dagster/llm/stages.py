@@ -100,7 +100,7 @@ def load_story_facts(conn: psycopg.Connection, hour: datetime, limit: int) -> li
     ):
         appearances[story_id].append(scoring.Appearance(source_id, bool(syndicator), language, outlet, published))
     out = []
-    for (story_id, item_count, attempts, first, latest, _rep_id, article_count, _item_langs, _sources) in rows:
+    for (story_id, item_count, attempts, first, latest, _rep_id, article_count) in rows:
         arts = articles.get(story_id, [])
         rep = reps.get(story_id) or (min(arts, key=lambda a: a.published_at or first) if arts else None)
         coverage = scoring.independent_outlets(appearances.get(story_id, []))
