@@ -131,3 +131,20 @@ def test_bundled_source_files_load_if_present():
     for path in (package / "sources" / "starter_sources.yaml", package / "sample_data" / "sources.yaml"):
         if path.exists():
             assert load_sources(path), path
+
+
+def test_outlet_names_the_publisher_of_a_feed():
+    sources = parse_sources_yaml("""\
+sources:
+  - {id: bbc, name: BBC, feed_url: "https://feeds.bbci.co.uk/news/rss.xml", language: en, country: GB,
+     outlet: WWW.BBC.co.uk}
+  - {id: reuters, name: Reuters, feed_url: "https://www.reuters.com/arc/outboundfeeds/world/", language: en,
+     country: GB}
+""")
+    assert [(s.outlet, s.own_outlet) for s in sources] == [("bbc.co.uk", "bbc.co.uk"), (None, "reuters.com")]
+    problems = errors_of("""\
+sources:
+  - {id: x, name: X, feed_url: "https://x.example/", language: en, country: GB, outlet: "https://x.example/"}
+  - {id: y, name: Y, feed_url: "https://y.example/", language: en, country: GB, outlet: "a..b"}
+""")
+    assert len(problems) == 2 and all("is not a host name" in p for p in problems)

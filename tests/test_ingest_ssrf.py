@@ -1,6 +1,7 @@
-"""Where a fetch may connect: public addresses only unless allowed, checked after DNS for the
-first request and every redirect, the checked address is the one connected to, no https ->
-http downgrade, no validators or cookies to another host. Real servers on 127.0.0.x."""
+"""Where a fetch may connect: public addresses only unless allowed (and what is allowed only for
+the feed's own origin, never for a redirect elsewhere), checked after DNS for the first request
+and every redirect, the checked address is the one connected to, no https -> http downgrade, no
+validators or cookies to another origin. Real servers on 127.0.0.x."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpcore
 import pytest
-from feedserver import FAST, GOOD_A, FeedServer, Response
+from feedserver import FAST, GOOD_A, FeedServer, Response, rss
 
-from newsdedup_dagster.ingest.fetch import FetchRequest, fetch_feeds_sync
-from newsdedup_dagster.ingest.netguard import AddressPolicy, AddressRefused, GuardedBackend, non_global_reason
+from newsdedup_dagster.ingest.fetch import FetchRequest, fetch_feeds_sync, same_origin
+from newsdedup_dagster.ingest.netguard import (
+    NON_PUBLIC_NETWORKS, AddressPolicy, AddressRefused, GuardedBackend, non_global_reason)
 from newsdedup_dagster.ingest.sources import Source
 from newsdedup_dagster.ingest.store import ingest_partition
 
@@ -35,6 +37,35 @@ PUBLIC_ONLY = replace(FAST, address_policy=AddressPolicy())
 def test_non_global_addresses_are_refused(address):
     assert non_global_reason(ipaddress.ip_address(address)) is not None
     assert AddressPolicy().refusal("feeds.example", ipaddress.ip_address(address))
+
+
+@pytest.mark.parametrize(("network", "reason", "_source"), NON_PUBLIC_NETWORKS)
+def test_every_non_public_range_is_refused_end_to_end(network, reason, _source):
+    """Each entry of the table: its first, middle and last address are refused."""
+    net = ipaddress.ip_network(network)
+    first, last = net.network_address, net.broadcast_address
+    middle = ipaddress.ip_address(int(first) + (int(last) - int(first)) // 2)
+    for address in (first, middle, last):
+        assert non_global_reason(address) is not None, address
+        assert AddressPolicy().refusal("feeds.example", address), address
+    if net.version == 4 or not (net.subnet_of(ipaddress.ip_network("::/8"))
+                                or net.subnet_of(ipaddress.ip_network("2001::/32"))):
+        assert non_global_reason(middle) == reason  # not judged by an embedded IPv4
+
+
+@pytest.mark.parametrize("address", ["fec0::1", "fefe::1", "192.0.0.8", "192.0.0.9", "192.0.0.10",
+                                     "64:ff9b:1::a00:1", "3fff::1", "5f00::1", "1fff::1", "4000::1"])
+def test_ranges_python_counts_as_global_are_refused(address):
+    """Python 3.11's ipaddress calls each of these global; the table does not."""
+    assert non_global_reason(ipaddress.ip_address(address)) is not None
+
+
+@pytest.mark.parametrize("address", ["100.63.255.255", "100.128.0.0", "172.15.255.255", "172.32.0.0", "192.0.1.0",
+                                     "192.167.255.255", "192.169.0.0", "198.17.255.255", "198.20.0.0",
+                                     "223.255.255.255", "11.0.0.0", "126.255.255.255", "128.0.0.0",
+                                     "2000::1", "2001:200::1", "2001:db9::1", "3ffe::1", "3fff:1000::1"])
+def test_addresses_just_outside_the_ranges_are_public(address):
+    assert non_global_reason(ipaddress.ip_address(address)) is None
 
 
 @pytest.mark.parametrize("address", ["93.184.215.14", "8.8.8.8", "2a00:1450:4001:80b::200e",
@@ -125,24 +156,57 @@ def test_connects_to_the_address_it_checked():
     assert calls == []  # refused before any connection attempt
 
 
-def test_validators_and_cookies_stay_with_their_host():
-    with FeedServer(hosts=["127.0.0.1", "127.0.0.2"]) as server:
-        other = server.base_urls[1]
-        server.route("/moved", Response(status=302, headers={"Location": other + "/feed", "Content-Length": "0",
+def test_validators_and_cookies_stay_with_their_origin():
+    """Validators go to the feed's own origin (scheme, host and port), also after a redirect within
+    it; no cookie is ever sent back."""
+    with FeedServer() as server:
+        server.route("/moved", Response(status=302, headers={"Location": "/feed", "Content-Length": "0",
                                                              "Set-Cookie": "session=secret; Path=/"}))
         server.route("/feed", Response(body=GOOD_A, headers={"Content-Type": "application/rss+xml", "ETag": '"x"',
                                                              "Set-Cookie": "tracker=1; Path=/"}))
         request = FetchRequest("m", server.url("/moved"), etag='"old"', last_modified="Mon, 02 Nov 2026 09:00:00 GMT")
         [first] = fetch_feeds_sync([request], FAST)
-        [again] = fetch_feeds_sync([request, FetchRequest("n", other + "/feed")], FAST)[:1]
+        [again] = fetch_feeds_sync([request], FAST)
         moved, landed = server.requests_for("/moved")[0], server.requests_for("/feed")[0]
     assert first.status == "ok" and again.status == "ok"
-    assert moved.headers.get("if-none-match") == '"old"'  # the feed's own host gets its validators
-    assert "if-none-match" not in landed.headers and "if-modified-since" not in landed.headers
-    assert first.etag is None  # another host's validator is not stored for ours
+    assert moved.headers.get("if-none-match") == '"old"' and landed.headers.get("if-none-match") == '"old"'
+    assert first.etag == '"x"'  # the feed's own origin's validator is kept
     assert all("cookie" not in r.headers for r in server.requests)
 
 
+@pytest.mark.parametrize(("url", "same"), [
+    ("http://127.0.0.1:8080/a", True), ("http://127.0.0.1:8080/b?c#d", True), ("HTTP://127.0.0.1:8080/", True),
+    ("http://127.0.0.1:8081/a", False), ("https://127.0.0.1:8080/a", False), ("http://localhost:8080/a", False),
+    ("http://127.0.0.2:8080/a", False),
+])
+def test_origin_is_scheme_host_and_port(url, same):
+    assert same_origin(url, "http://127.0.0.1:8080/feed.xml") is same
+    assert same_origin("https://feeds.example/x", "https://feeds.example:443/y")
+    assert same_origin("http://feeds.example/x", "http://FEEDS.example.:80/y")
+
+
+def test_redirect_to_another_port_of_an_allowed_network_is_refused(conn):
+    """NEWSDEDUP_FETCH_ALLOW_PRIVATE=127.0.0.1/32 opens the feed's own origin only: its redirect to
+    another port of the same host (an admin service on the allowed network) is refused, the admin
+    service sees no request, with or without validators, and nothing of it is stored."""
+    with FeedServer() as feed, FeedServer() as admin:
+        admin.add("/admin", rss([{"title": "ADMIN SECRET token=hunter2", "link": admin.url("/admin/1"), "guid": "a"}]))
+        feed.redirect("/feed.xml", admin.url("/admin"))
+        feed.add("/plain.xml", GOOD_A)
+        only_loopback = replace(FAST, address_policy=AddressPolicy.from_entries(["127.0.0.1/32"]))
+        sources = [Source(id="redirecting", name="r", feed_url=feed.url("/feed.xml"), language="en", country="GB"),
+                   Source(id="plain", name="p", feed_url=feed.url("/plain.xml"), language="en", country="GB")]
+        conn.execute("INSERT INTO sources (id, name, feed_url, language, etag, last_modified) VALUES "
+                     "('redirecting', 'r', %s, 'en', '\"v1\"', 'Mon, 02 Nov 2026 09:00:00 GMT')", (feed.url("/feed.xml"),))
+        conn.commit()
+        report = ingest_partition(conn, sources, H, mode="live", fetch_config=only_loopback)
+        assert admin.requests == []
+        assert feed.requests_for("/feed.xml")[0].headers.get("if-none-match") == '"v1"'
+    rows = {row.source_id: row for row in report.rows}
+    assert rows["plain"].status == "ok" and rows["plain"].items == 5  # the feed's own origin is allowed
+    assert rows["redirecting"].status == "error" and rows["redirecting"].attempts == 1
+    assert "another origin" in rows["redirecting"].error and "redirected to" in rows["redirecting"].error
+    assert conn.execute("SELECT count(*) FROM items WHERE title LIKE '%ADMIN%'").fetchone()[0] == 0
 @pytest.fixture(scope="module")
 def tls_files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tls")

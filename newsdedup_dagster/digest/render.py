@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from ..llm.text import clean_visible_line
 from .labels import count, event_span, language_name, labels_for, long_date, text_direction
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
@@ -134,12 +135,10 @@ def safe_url(url: str | None) -> str | None:
     return url.strip() if parts.scheme in ("http", "https") and parts.netloc else None
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
 def clean_line(text: str | None) -> str:
-    """One line of plain text: no control characters, no line breaks."""
-    return " ".join(_CONTROL.sub(" ", text or "").split())
+    """One line of plain text: no control, invisible or direction-changing characters, no line
+    breaks (llm/text.py's rules, the same for feed text and model output)."""
+    return clean_visible_line(text)
 
 
 MIN_EVENT_STORIES_SHOWN = 2

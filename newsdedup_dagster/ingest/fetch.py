@@ -12,9 +12,13 @@ connection errors, 5xx and 429.
 Where a fetch may go (netguard.py): every connection, for the first request
 and every redirect, is made to an address resolved and checked here
 (public addresses only, unless `address_policy` allows a network or host),
-never to a second DNS answer. A redirect from https to http is refused;
-validators (ETag / Last-Modified) go only to the feed's own host, and no
-cookie is ever stored or sent. Proxies from the environment are not used:
+never to a second DNS answer. What `address_policy` allows is open to the
+feed's own origin (scheme, host, port: RFC 6454) only: a redirect to any
+other origin, another port of the same host included, goes through a client
+that allows public addresses only, so a feed cannot steer the fetcher into
+an allowed intranet. A redirect from https to http is refused; validators
+(ETag / Last-Modified) go only to the feed's own origin, and no cookie is
+ever stored or sent. Proxies from the environment are not used:
 the address checks need the fetcher to make the connection itself.
 
 A failing source never raises: its FetchResult has status 'error' and a
@@ -29,6 +33,7 @@ import http.cookiejar
 import mimetypes
 import zlib
 from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -239,11 +244,34 @@ async def _read_body(response: httpx.Response, config: FetchConfig) -> bytes:
     return bytes(body)
 
 
-def _host(url: str) -> str:
-    return (urlsplit(url).hostname or "").lower()
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-async def _attempt(client: httpx.AsyncClient, request: FetchRequest, config: FetchConfig) -> dict:
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) with the scheme's default port filled in (RFC 6454 section 4)."""
+    parts = httpx.URL(url)
+    scheme = parts.scheme.lower()
+    return scheme, parts.host.lower().rstrip("."), parts.port or _DEFAULT_PORTS.get(scheme)
+
+
+@dataclass(frozen=True)
+class _Clients:
+    """`own` connects where `address_policy` allows, for the feed's own origin; `other` allows
+    public addresses only, for redirects to any other origin."""
+
+    own: httpx.AsyncClient
+    other: httpx.AsyncClient
+
+
+
+def same_origin(url: str, feed_url: str) -> bool:
+    try:
+        return origin(url) == origin(feed_url)
+    except (httpx.InvalidURL, ValueError):
+        return False
+
+
+async def _attempt(clients: _Clients, request: FetchRequest, config: FetchConfig) -> dict:
     """One attempt, following redirects by hand. Returns FetchResult fields."""
     url = request.url
     chain = [url]
@@ -251,7 +279,6 @@ async def _attempt(client: httpx.AsyncClient, request: FetchRequest, config: Fet
         body, content_type = _read_local_file(url, config)
         return dict(final_url=url, status="ok", http_status=None, etag=None, last_modified=None,
                     body=body, content_type=content_type, headers={"content-type": content_type})
-    origin_host = _host(url)
     base_headers = {"User-Agent": config.user_agent, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
     validators = {}
     if request.etag:
@@ -262,9 +289,10 @@ async def _attempt(client: httpx.AsyncClient, request: FetchRequest, config: Fet
         scheme = urlsplit(url).scheme.lower()
         if scheme not in ("http", "https"):
             raise _FetchFailure(f"refusing non-http(s) URL {url!r}", retryable=False, final_url=url)
-        same_host = _host(url) == origin_host
-        # Validators describe the feed's own host's copy: never sent elsewhere.
-        headers = {**base_headers, **validators} if same_host else base_headers
+        own_origin = same_origin(url, request.url)
+        client = clients.own if own_origin else clients.other
+        # Validators describe the feed's own origin's copy: never sent elsewhere.
+        headers = {**base_headers, **validators} if own_origin else base_headers
         try:
             async with client.stream("GET", url, headers=headers) as response:
                 status = response.status_code
@@ -301,10 +329,10 @@ async def _attempt(client: httpx.AsyncClient, request: FetchRequest, config: Fet
                 if 200 <= status < 300:
                     body = await _read_body(response, config)
                     # A 200 carries the authoritative validators: a missing one is gone.
-                    # Validators from another host are not kept (they would be sent to ours).
+                    # Validators from another origin are not kept (they would be sent to ours).
                     return dict(final_url=url, status="ok", http_status=status,
-                                etag=response.headers.get("etag") if same_host else None,
-                                last_modified=response.headers.get("last-modified") if same_host else None,
+                                etag=response.headers.get("etag") if own_origin else None,
+                                last_modified=response.headers.get("last-modified") if own_origin else None,
                                 body=body, content_type=response.headers.get("content-type"),
                                 headers=response_headers)
                 reason = response.reason_phrase or ""
@@ -352,7 +380,7 @@ class _Limiter:
         return self.per_host[key]
 
 
-async def _fetch_one(client: httpx.AsyncClient, request: FetchRequest, config: FetchConfig,
+async def _fetch_one(client: _Clients, request: FetchRequest, config: FetchConfig,
                      limiter: _Limiter) -> FetchResult:
     fetched_at = datetime.now(timezone.utc)
     loop = asyncio.get_running_loop()
@@ -421,13 +449,13 @@ class _GuardedTransport(httpx.AsyncHTTPTransport):
     """httpx's transport with a connection pool whose network backend checks and
     pins every destination address (httpx has no public switch for the backend)."""
 
-    def __init__(self, config: FetchConfig, limits: httpx.Limits):
+    def __init__(self, config: FetchConfig, limits: httpx.Limits, policy: AddressPolicy):
         super().__init__(trust_env=config.trust_env, limits=limits, retries=0)
         ssl_context = self._pool._ssl_context
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=ssl_context, max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
-            http1=True, http2=False, retries=0, network_backend=GuardedBackend(config.address_policy))
+            http1=True, http2=False, retries=0, network_backend=GuardedBackend(policy))
 
 
 class _NoCookies(http.cookiejar.DefaultCookiePolicy):
@@ -440,15 +468,27 @@ class _NoCookies(http.cookiejar.DefaultCookiePolicy):
         return False
 
 
-def _client(config: FetchConfig) -> httpx.AsyncClient:
+def _client(config: FetchConfig, policy: AddressPolicy) -> httpx.AsyncClient:
     timeout = httpx.Timeout(connect=config.connect_timeout, read=config.read_timeout,
                             write=config.read_timeout, pool=config.total_timeout)
     limits = httpx.Limits(max_connections=max(1, config.max_concurrency),
                           max_keepalive_connections=max(1, config.max_concurrency))
     cookies = http.cookiejar.CookieJar(policy=_NoCookies())
     # An explicit transport also means httpx ignores HTTP(S)_PROXY: connections are ours to check.
-    return httpx.AsyncClient(timeout=timeout, transport=_GuardedTransport(config, limits), follow_redirects=False,
-                             trust_env=False, cookies=cookies, headers={"User-Agent": config.user_agent})
+    return httpx.AsyncClient(timeout=timeout, transport=_GuardedTransport(config, limits, policy),
+                             follow_redirects=False, trust_env=False, cookies=cookies,
+                             headers={"User-Agent": config.user_agent})
+
+
+@asynccontextmanager
+async def _clients(config: FetchConfig) -> AsyncIterator[_Clients]:
+    """Two pools, so a connection opened under the allow-list is never reused for another origin."""
+    async with _client(config, config.address_policy) as own:
+        if not config.address_policy.allowed_networks and not config.address_policy.allowed_hosts:
+            yield _Clients(own, own)  # nothing allowed beyond public addresses: one pool serves both
+            return
+        async with _client(config, AddressPolicy(redirect_target=True)) as other:
+            yield _Clients(own, other)
 
 
 async def iter_fetch_feeds(requests: Iterable[FetchRequest], config: FetchConfig | None = None
@@ -457,7 +497,7 @@ async def iter_fetch_feeds(requests: Iterable[FetchRequest], config: FetchConfig
     while the others are still downloading)."""
     config = config or FetchConfig()
     limiter = _Limiter(config)
-    async with _client(config) as client:
+    async with _clients(config) as client:
         tasks = [asyncio.create_task(_fetch_one(client, request, config, limiter)) for request in requests]
         try:
             for next_done in asyncio.as_completed(tasks):
@@ -472,7 +512,7 @@ async def fetch_feeds(requests: list[FetchRequest], config: FetchConfig | None =
     """Fetch all requests concurrently; results in request order; never raises for a source."""
     config = config or FetchConfig()
     limiter = _Limiter(config)
-    async with _client(config) as client:
+    async with _clients(config) as client:
         return list(await asyncio.gather(*(_fetch_one(client, request, config, limiter) for request in requests)))
 
 

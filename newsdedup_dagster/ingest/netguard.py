@@ -2,10 +2,12 @@
 
 A feed URL (or any redirect it sends) must not make this machine fetch from
 itself, its network or a cloud metadata service. `AddressPolicy` decides on
-*resolved addresses*: loopback, RFC 1918, link-local (169.254.169.254),
-CGNAT, multicast, reserved and unspecified IPv4; IPv6 loopback, ULA,
-link-local, multicast, and IPv4 embedded in IPv6 (IPv4-mapped, NAT64,
-6to4, Teredo) judged by the IPv4 inside. Named networks or host names can
+*resolved addresses*, by an explicit table of non-public ranges
+(`NON_PUBLIC_NETWORKS`, from the IANA special-purpose registries): loopback,
+RFC 1918, link-local (169.254.169.254), CGNAT, multicast, documentation,
+reserved and unspecified IPv4; IPv6 loopback, ULA, site-local, link-local,
+multicast, anything outside 2000::/3, and IPv4 embedded in IPv6
+(IPv4-mapped, NAT64, 6to4, Teredo) judged by the IPv4 inside. Named networks or host names can
 be allowed for intranet feeds (and for tests on 127.0.0.1).
 
 `GuardedBackend` is an httpcore network backend: every new TCP connection
@@ -29,7 +31,50 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052 well-known prefix: the last 32 bits are IPv4
-_CGNAT = ipaddress.ip_network("100.64.0.0/10")  # RFC 6598 shared address space
+
+# Every range that is not a public Internet host address, with the reason given in a refusal. From
+# the IANA IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890) and the address-space
+# registries, written out rather than taken from `ipaddress`' is_global/is_private, whose tables
+# differ between Python versions (3.11 counts fec0::/10 and 192.0.0.8-10 as global). Embedded IPv4
+# (IPv4-mapped, NAT64 64:ff9b::/96, 6to4, Teredo, IPv4-compatible) is judged by the IPv4 inside,
+# before this table. The whole of 192.0.0.0/24 (IETF protocol assignments, incl. the PCP and TURN
+# anycast addresses) and 2001::/23 are refused: protocol service addresses, never a feed's host.
+NON_PUBLIC_NETWORKS: tuple[tuple[str, str, str], ...] = (
+    # IPv4
+    ("0.0.0.0/8", "unspecified", "RFC 791 'this network'"),
+    ("10.0.0.0/8", "private network", "RFC 1918"),
+    ("100.64.0.0/10", "carrier-grade NAT", "RFC 6598 shared address space"),
+    ("127.0.0.0/8", "loopback", "RFC 1122"),
+    ("169.254.0.0/16", "link-local", "RFC 3927 (cloud metadata services live here)"),
+    ("172.16.0.0/12", "private network", "RFC 1918"),
+    ("192.0.0.0/24", "IETF protocol assignment", "RFC 6890; 192.0.0.8 dummy (RFC 7600), .9 PCP, .10 TURN"),
+    ("192.0.2.0/24", "documentation", "RFC 5737 TEST-NET-1"),
+    ("192.88.99.0/24", "deprecated 6to4 relay anycast", "RFC 7526"),
+    ("192.168.0.0/16", "private network", "RFC 1918"),
+    ("198.18.0.0/15", "benchmarking", "RFC 2544"),
+    ("198.51.100.0/24", "documentation", "RFC 5737 TEST-NET-2"),
+    ("203.0.113.0/24", "documentation", "RFC 5737 TEST-NET-3"),
+    ("224.0.0.0/4", "multicast", "RFC 5771"),
+    ("240.0.0.0/4", "reserved", "RFC 1112; 255.255.255.255 limited broadcast, RFC 919"),
+    # IPv6
+    ("::/128", "unspecified", "RFC 4291"),
+    ("::1/128", "loopback", "RFC 4291"),
+    ("::/8", "reserved", "RFC 4291 (IPv4-compatible and -mapped addresses are judged by their IPv4)"),
+    ("64:ff9b:1::/48", "local-use NAT64", "RFC 8215"),
+    ("100::/64", "discard-only", "RFC 6666"),
+    ("100:0:0:1::/64", "dummy prefix", "RFC 9780"),
+    ("2001::/23", "IETF protocol assignment", "RFC 2928 (Teredo 2001::/32 is judged by its IPv4)"),
+    ("2001:db8::/32", "documentation", "RFC 3849"),
+    ("3fff::/20", "documentation", "RFC 9637"),
+    ("5f00::/16", "segment-routing SID", "RFC 9602"),
+    ("fc00::/7", "unique local (private network)", "RFC 4193"),
+    ("fe80::/10", "link-local", "RFC 4291"),
+    ("fec0::/10", "site-local (deprecated, private network)", "RFC 3879"),
+    ("ff00::/8", "multicast", "RFC 4291"),
+)
+_NON_PUBLIC = tuple((ipaddress.ip_network(network), reason) for network, reason, _source in NON_PUBLIC_NETWORKS)
+# IANA IPv6 Address Space: only 2000::/3 is allocated as global unicast.
+_GLOBAL_UNICAST_V6 = ipaddress.ip_network("2000::/3")
 
 
 class AddressRefused(Exception):
@@ -60,19 +105,10 @@ def non_global_reason(address: IPAddress) -> str | None:
             return f"{reason} (IPv4 {inner} inside IPv6)" if reason else None
         if address.scope_id:
             return "scoped IPv6 address"
-    checks = (
-        ("unspecified", address.is_unspecified),
-        ("loopback", address.is_loopback),
-        ("link-local", address.is_link_local),
-        ("multicast", address.is_multicast),
-        ("carrier-grade NAT", isinstance(address, ipaddress.IPv4Address) and address in _CGNAT),
-        ("private network", address.is_private),
-        ("reserved", address.is_reserved),
-    )
-    for name, hit in checks:
-        if hit:
-            return name
-    if not address.is_global:
+    for network, reason in _NON_PUBLIC:
+        if address.version == network.version and address in network:
+            return reason
+    if isinstance(address, ipaddress.IPv6Address) and address not in _GLOBAL_UNICAST_V6:
         return "not globally routable"
     return None
 
@@ -99,6 +135,9 @@ class AddressPolicy:
 
     allowed_networks: tuple[IPNetwork, ...] = ()
     allowed_hosts: tuple[str, ...] = ()
+    # The policy of redirects to another origin than the feed's: public addresses only, whatever
+    # is allowed (only the refusal's wording differs).
+    redirect_target: bool = False
 
     @classmethod
     def from_entries(cls, entries: Iterable[str]) -> "AddressPolicy":
@@ -133,6 +172,9 @@ class AddressPolicy:
             if address in network or (plain is not None and plain in network):
                 return None
         shown = f"{host} ({address})" if host != str(address) else str(address)
+        if self.redirect_target:
+            return (f"refused to connect to {shown}: {reason} address; a redirect to another origin than the "
+                    "feed's never enters a private network, not even one NEWSDEDUP_FETCH_ALLOW_PRIVATE allows")
         return (f"refused to connect to {shown}: {reason} address "
                 "(allow it with NEWSDEDUP_FETCH_ALLOW_PRIVATE if this is an intranet feed)")
 

@@ -40,11 +40,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
 
 import feedparser
 
-from .canonical_url import canonical_url, item_id
+from .canonical_url import LinkRefused, browser_url, canonical_url, item_id, outlet_of
+from ..llm.text import clean_model_text
 from .sources import normalise_language
 
 if TYPE_CHECKING:
@@ -97,6 +97,9 @@ class ParsedItem:
     language: str | None  # ISO 639-1
     language_origin: str  # 'entry' | 'feed' | 'source' | 'detected' | 'unknown'
     title_origin: str = "title"  # 'title' | 'summary'
+    # The publisher the link is attributed to: registrable domain of the host a browser opens
+    # (canonical_url.outlet_of); None for link-less items.
+    outlet: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,12 +137,6 @@ _BREAK_TAGS = frozenset({
     "blockquote", "section", "article", "header", "footer", "figure", "figcaption", "hr", "pre", "table",
 })
 _LOOKS_LIKE_MARKUP = re.compile(r"<[a-zA-Z/!][^<>]*>|&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z][a-zA-Z0-9]{1,31});")
-# C0/C1 controls and invisible format characters that only break matching.
-# Lone surrogates and noncharacters are dropped too: PostgreSQL text must be valid UTF-8.
-_INVISIBLE = re.compile(
-    r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200b-\u200d\u2060\ufeff\u00ad\ud800-\udfff\ufffe\uffff]")
-
-
 # One scan over the text, each character visited a bounded number of times:
 # a comment, a tag, a processing instruction / declaration, or a bare "<".
 _MARKUP = re.compile(r"<!--|<(/?)([a-zA-Z][a-zA-Z0-9:-]*)[^<>]*>|<[!?][^<>]*>")
@@ -182,7 +179,8 @@ def _strip_html_once(text: str) -> str:
 
 
 def clean_text(value: Any, max_chars: int | None = None, max_field_chars: int | None = 200_000) -> str:
-    """HTML/entities -> plain text, one line, NFC, invisible characters removed.
+    """HTML/entities -> plain text, one line, NFC, invisible and direction-changing characters
+    removed (llm/text.py's rules, the same as for model output).
 
     The raw value is first cut to `max_field_chars`, so no field costs more
     than a bounded amount of work, whatever its markup.
@@ -198,7 +196,9 @@ def clean_text(value: Any, max_chars: int | None = None, max_field_chars: int | 
         if not _LOOKS_LIKE_MARKUP.search(text) and "<" not in text:
             break
         text = _strip_html_once(text)
-    text = _INVISIBLE.sub("", unicodedata.normalize("NFC", text))
+    # The same rules as model output (llm/text.py): controls, bidi overrides and isolates,
+    # zero-width and other invisible format characters, surrogates and noncharacters go.
+    text = clean_model_text(unicodedata.normalize("NFC", text))
     text = " ".join(text.split())
     if max_chars is not None and len(text) > max_chars:
         text = text[: max_chars - 1].rstrip() + "…"
@@ -574,7 +574,7 @@ class ParseBudgetExceeded(Exception):
 
 
 def _one_line(text: str, limit: int = 300) -> str:
-    text = _INVISIBLE.sub("", " ".join(str(text).split()))
+    text = clean_model_text(" ".join(str(text).split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -587,25 +587,18 @@ def _synthetic_id(source_id: str, key: str) -> str:
 
 
 def _resolve_link(base_url: str | None, link: Any, max_chars: int = 2_048) -> str | None:
-    """An absolute http(s) URL with a host, or None. Controls are removed and
-    spaces encoded first; a link longer than max_chars is refused."""
+    """An absolute http(s) URL with a host, as a browser reads it (canonical_url.browser_url), or
+    None. Controls are removed first; a link longer than max_chars, or one with userinfo, is refused."""
     if not link or not isinstance(link, str):
         return None
     if len(link) > max_chars * 2:
         return None
-    link = _URL_CONTROL.sub("", link).strip().replace(" ", "%20")
+    link = _URL_CONTROL.sub("", link).strip()
     try:
-        if base_url and not _ABSOLUTE_HTTP.match(link):
-            link = urljoin(base_url, link)
-        if not _ABSOLUTE_HTTP.match(link) or len(link) > max_chars:
-            return None
-        parts = urlsplit(link)
-        if not parts.hostname:
-            return None
-        parts.port  # noqa: B018 - raises ValueError on a non-numeric or out-of-range port
-    except ValueError:
+        link = browser_url(link, base_url if base_url and not _ABSOLUTE_HTTP.match(link) else None)
+    except LinkRefused:
         return None
-    return link
+    return link if len(link) <= max_chars else None
 
 
 def _entry_language(entry: Mapping, feed_language: str | None) -> str | None:
@@ -890,7 +883,7 @@ def _entry_item(entry: Mapping, index: int, *, source_id: str, fetched_at: datet
         title=title, summary=summary or None, content=(content or None) if content != summary else None,
         author=clean_text(entry.get("author"), 300, cap) or None, published_at=published_at,
         date_origin=date_origin, date_flag=date_flag, language=language, language_origin=language_origin,
-        title_origin=title_origin,
+        title_origin=title_origin, outlet=outlet_of(url),
     )
 
 

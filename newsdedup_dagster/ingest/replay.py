@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from .canonical_url import canonical_url, item_id
+from .canonical_url import canonical_url, item_id, outlet_of
 from .fetch import FetchResult
 from .parse import ParseConfig, ParsedItem, _synthetic_id, _title_from_summary, clean_text, detect_language
 from .sources import Source, normalise_language
@@ -165,6 +165,7 @@ def load_jsonl_partition(path: str | Path, partition_start: datetime, *, partiti
                 title=title, summary=(text or None) if text != title else None, content=None, author=None,
                 published_at=published.replace(microsecond=0), date_origin="published", date_flag=None,
                 language=language, language_origin=language_origin, title_origin=title_origin,
+                outlet=outlet_of(url),
             )
             source_names.setdefault(source_id, row.get("source") or path.name)
             source_langs.setdefault(source_id, Counter())[language or "und"] += 1

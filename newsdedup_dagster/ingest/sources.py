@@ -11,6 +11,8 @@ Format::
         syndicator: false        # optional, default false (aggregators such as news.google.com)
         enabled: true            # optional, default true
         replay_file: replay/bbc-world.xml   # optional, relative to this YAML file
+        outlet: bbc.co.uk        # optional: the outlet this feed publishes for, when its feed
+                                 # host differs (default: registrable domain of feed_url)
 
 `load_sources(path)` validates every entry and raises one
 `SourcesConfigError` listing *all* problems, each naming the file and line,
@@ -54,7 +56,7 @@ ISO_3166_1_ALPHA2: frozenset[str] = frozenset(
 
 SOURCE_ID_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$")
 REQUIRED_KEYS = ("id", "name", "feed_url", "language", "country")
-OPTIONAL_KEYS = ("syndicator", "enabled", "replay_file")
+OPTIONAL_KEYS = ("syndicator", "enabled", "replay_file", "outlet")
 ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
 
 
@@ -70,6 +72,15 @@ class Source:
     syndicator: bool = False
     enabled: bool = True
     replay_file: Path | None = None  # absolute (resolved against the YAML file's folder)
+    # The outlet (registrable domain) whose articles this feed publishes; None: its feed URL's.
+    outlet: str | None = None
+
+    @property
+    def own_outlet(self) -> str | None:
+        """The outlet this feed publishes for (the publisher's own feed keeps its items)."""
+        from .canonical_url import feed_outlet
+
+        return self.outlet or feed_outlet(self.feed_url)
 
 
 class SourcesConfigError(ValueError):
@@ -208,7 +219,7 @@ def _entry_values(entry_node: yaml.MappingNode, fields: dict[str, tuple[Any, yam
 
 def _field_value(key: str, value: Any, node: yaml.Node, base_dir: Path, problem) -> Any:
     """One field's value, normalised, or _INVALID (after reporting the problem)."""
-    if key in ("id", "name", "feed_url", "language", "country", "replay_file"):
+    if key in ("id", "name", "feed_url", "language", "country", "replay_file", "outlet"):
         if not isinstance(value, str):
             problem(node, key, f"must be a string, got {type(value).__name__} {value!r}")
             return _INVALID
@@ -237,6 +248,13 @@ def _field_value(key: str, value: Any, node: yaml.Node, base_dir: Path, problem)
             problem(node, key, f"{value!r} is not an ISO 3166-1 alpha-2 code (two letters such as 'GB', 'JP')")
             return _INVALID
         value = value.upper()
+    elif key == "outlet":
+        from .canonical_url import registrable_domain
+
+        if not re.fullmatch(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?", value.lower()) or ".." in value:
+            problem(node, key, f"{value!r} is not a host name such as 'bbc.co.uk'")
+            return _INVALID
+        value = registrable_domain(value.lower())
     elif key in ("syndicator", "enabled"):
         if not isinstance(value, bool):
             problem(node, key, f"must be true or false, got {value!r}")

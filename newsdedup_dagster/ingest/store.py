@@ -24,7 +24,7 @@ import gzip
 import json
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -365,19 +365,28 @@ class UpsertOutcome:
 
 
 def upsert_items(conn: psycopg.Connection, items: Sequence[tuple[ParsedItem, int | None]],
-                 partition_start: datetime, *, claimed: frozenset[str] | set[str] = frozenset()) -> UpsertOutcome:
+                 partition_start: datetime, *, claimed: frozenset[str] | set[str] = frozenset(),
+                 feed_outlets: Mapping[str, str] | None = None) -> UpsertOutcome:
     """Upsert (item, fetch_id) pairs into items and item_sources (idempotent).
 
-    The first pair of an item id decides the `items` row (its source_id is the
-    "first source seen"); every (item, source) pair gets an item_sources row.
-    Ids in `claimed` already had their `items` row written by an earlier call
-    of the same run: only their item_sources rows are written."""
+    One pair of an item id decides the `items` row (its title, link and source_id, the
+    "first source seen"): the publisher's own feed when it carries the item in this hour
+    (`feed_outlets[source_id]`, the outlet of the source's feed URL, equals the item's
+    outlet), else the first pair. So another feed listing the same URL under its own title
+    cannot take the item over from its publisher; an item stored by an earlier hour is never
+    rewritten. Every (item, source) pair gets an item_sources row. Ids in `claimed` already
+    had their `items` row written by an earlier call of the same run: only their item_sources
+    rows are written."""
     partition_start = _utc_hour(partition_start)
+    feed_outlets = feed_outlets or {}
     first: dict[str, tuple[ParsedItem, int | None]] = {}
     links: dict[tuple[str, str], tuple[ParsedItem, int | None]] = {}
     for item, fetch_id in items:
         if item.item_id not in claimed:
-            first.setdefault(item.item_id, (item, fetch_id))
+            kept = first.get(item.item_id)
+            own = item.outlet is not None and feed_outlets.get(item.source_id) == item.outlet
+            if kept is None or (own and feed_outlets.get(kept[0].source_id) != kept[0].outlet):
+                first[item.item_id] = (item, fetch_id)
         links.setdefault((item.item_id, item.source_id), (item, fetch_id))
     if not links:
         return UpsertOutcome(frozenset(), frozenset())
@@ -391,7 +400,7 @@ def upsert_items(conn: psycopg.Connection, items: Sequence[tuple[ParsedItem, int
         "langs": [i.language for i, _ in rows], "lang_origins": [i.language_origin for i, _ in rows],
         "published_ats": [i.published_at for i, _ in rows], "date_flags": [i.date_flag for i, _ in rows],
         "partition_hours": [partition_start] * len(rows), "source_ids": [i.source_id for i, _ in rows],
-        "fetch_ids": [f for _, f in rows],
+        "fetch_ids": [f for _, f in rows], "outlets": [i.outlet for i, _ in rows],
     }).fetchall()
     pairs = list(links.values())
     linked = conn.execute(load_sql("ingest_item_sources_upsert"), {
@@ -405,14 +414,14 @@ def upsert_items(conn: psycopg.Connection, items: Sequence[tuple[ParsedItem, int
 
 
 def _store_groups(conn: psycopg.Connection, groups: list[tuple[str, int, ParseResult, bool]],
-                  partition_start: datetime) -> tuple[list[tuple[str, int, ParseResult, bool]], UpsertOutcome]:
+                  partition_start: datetime, feed_outlets: Mapping[str, str]) -> tuple[list[tuple[str, int, ParseResult, bool]], UpsertOutcome]:
     """Upsert every group's items in one statement; when the database refuses
     the batch for a reason other than a lost connection, store source by source
     (a savepoint each) and record a refused source as failed, items dropped."""
     pairs = [(item, fetch_id) for _, fetch_id, parsed, _ in groups for item in parsed.items]
     try:
         with conn.transaction():
-            return groups, upsert_items(conn, pairs, partition_start)
+            return groups, upsert_items(conn, pairs, partition_start, feed_outlets=feed_outlets)
     except psycopg.Error as exc:
         if _connection_lost(conn, exc):
             raise
@@ -425,7 +434,7 @@ def _store_groups(conn: psycopg.Connection, groups: list[tuple[str, int, ParseRe
         try:
             with conn.transaction():
                 outcome = upsert_items(conn, [(item, fetch_id) for item in parsed.items], partition_start,
-                                       claimed=claimed)
+                                       claimed=claimed, feed_outlets=feed_outlets)
         except psycopg.Error as exc:
             if _connection_lost(conn, exc):
                 raise
@@ -547,7 +556,7 @@ def _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_con
     # 3. Store items, one source's bad data kept to that source.
     started = time.monotonic()
     groups, upserted, counts = _store_parsed(conn, partition_start, archive_entries, fetched.parsed,
-                                             fresh_results, parsed_fresh_by_id, hour.fetch_ids)
+                                             fresh_results, parsed_fresh_by_id, hour.fetch_ids, source_for)
     store_seconds = time.monotonic() - started + hour.archive_seconds + fetched.sync_seconds
 
     # 4. Report, one row per source.
@@ -630,7 +639,8 @@ def _fetch_requests(to_get, stored) -> list[FetchRequest]:
     return requests
 
 
-def _store_parsed(conn, partition_start, archive_entries, parsed_all, fresh_results, parsed_fresh_by_id, fetch_ids):
+def _store_parsed(conn, partition_start, archive_entries, parsed_all, fresh_results, parsed_fresh_by_id, fetch_ids,
+                  source_for):
     """Upsert every source's items and record the parse outcomes in one transaction. Returns the
     groups as stored, the upsert outcome and the hour's item counts."""
     # (source_id, fetch_id, parsed, record the outcome on the fetch row) in a fixed order,
@@ -643,7 +653,8 @@ def _store_parsed(conn, partition_start, archive_entries, parsed_all, fresh_resu
         if result.source_id in fetch_ids:
             groups.append((result.source_id, fetch_ids[result.source_id], parsed, result.status == "ok"))
     with conn.transaction():
-        groups, upserted = _store_groups(conn, groups, partition_start)
+        feed_outlets = {sid: source.own_outlet for sid, source in source_for.items()}
+        groups, upserted = _store_groups(conn, groups, partition_start, feed_outlets)
         crash_point("raw_items.after_upsert")
         record_parse_outcomes(conn, {fetch_id: parsed for _, fetch_id, parsed, record in groups if record})
         counts = partition_item_counts(conn, partition_start)
@@ -712,7 +723,8 @@ def ingest_jsonl_partition(conn: psycopg.Connection, path: str | Path, partition
     started = time.monotonic()
     with conn.transaction():
         sync_report = sync_sources(conn, part.sources, disable_missing=False)
-        upserted = upsert_items(conn, [(item, None) for item in part.items], partition_start)
+        upserted = upsert_items(conn, [(item, None) for item in part.items], partition_start,
+                                feed_outlets={s.id: s.own_outlet for s in part.sources})
         counts = partition_item_counts(conn, partition_start)
     per_source: dict[str, list[ParsedItem]] = {}
     for item in part.items:

@@ -24,8 +24,15 @@ The model also writes ``headline`` (at most HEADLINE_MAX characters) and ``summa
 sentences, at most SUMMARY_MAX characters) in the pivot language (NEWSDEDUP_PIVOT_LANG, default
 ``en``), from the story's articles in whatever languages they are.
 
+Coverage counts independent outlets, never entries or feeds (`independent_outlets`): an outlet is
+the registrable domain an item's link opens (ingest/canonical_url.py: outlet_of); one feed
+contributes at most one outlet and its own declared language, and an aggregator's copy of an
+article already counted adds nothing. So a feed posting 32 entries in 8 `xml:lang`s counts as one
+outlet in one language, and its text ("score it 10") moves the model's significance only within
+SIGNIFICANCE_MARGIN above that.
+
 Offline (no NEWSDEDUP_LLM_BASE_URL): `offline_score` computes a deterministic significance from
-the number of sources, languages and articles and how fast they arrived; the representative
+the number of outlets and their languages and how fast they arrived; the representative
 article's title and lead sentences (in their own language) are the headline and summary. Only the
 dimensions these counts can support are filled (breadth, credibility, urgency); scale, impact and
 novelty stay empty rather than invented. Rows carry ``model = 'offline-heuristic'``, ``offline``.
@@ -46,7 +53,8 @@ DIMENSIONS = ("scale", "impact", "novelty", "breadth", "credibility", "urgency")
 OFFLINE_MODEL = "offline-heuristic"
 # Part of every stored answer's key (llm/cache.py): bump it when the meaning of an answer changes.
 # v2: articles are delimited JSON data the model is told never to obey.
-PROMPT_VERSION = "score-v2"
+# v3: the counts line gives independent outlets and their declared languages.
+PROMPT_VERSION = "score-v3"
 ARTICLES_OPEN = "<<<ARTICLES"
 ARTICLES_CLOSE = "ARTICLES>>>"
 # How far the model's significance may exceed what the story's coverage shows (see
@@ -104,13 +112,75 @@ class StoryFacts:
     """What the scorer knows about a story (from stories + story_articles + items + item_sources)."""
 
     story_id: str
-    item_count: int                 # articles incl. duplicates
-    source_count: int
-    languages: list[str]
+    item_count: int                 # articles incl. duplicates (shown to the model, not a coverage signal)
+    source_count: int               # independent outlets (independent_outlets)
+    languages: list[str]            # the declared languages of those outlets' sources
     first_published_at: datetime
     latest_published_at: datetime
     representative: Article | None = None
     articles: list[Article] = field(default_factory=list)
+    # When the first and the last of the outlets first carried the story (arrival speed);
+    # None: the story's own first/latest article.
+    outlets_first_at: datetime | None = None
+    outlets_latest_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Appearance:
+    """One article of a story as listed by one source."""
+
+    source_id: str
+    syndicator: bool        # the source is an aggregator (sources file)
+    language: str | None    # the source's declared language
+    outlet: str | None      # the item's outlet; None for link-less items
+    published_at: datetime
+
+
+@dataclass(frozen=True)
+class Coverage:
+    outlets: int
+    languages: list[str]
+    first_at: datetime | None
+    latest_at: datetime | None
+
+
+def independent_outlets(appearances: list[Appearance]) -> Coverage:
+    """The story's independent outlets, their declared languages and when the first and the last
+    of them first carried it. One source contributes at most one outlet, and only its own declared
+    language: a publisher's feed stands for the outlet it lists most (ties: the earliest, then the
+    smallest name), so entries linking to 32 domains are still one outlet. An aggregator's article
+    is attributed to the publisher it links to: when that outlet is already counted it adds
+    nothing; else the aggregator adds one outlet, its earliest."""
+    by_source: dict[str, list[Appearance]] = {}
+    for ap in appearances:
+        by_source.setdefault(ap.source_id, []).append(ap)
+    first_seen: dict[str, datetime] = {}
+    languages: set[str] = set()
+
+    def key(ap: Appearance) -> str:
+        return ap.outlet or f"source:{ap.source_id}"
+
+    publishers = sorted(sid for sid, aps in by_source.items() if not aps[0].syndicator)
+    aggregators = sorted(sid for sid, aps in by_source.items() if aps[0].syndicator)
+    for sid in publishers:
+        aps = by_source[sid]
+        counts: dict[str, int] = {}
+        earliest: dict[str, datetime] = {}
+        for ap in aps:
+            counts[key(ap)] = counts.get(key(ap), 0) + 1
+            earliest[key(ap)] = min(earliest.get(key(ap), ap.published_at), ap.published_at)
+        outlet = min(counts, key=lambda k: (-counts[k], earliest[k], k))
+        first_seen[outlet] = min(first_seen.get(outlet, earliest[outlet]), earliest[outlet])
+        languages.update(ap.language for ap in aps[:1] if ap.language)
+    for sid in aggregators:
+        new = sorted((ap for ap in by_source[sid] if key(ap) not in first_seen),
+                     key=lambda ap: (ap.published_at, key(ap)))
+        if new:
+            first_seen[key(new[0])] = new[0].published_at
+            languages.update(ap.language for ap in new[:1] if ap.language)
+    times = sorted(first_seen.values())
+    return Coverage(outlets=len(first_seen), languages=sorted(languages),
+                    first_at=times[0] if times else None, latest_at=times[-1] if times else None)
 
 
 @dataclass
@@ -189,7 +259,7 @@ def user_prompt(facts: StoryFacts) -> str:
     """The story's counts (from the database, not from article text), then its articles as one
     JSON object per line between delimiters: a title or lead cannot break out of its string."""
     lines = [
-        f"Story: {facts.item_count} articles from {facts.source_count} sources in "
+        f"Story: {facts.item_count} articles from {facts.source_count} independent outlets in "
         f"{len(facts.languages)} languages ({', '.join(facts.languages) or 'unknown'}), "
         f"first published {_iso(facts.first_published_at)}, latest {_iso(facts.latest_published_at)}.",
         ARTICLES_OPEN,
@@ -302,15 +372,19 @@ def _without_own_outlet(title: str, source_name: str) -> str:
 
 
 def coverage_shares(facts: StoryFacts) -> dict[str, float]:
-    """How far the story's coverage (sources, languages, articles, arrival speed) is towards
-    "world news", each in [0, 1]: counts from the database that no article's text can change."""
-    rate = arrival_rate_per_hour(facts.item_count, facts.first_published_at, facts.latest_published_at)
+    """How far the story's coverage (outlets, their languages, articles, arrival speed) is towards
+    "world news", each in [0, 1]: counts from the database that no article's text can change.
+    Every signal counts independent outlets (`source_count`), not entries: articles are one per
+    outlet and the speed is outlets per hour, so one feed's burst of entries moves none of them."""
+    outlets = facts.source_count
+    rate = arrival_rate_per_hour(outlets, facts.outlets_first_at or facts.first_published_at,
+                                 facts.outlets_latest_at or facts.latest_published_at)
     return {
-        "sources": _log_share(facts.source_count - 1, OFFLINE_SATURATION["sources"] - 1),
+        "sources": _log_share(outlets - 1, OFFLINE_SATURATION["sources"] - 1),
         "languages": _log_share(len(facts.languages) - 1, OFFLINE_SATURATION["languages"] - 1),
-        "items": _log_share(facts.item_count - 1, OFFLINE_SATURATION["items"] - 1),
-        # a single article has no arrival speed to speak of
-        "speed": _log_share(rate if facts.item_count > 1 else 0.0, OFFLINE_SATURATION["speed_per_hour"]),
+        "items": _log_share(outlets - 1, OFFLINE_SATURATION["items"] - 1),
+        # a single outlet has no arrival speed to speak of
+        "speed": _log_share(rate if outlets > 1 else 0.0, OFFLINE_SATURATION["speed_per_hour"]),
     }
 
 

@@ -94,15 +94,22 @@ def load_story_facts(conn: psycopg.Connection, hour: datetime, limit: int) -> li
             reps[story_id] = art
         else:
             articles[story_id].append(art)
+    appearances: dict[str, list[scoring.Appearance]] = defaultdict(list)
+    for story_id, source_id, syndicator, language, outlet, published in conn.execute(
+        db.load_sql("llm_story_appearances"), {"story_ids": ids}
+    ):
+        appearances[story_id].append(scoring.Appearance(source_id, bool(syndicator), language, outlet, published))
     out = []
-    for (story_id, item_count, attempts, first, latest, _rep_id, article_count, languages, source_count) in rows:
+    for (story_id, item_count, attempts, first, latest, _rep_id, article_count) in rows:
         arts = articles.get(story_id, [])
         rep = reps.get(story_id) or (min(arts, key=lambda a: a.published_at or first) if arts else None)
+        coverage = scoring.independent_outlets(appearances.get(story_id, []))
         facts = scoring.StoryFacts(
             story_id=story_id, item_count=int(article_count or item_count or 0),
-            source_count=int(source_count or 0), languages=list(languages or []),
+            source_count=coverage.outlets, languages=coverage.languages,
             first_published_at=first, latest_published_at=latest, representative=rep,
-            articles=[a for a in arts if a is not rep])
+            articles=[a for a in arts if a is not rep],
+            outlets_first_at=coverage.first_at, outlets_latest_at=coverage.latest_at)
         out.append((facts, {"story_item_count": item_count, "score_attempts": attempts}))
     return out
 

@@ -1,7 +1,10 @@
-"""Model output kept to text (pure).
+"""Model output and feed text kept to text (pure).
 
 Everything a model writes (scores' headlines and summaries, translations, event narratives) passes
-through `clean_model_output` in the client before it is validated, cached or stored:
+through `clean_model_output` in the client before it is validated, cached or stored. Every
+human-visible text a feed supplies (titles, summaries, content, authors, feed titles) is cleaned
+by the same rules at ingest (`ingest/parse.py: clean_text`), and every line the site, the feeds and
+the digest show passes `clean_visible_line`, so rows stored before a rule existed are cleaned too:
 
 - NUL and the other C0/C1 control characters are removed (PostgreSQL text cannot hold NUL, and
   escape sequences have no place in a digest); TAB, LF and CR become plain whitespace (LF; the
@@ -51,6 +54,11 @@ def clean_model_text(text: str) -> str:
     if text.isprintable():
         return text  # the common case: isprintable() is False for every Cc, Cf, Cs, Cn, Zl, Zp character
     return "".join(clean_char(ch) for ch in text)
+
+
+def clean_visible_line(text: str | None) -> str:
+    """One line of shown text: `clean_model_text`, then whitespace (line breaks included) collapsed."""
+    return " ".join(clean_model_text(text or "").split())
 
 
 def clean_model_output(value: Any) -> Any:
