@@ -78,13 +78,13 @@ def test_stored_text_with_invisible_characters_is_cleaned_on_every_output(clean_
     """Rows written before the ingest rule (or by anything else) still leave no invisible character
     in the Atom feeds, the JSON feeds, the site's pages or the digest."""
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_LANGS", "en")
+    monkeypatch.setenv("NEWSDEDUP_PUBLISH_DIR", str(tmp_path))
     spiked = _spiked("Evil headline reversed")
     add_story(conn, "s1", "quake", 9.0, titles={"en": spiked}, headline=spiked, summary=_spiked("A summary here."),
               significance=7.0)
     conn.execute("UPDATE sources SET name = %s", (_spiked("Outlet name"),))
     conn.commit()
     result = materialize([story_feeds], partition_key="2026-11-02-10:00",
-                         run_config={"ops": {"story_feeds": {"config": {"output_dir": str(tmp_path)}}}},
                          resources={"postgres": PostgresResource(database_url=clean_db), "llm": LLMResource()})
     assert result.success
     outputs = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix in (".xml", ".json", ".html")]
