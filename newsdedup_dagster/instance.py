@@ -9,6 +9,7 @@ embedded server under `NEWSDEDUP_HOME`): `dagster-webserver`, `dagster-daemon ru
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from urllib.parse import quote, urlencode
@@ -19,9 +20,13 @@ from dagster_postgres import DagsterPostgresStorage
 from . import config, db
 
 STORAGE_CLASS = "NewsdedupPostgresStorage"
-# What an earlier version wrote: a URL in a variable that only newsdedup's own processes set, so
-# Dagster's own commands failed on it. Such a file, unchanged, is replaced by the current one.
-EARLIER_STORAGE_SECTIONS = ({"postgres": {"postgres_url": {"env": "NEWSDEDUP_DAGSTER_PG_URL"}}},)
+# SHA-256 of the files earlier versions wrote (max_concurrent_runs 4 and 1): their storage URL was in
+# a variable only newsdedup's own processes set, so Dagster's own commands failed on them. Such a
+# file, unchanged, is replaced by the current one.
+EARLIER_INSTANCE_FILES = frozenset({
+    "af4f2cf8a8abe51301521632a1eea57b3660cd9ce6f7bfc13f1beecfa9788771",
+    "9811cffd8454f3dd67f08f7ed2afe76d1c75a96e2b50bb9fb549f4f8853ecde1",
+})
 
 
 class NewsdedupPostgresStorage(DagsterPostgresStorage):
@@ -75,11 +80,11 @@ def _read_document(path: Path) -> dict | None:
 
 
 def written_by_earlier_version(path: Path) -> bool:
-    """The file is an earlier version's default document, unchanged (its storage section aside)."""
-    document = _read_document(path)
-    if document is None or document.get("storage") not in EARLIER_STORAGE_SECTIONS:
+    """The file is one an earlier version wrote, unchanged since."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() in EARLIER_INSTANCE_FILES
+    except OSError:
         return False
-    return {**document, "storage": None} == {**default_instance_document(), "storage": None}
 
 
 def uses_newsdedup_storage(document: dict) -> bool:

@@ -317,6 +317,22 @@ def test_applied_migrations_tolerate_comment_edits_not_changes(database_url, tmp
 
 
 # ------------------------------------------------------------- instance file
+# What newsdedup wrote before its storage class: the URL in a variable only its own processes set.
+EARLIER_INSTANCE_FILE = """\
+storage:
+  postgres:
+    postgres_url:
+      env: NEWSDEDUP_DAGSTER_PG_URL
+concurrency:
+  runs:
+    max_concurrent_runs: 4
+  pools:
+    default_limit: 1
+telemetry:
+  enabled: false
+"""
+
+
 def test_instance_file_is_the_operators(database_url, tmp_path, monkeypatch):
     from newsdedup_dagster import instance
 
@@ -334,11 +350,12 @@ def test_instance_file_is_the_operators(database_url, tmp_path, monkeypatch):
     instance.prepare_instance(overwrite=True)  # `--write-instance`
     assert path.read_text() == written
 
-    # An earlier version's file (URL in a variable only newsdedup's processes set), unchanged: replaced.
-    import yaml
-
-    earlier = {**instance.default_instance_document(), "storage": instance.EARLIER_STORAGE_SECTIONS[0]}
-    path.write_text(yaml.safe_dump(earlier, sort_keys=False))
+    # An earlier version's file (URL in a variable only newsdedup's processes set), unchanged: replaced;
+    # the same file with one edit is the operator's.
+    path.write_text(EARLIER_INSTANCE_FILE.replace("runs: 4", "runs: 2"))
+    instance.prepare_instance()
+    assert "runs: 2" in path.read_text()
+    path.write_text(EARLIER_INSTANCE_FILE)
     assert instance.unset_variables(path) == ["NEWSDEDUP_DAGSTER_PG_URL"]
     instance.prepare_instance()
     assert path.read_text() == written

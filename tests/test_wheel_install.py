@@ -66,15 +66,18 @@ def make_environment(root: Path, wheel: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, timeout=300)
     bin_dir = root / "bin"
     python = bin_dir / "python"
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+                          capture_output=True, text=True, check=True, env=clean).stdout.strip()
+    # Installed before the outer packages become visible, so pip never takes an install of this
+    # checkout out there for the package it is asked to install.
+    subprocess.run([bin_dir / "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
+                   check=True, timeout=300, env=clean)
     # Plain paths in a .pth file are appended to sys.path after the new site-packages (so the
     # wheel's newsdedup wins); .pth files inside them are not run, so an editable install of this
     # checkout in the outer environment stays out.
     outer = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
     Path(site, "outer_dependencies.pth").write_text("".join(f"{path}\n" for path in outer))
-    subprocess.run([bin_dir / "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
-                   check=True, timeout=300)
     outer_bin = Path(sysconfig.get_paths()["scripts"])
     for name in DAGSTER_SCRIPTS:
         text = (outer_bin / name).read_text()
@@ -165,7 +168,10 @@ def test_installed_wheel_runs_demo_doctor_and_dagsters_own_commands(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
     with open(logs / "webserver.log", "w") as web_log, open(logs / "daemon.log", "w") as daemon_log:
-        webserver = subprocess.Popen([bin_dir / "dagster-webserver", "-m", "newsdedup_dagster.definitions",
+        # The webserver through the repository's workspace.yaml (it names the installed module), the
+        # daemon through -m: the two forms the README gives.
+        shutil.copy(REPO / "workspace.yaml", work / "workspace.yaml")
+        webserver = subprocess.Popen([bin_dir / "dagster-webserver", "-w", "workspace.yaml",
                                       "-h", "127.0.0.1", "-p", str(port)], env=deploy, cwd=work,
                                      stdout=web_log, stderr=subprocess.STDOUT)
         daemon = subprocess.Popen([bin_dir / "dagster-daemon", "run", "-m", "newsdedup_dagster.definitions"],
