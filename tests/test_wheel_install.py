@@ -119,8 +119,7 @@ def test_wheel_ships_sql_templates_and_sample_data(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     sql = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "sql").rglob("*.sql"))
     assert sql and {f"newsdedup_dagster/{name}" for name in sql} <= names
-    package_files = {p.relative_to(REPO).as_posix() for p in (REPO / "newsdedup_dagster").rglob("*")
-                     if p.is_file() and "__pycache__" not in p.parts}
+    package_files = {name for name in _checkout_files() if name.startswith("newsdedup_dagster/")}
     assert package_files <= names, sorted(package_files - names)[:10]
 
 
