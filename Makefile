@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 
 .PHONY: demo test dev validate bench clean print-python
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	@test -n "$(PYTHON)" || { echo "no supported Python found (3.11-3.13); set PYTHON=..."; exit 2; }
 	@echo "using $(PYTHON) ($$($(PYTHON) -c 'import sys; print(sys.version.split()[0])')) for $(VENV)"
 	$(PYTHON) -m venv $(VENV)
@@ -41,4 +41,4 @@ print-python:
 	@echo $(PYTHON)
 
 clean:
-	rm -rf $(VENV) .venv-python3.* .newsdedup
+	rm -rf $(VENV) .venv-python3.* .newsdedup build dist *.egg-info

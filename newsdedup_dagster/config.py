@@ -157,12 +157,24 @@ def dagster_database_url() -> str | None:
 
 
 def sql_dir() -> Path:
-    """Named SQL and migrations: $NEWSDEDUP_SQL_DIR, default the repository's `sql/`."""
-    return Path(env_str("NEWSDEDUP_SQL_DIR") or PACKAGE_DIR.parent / "sql")
+    """Named SQL and migrations: $NEWSDEDUP_SQL_DIR, else the package's own `sql/` (a wheel ships
+    the repository's top-level `sql/` inside the package, see setup.py), else the checkout's."""
+    override = env_str("NEWSDEDUP_SQL_DIR")
+    if override:
+        return Path(override).expanduser().resolve()
+    installed = PACKAGE_DIR / "sql"
+    return installed if installed.is_dir() else PACKAGE_DIR.parent / "sql"
 
 
 def dagster_home() -> Path:
     return _path("DAGSTER_HOME", home_dir() / "dagster")
+
+
+def dagster_home_variable() -> Path | None:
+    """$DAGSTER_HOME as Dagster's own commands see it: they refuse to start without it (newsdedup's
+    commands fall back to `dagster_home()`'s default and set it for their Dagster runs)."""
+    raw = env_str("DAGSTER_HOME")
+    return Path(raw).expanduser().resolve() if raw else None
 
 
 def partitions_start() -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pandas as pd
 import psycopg
 from psycopg import sql as pgsql
 
@@ -277,10 +278,74 @@ def cluster_all(conn, info, hours: list[datetime], settings: ClusterSettings) ->
 
 
 def score(conn, rows: list[Row], seconds: float) -> dict:
+    """RESULT_KEYS, plus "items_table": one row per scored item (`item_table`) for breakdowns."""
     gold = {r.id: r.cluster for r in rows}
-    result = metrics.summary(predictions(conn), gold)
+    pred = predictions(conn)
+    result = metrics.summary(pred, gold)
     result["seconds"] = round(seconds, 3)
-    return {k: result[k] for k in RESULT_KEYS}
+    return {**{k: result[k] for k in RESULT_KEYS}, "items_table": item_table(rows, pred)}
+
+
+# ------------------------------------------------------------- report tables (pandas)
+BREAKDOWNS = ("language", "source")
+
+
+def item_table(rows: list[Row], pred: Mapping[str, str]) -> pd.DataFrame:
+    """One row per gold item: language, source, gold story, predicted story and its B-cubed
+    precision and recall (|C ∩ L| / |C| and / |L|). An item in no story is a singleton, as in
+    metrics.summary; means over all rows are the run's B-cubed P and R."""
+    frame = pd.DataFrame({
+        "id": [r.id for r in rows],
+        "language": [r.lang or "und" for r in rows],
+        "source": [r.source or EVAL_SOURCE for r in rows],
+        "gold": [r.cluster for r in rows],
+        "pred": [f"story:{pred[r.id]}" if pred.get(r.id) is not None else f"single:{r.id}" for r in rows],
+    })
+    overlap = frame.groupby(["pred", "gold"])["id"].transform("size")
+    frame["precision"] = overlap / frame.groupby("pred")["id"].transform("size")
+    frame["recall"] = overlap / frame.groupby("gold")["id"].transform("size")
+    return frame
+
+
+def _with_f1(table: pd.DataFrame) -> pd.DataFrame:
+    p, r = table["bcubed_precision"], table["bcubed_recall"]
+    return table.assign(bcubed_f1=(2 * p * r / (p + r)).where(p + r > 0, 0.0))
+
+
+def breakdown(items: pd.DataFrame, by: str) -> pd.DataFrame:
+    """B-cubed precision, recall and F1 over the items of each language (or source): how well each
+    one's articles were placed. Stories are the whole run's, so an article wrongly merged with
+    another language's story costs its own language precision."""
+    table = items.groupby(by).agg(items=("id", "size"), stories=("gold", "nunique"),
+                                  bcubed_precision=("precision", "mean"), bcubed_recall=("recall", "mean"))
+    table = _with_f1(table).reset_index().rename(columns={by: "value"})
+    return table.assign(breakdown=by).sort_values(["items", "value"], ascending=[False, True], ignore_index=True)
+
+
+def results_table(results: list[dict], by: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Every configuration of one eval as one table: a row per configuration (`breakdown` = "all",
+    with the resamples' mean and sd as columns), then, for each of `by`, a row per language or
+    source of each configuration. Sweep keys are columns."""
+    parts = []
+    for result in results:
+        sweep = result.get("sweep", {})
+        overall = {"breakdown": "all", "value": "", **{k: result[k] for k in RESULT_KEYS},
+                   "stories": int(result["items_table"]["gold"].nunique()) if "items_table" in result else None}
+        resampled = result.get("resamples")
+        if resampled:
+            overall["resamples"] = resampled["n"]
+            for key in RESAMPLED_KEYS:
+                overall[f"{key}_mean"] = resampled["mean"][key]
+                overall[f"{key}_sd"] = resampled["sd"][key]
+        parts.append(pd.DataFrame([{**sweep, **overall}]))
+        for key in by:
+            parts.append(breakdown(result["items_table"], key).assign(**sweep))
+    table = pd.concat(parts, ignore_index=True)
+    counts = [c for c in ("clusters", "largest", "items", "stories", "resamples") if c in table]
+    table = table.astype({c: "Int64" for c in counts})  # counts stay integers where blank elsewhere
+    leading = [*dict.fromkeys(k for r in results for k in r.get("sweep", {})), "breakdown", "value",
+               *RESULT_KEYS[:-1], "stories", "seconds"]
+    return table[leading + [c for c in table.columns if c not in leading]]
 
 
 def frange(spec: str) -> list[float]:

@@ -1,21 +1,48 @@
 """Dagster's own instance storage (runs, events, schedules) on PostgreSQL through dagster-postgres.
 
 `$DAGSTER_HOME/dagster.yaml` belongs to the operator: newsdedup writes one only when none
-exists (or when asked to, `--write-instance`) and never changes it otherwise."""
+exists (or when asked to, `--write-instance`) and never changes it otherwise. The file it writes
+names `NewsdedupPostgresStorage` (below), which finds Dagster's database from the same settings
+as every newsdedup process (`NEWSDEDUP_DAGSTER_DATABASE_URL`, `NEWSDEDUP_DATABASE_URL`, or the
+embedded server under `NEWSDEDUP_HOME`): `dagster-webserver`, `dagster-daemon run`,
+`dagster asset materialize` and `dg` need only `DAGSTER_HOME` and the deployment's own settings."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
 import yaml
+from dagster_postgres import DagsterPostgresStorage
 
 from . import config, db
 
-# The instance file newsdedup writes reads its storage URL from this variable, which every
-# newsdedup process sets (so the file holds no password and survives a moved server).
-PG_URL_VARIABLE = "NEWSDEDUP_DAGSTER_PG_URL"
+STORAGE_CLASS = "NewsdedupPostgresStorage"
+# SHA-256 of the files earlier versions wrote (max_concurrent_runs 4 and 1): their storage URL was in
+# a variable only newsdedup's own processes set, so Dagster's own commands failed on them. Such a
+# file, unchanged, is replaced by the current one.
+EARLIER_INSTANCE_FILES = frozenset({
+    "af4f2cf8a8abe51301521632a1eea57b3660cd9ce6f7bfc13f1beecfa9788771",
+    "9811cffd8454f3dd67f08f7ed2afe76d1c75a96e2b50bb9fb549f4f8853ecde1",
+})
+
+
+class NewsdedupPostgresStorage(DagsterPostgresStorage):
+    """dagster-postgres storage on the database newsdedup's settings name (`db.dagster_database_url`,
+    starting the embedded server when no URL is set), checked with one connection first (and
+    created when the role may): Dagster's own processes need no variable of their own, and
+    the file holds no password."""
+
+    @classmethod
+    def config_type(cls):
+        return {}
+
+    @classmethod
+    def from_config_value(cls, inst_data, config_value):  # noqa: ARG003 (nothing to configure)
+        url = check_instance_storage(url=db.dagster_database_url())
+        return cls(postgres_url=db.sqlalchemy_psycopg2_url(url), inst_data=inst_data)
 
 
 def instance_file(dagster_home: Path | None = None) -> Path:
@@ -24,7 +51,7 @@ def instance_file(dagster_home: Path | None = None) -> Path:
 
 def default_instance_document() -> dict:
     return {
-        "storage": {"postgres": {"postgres_url": {"env": PG_URL_VARIABLE}}},
+        "storage": {"custom": {"module": __name__, "class": STORAGE_CLASS, "config": {}}},
         # Time order is in the asset graph (previous-hour dependencies), so several runs may go
         # at once; pools (e.g. "clustering") still never run two steps at once.
         "concurrency": {"runs": {"max_concurrent_runs": 4}, "pools": {"default_limit": 1}},
@@ -33,14 +60,58 @@ def default_instance_document() -> dict:
 
 
 def write_dagster_yaml(dagster_home: Path | None = None, *, overwrite: bool = False) -> Path | None:
-    """Write $DAGSTER_HOME/dagster.yaml when it does not exist (or `overwrite`). Returns the path
-    written, or None when an existing file was left alone."""
+    """Write $DAGSTER_HOME/dagster.yaml when it does not exist, when it is one an earlier version
+    wrote and nobody changed, or when asked (`overwrite`). Returns the path written, or None when
+    an existing file was left alone."""
     path = instance_file(dagster_home)
-    if path.exists() and not overwrite:
+    if path.exists() and not overwrite and not written_by_earlier_version(path):
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(default_instance_document(), sort_keys=False))
     return path
+
+
+def _read_document(path: Path) -> dict | None:
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def written_by_earlier_version(path: Path) -> bool:
+    """The file is one an earlier version wrote, unchanged since."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() in EARLIER_INSTANCE_FILES
+    except OSError:
+        return False
+
+
+def uses_newsdedup_storage(document: dict) -> bool:
+    custom = (document.get("storage") or {}).get("custom") or {}
+    return custom.get("module") == __name__ and custom.get("class") == STORAGE_CLASS
+
+
+def unset_variables(path: Path) -> list[str]:
+    """The `{env: NAME}` references in an instance file whose variable is unset or empty here:
+    Dagster's processes started in this environment fail on them (DagsterInvalidConfigError)."""
+    document = _read_document(path)
+    missing: list[str] = []
+
+    def walk(value) -> None:
+        if isinstance(value, dict):
+            if set(value) == {"env"} and isinstance(value["env"], str):
+                if not os.environ.get(value["env"]) and value["env"] not in missing:
+                    missing.append(value["env"])
+                return
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(document)
+    return missing
 
 
 def _resolve(value) -> str | None:
@@ -53,10 +124,11 @@ def _resolve(value) -> str | None:
 def storage_url(path: Path) -> str | None:
     """The PostgreSQL URL an instance file stores runs in, as dagster-postgres will use it, or None
     when it does not use dagster-postgres (or cannot be read: Dagster then reports it itself)."""
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
+    document = _read_document(path)
+    if document is None:
         return None
+    if uses_newsdedup_storage(document):
+        return db.sqlalchemy_psycopg2_url(db.dagster_database_url())
     storage = (document.get("storage") or {}).get("postgres")
     if storage is None:
         run_storage = document.get("run_storage") or {}
@@ -88,19 +160,19 @@ def _psycopg_url(url: str) -> str:
 
 
 def prepare_instance(*, write: bool = True, overwrite: bool = False) -> tuple[Path, str | None]:
-    """Everything a newsdedup process does before Dagster opens the instance: DAGSTER_HOME set,
-    the instance file written when absent, its URL variable exported, and the storage database
-    checked with one quick connection (dagster-postgres would retry, then fail with
-    a traceback). Returns the instance file's path and its storage URL (None: not PostgreSQL)."""
+    """Everything a newsdedup process does before Dagster opens the instance: DAGSTER_HOME set
+    (as Dagster's own commands need it), the instance file written when absent, and the storage
+    database checked with one quick connection (dagster-postgres would retry, then fail with a
+    traceback). Nothing else is put into the environment, so a newsdedup process sees the
+    instance as `dagster-webserver` and `dagster-daemon` do. Returns the instance file's path
+    and its storage URL (None: not PostgreSQL)."""
     path = instance_file()
     os.environ["DAGSTER_HOME"] = str(path.parent)
-    os.environ[PG_URL_VARIABLE] = db.sqlalchemy_psycopg2_url(db.dagster_database_url())
-    if overwrite or not path.exists():
+    if overwrite or not path.exists() or written_by_earlier_version(path):
         # The storage the new file will name is checked before the file is written.
-        storage = db.dagster_database_url()
-        check_instance_storage(path, url=storage)
+        storage = check_instance_storage(path, url=db.dagster_database_url())
         if write:
-            write_dagster_yaml(overwrite=overwrite)
+            write_dagster_yaml(overwrite=True)
         return path, storage
     return path, check_instance_storage(path)
 

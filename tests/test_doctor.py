@@ -15,6 +15,20 @@ from fake_openai import FakeOpenAI
 from smtp_server import SmtpServer
 
 REPO = Path(__file__).resolve().parents[1]
+# What newsdedup wrote before its storage class: the URL in a variable only its own processes set.
+EARLIER_INSTANCE_FILE = """\
+storage:
+  postgres:
+    postgres_url:
+      env: NEWSDEDUP_DAGSTER_PG_URL
+concurrency:
+  runs:
+    max_concurrent_runs: 4
+  pools:
+    default_limit: 1
+telemetry:
+  enabled: false
+"""
 
 
 def _free_port() -> int:
@@ -117,3 +131,30 @@ def test_offline_defaults_warn_but_pass(healthy_env):
     code, found = _doctor({**healthy_env, "NEWSDEDUP_LLM_BASE_URL": None, "NEWSDEDUP_SMTP_HOST": None})
     assert found["llm"]["status"] == "WARN" and found["smtp"]["status"] == "WARN"
     assert code == 0
+
+
+def test_dagster_instance_is_checked_as_dagsters_own_commands_see_it(healthy_env, tmp_path, database_url):
+    """Doctor adds nothing to the environment: a variable the instance file reads and nobody set
+    fails here as it fails in dagster-webserver; an unset DAGSTER_HOME is a warning with the fix."""
+    from newsdedup_dagster import instance
+
+    home = tmp_path / "env-dagster"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("storage:\n  postgres:\n    postgres_url: {env: SOME_STORAGE_URL}\n")
+    code, found = _doctor({**healthy_env, "DAGSTER_HOME": str(home), "SOME_STORAGE_URL": None})
+    assert code == 1 and found["dagster instance"]["status"] == "FAIL"
+    assert "SOME_STORAGE_URL" in found["dagster instance"]["detail"]
+
+    # The file an earlier version wrote (its URL in a variable only newsdedup's processes set).
+    (home / "dagster.yaml").write_text(EARLIER_INSTANCE_FILE)
+    code, found = _doctor({**healthy_env, "DAGSTER_HOME": str(home)})
+    assert code == 1 and "--write-instance" in found["dagster instance"]["fix"]
+
+    # newsdedup's own file, with DAGSTER_HOME unset: the default home is used, and named in the fix.
+    newsdedup_home = tmp_path / "newsdedup-home"
+    instance.write_dagster_yaml(newsdedup_home / "dagster")
+    code, found = _doctor({**healthy_env, "DAGSTER_HOME": None, "NEWSDEDUP_HOME": str(newsdedup_home)})
+    assert code == 0, found
+    assert found["dagster instance"]["status"] == "OK"
+    assert found["dagster home"]["status"] == "WARN"
+    assert f"DAGSTER_HOME={newsdedup_home / 'dagster'}" in found["dagster home"]["fix"]

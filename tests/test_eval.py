@@ -123,3 +123,62 @@ def test_sample_day_rows_are_the_parsed_feed_items_with_gold_stories():
     assert len(with_lead) > len(rows) / 2  # most sample feeds give a lead
     gnews = [r for r in rows if r.source == "gnews-en"]
     assert gnews and all("<" not in r.text for r in gnews)  # the parser's plain text, as ingest stores it
+
+
+def _rows(spec):
+    from newsdedup_dagster.evaluation import Row
+
+    return [Row(id=i, title=i, text="", lang=lang, published_at=None, source=source, cluster=gold)
+            for i, lang, source, gold in spec]
+
+
+def test_breakdown_by_language_and_source_agrees_with_bcubed():
+    """Per-language B-cubed from the item table; the item-weighted mean of the groups is the run's
+    B-cubed of metrics.py (computed there without pandas)."""
+    from newsdedup_dagster import metrics
+    from newsdedup_dagster.evaluation import breakdown, item_table
+
+    rows = _rows([("e1", "en", "bbc", "quake"), ("e2", "en", "cnn", "quake"), ("f1", "fr", "lemonde", "quake"),
+                  ("e3", "en", "bbc", "vote"), ("f2", "fr", "lemonde", "vote"), ("f3", "fr", "lemonde", "rain")])
+    # One story holds the quake in English and French plus the French vote article; e3 and f3 unclustered.
+    pred = {"e1": "s1", "e2": "s1", "f1": "s1", "f2": "s1"}
+    items = item_table(rows, pred)
+    by_language = breakdown(items, "language").set_index("value")
+    # fr: f1 precision 3/4 (s1 holds 3 quake items of 4), recall 3/3; f2 1/4 and 1/2; f3 1 and 1.
+    assert by_language.loc["fr", "bcubed_precision"] == pytest.approx((3 / 4 + 1 / 4 + 1) / 3)
+    assert by_language.loc["fr", "bcubed_recall"] == pytest.approx((1 + 1 / 2 + 1) / 3)
+    assert by_language.loc["en", "items"] == 3 and by_language.loc["fr", "stories"] == 3
+    precision, recall, _f1 = metrics.bcubed(pred, {r.id: r.cluster for r in rows})
+    for key in ("language", "source"):
+        table = breakdown(items, key)
+        weights = table["items"] / table["items"].sum()
+        assert (table["bcubed_precision"] * weights).sum() == pytest.approx(precision)
+        assert (table["bcubed_recall"] * weights).sum() == pytest.approx(recall)
+    assert list(breakdown(items, "source")["value"])[0] == "lemonde"  # most items first
+
+
+def test_eval_table_by_language_and_csv(labelled, tmp_path, capsys):
+    import pandas as pd
+
+    from newsdedup_dagster.cli import main
+
+    out = tmp_path / "results.csv"
+    assert main(["eval", "--data", str(labelled), "--by", "language", "--by", "source", "--csv", str(out),
+                 "--sweep", "item_threshold=0.40:0.99:0.59"]) == 0
+    printed = capsys.readouterr().out
+    table = pd.read_csv(out)
+    overall = table[table["breakdown"] == "all"]
+    assert list(overall["item_threshold"]) == [0.40, 0.99] and list(overall["items"]) == [12, 12]
+    assert overall["clusters"].iloc[1] == 12  # nothing reaches 0.99: all singletons
+    languages = table[table["breakdown"] == "language"]
+    rows = [json.loads(line) for line in labelled.read_text(encoding="utf-8").splitlines()]
+    assert set(languages["value"]) == {r["lang"] for r in rows}
+    for threshold, group in languages.groupby("item_threshold"):
+        assert group["items"].sum() == 12
+        whole = overall[overall["item_threshold"] == threshold].iloc[0]
+        weighted = (group["bcubed_recall"] * group["items"]).sum() / 12
+        assert weighted == pytest.approx(whole["bcubed_recall"])
+    assert set(table[table["breakdown"] == "source"]["value"]) == {r["source"] for r in rows}
+    for r in rows:
+        assert r["lang"] in printed
+    assert "F1" in printed and "bcubed_f1" not in printed

@@ -317,15 +317,30 @@ def test_applied_migrations_tolerate_comment_edits_not_changes(database_url, tmp
 
 
 # ------------------------------------------------------------- instance file
+# What newsdedup wrote before its storage class: the URL in a variable only its own processes set.
+EARLIER_INSTANCE_FILE = """\
+storage:
+  postgres:
+    postgres_url:
+      env: NEWSDEDUP_DAGSTER_PG_URL
+concurrency:
+  runs:
+    max_concurrent_runs: 4
+  pools:
+    default_limit: 1
+telemetry:
+  enabled: false
+"""
+
+
 def test_instance_file_is_the_operators(database_url, tmp_path, monkeypatch):
     from newsdedup_dagster import instance
 
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
-    monkeypatch.setenv(instance.PG_URL_VARIABLE, "")
     path, storage = instance.prepare_instance()
     written = path.read_text()
-    assert "NEWSDEDUP_DAGSTER_PG_URL" in written and storage == db.dagster_database_url()
-    assert "password" not in written
+    assert instance.STORAGE_CLASS in written and storage == db.dagster_database_url()
+    assert "password" not in written and "env" not in written  # needs no variable of its own
 
     operator = written.replace("telemetry:", "# the operator's own file\ntelemetry:")
     path.write_text(operator)
@@ -334,6 +349,37 @@ def test_instance_file_is_the_operators(database_url, tmp_path, monkeypatch):
 
     instance.prepare_instance(overwrite=True)  # `--write-instance`
     assert path.read_text() == written
+
+    # An earlier version's file (URL in a variable only newsdedup's processes set), unchanged: replaced;
+    # the same file with one edit is the operator's.
+    path.write_text(EARLIER_INSTANCE_FILE.replace("runs: 4", "runs: 2"))
+    instance.prepare_instance()
+    assert "runs: 2" in path.read_text()
+    path.write_text(EARLIER_INSTANCE_FILE)
+    assert instance.unset_variables(path) == ["NEWSDEDUP_DAGSTER_PG_URL"]
+    instance.prepare_instance()
+    assert path.read_text() == written
+
+
+def test_instance_file_loads_in_dagster_without_newsdedup(database_url, tmp_path):
+    """The written file, opened by Dagster's own loader in a process that imported nothing of
+    newsdedup's and set no variable: runs go to the `dagster` database newsdedup's settings name."""
+    from newsdedup_dagster import instance
+
+    home = tmp_path / "dagster"
+    instance.write_dagster_yaml(home)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DAGSTER_")}
+    env["DAGSTER_HOME"] = str(home)
+    script = ("from dagster import DagsterInstance\n"
+              "i = DagsterInstance.get()\n"
+              "print(type(i.run_storage).__name__, i.run_storage.postgres_url.split('://')[0], i.get_runs_count())")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    storage, scheme, runs = proc.stdout.split()
+    assert storage == "PostgresRunStorage" and scheme == "postgresql+psycopg2" and int(runs) >= 0
+    with psycopg.connect(db.dagster_database_url()) as conn:
+        assert conn.execute("SELECT to_regclass('runs') IS NOT NULL").fetchone()[0]
 
 
 def test_db_status_reports_the_hours_each_stage_reached(conn, database_url):

@@ -78,21 +78,40 @@ def check_database() -> list[Finding]:
 
 
 def check_dagster() -> list[Finding]:
+    """The instance as Dagster's own processes (`dagster-webserver`, `dagster-daemon run`,
+    `dagster asset materialize`, `dg`) started in this environment load it: from $DAGSTER_HOME,
+    with nothing added to the environment (doctor, unlike the running commands, sets nothing)."""
+    from ..instance import unset_variables, written_by_earlier_version
+
     home = config.dagster_home()
     yaml_path = home / "dagster.yaml"
+    found: list[Finding] = []
+    if config.dagster_home_variable() is None:
+        found.append(Finding(WARN, "dagster home", f"DAGSTER_HOME is unset: newsdedup's commands use {home}, "
+                                                   "Dagster's own commands refuse to start without it",
+                             f"export DAGSTER_HOME={home} where dagster-webserver and dagster-daemon run"))
     if not yaml_path.exists():
-        return [Finding(WARN, "dagster instance", f"no {yaml_path}",
-                        "set DAGSTER_HOME to the instance directory (`newsdedup dev` writes one when absent)")]
+        return found + [Finding(WARN, "dagster instance", f"no {yaml_path}",
+                                "run `newsdedup migrate --write-instance` (or `newsdedup dev`) to write one")]
+    if written_by_earlier_version(yaml_path):
+        return found + [Finding(FAIL, "dagster instance", f"{yaml_path}: written by an earlier newsdedup, its "
+                                                          "storage URL is in a variable Dagster's commands never get",
+                                "run `newsdedup migrate --write-instance` (newsdedup's current file needs no variable)")]
+    missing = unset_variables(yaml_path)
+    if missing:
+        return found + [Finding(FAIL, "dagster instance", f"{yaml_path} reads {', '.join(missing)}, unset in this "
+                                                          "environment: Dagster's processes fail to load it",
+                                "set them where dagster-webserver and dagster-daemon run")]
     try:
         from dagster import DagsterInstance
 
         instance = DagsterInstance.from_config(str(home))
         runs = instance.get_runs_count()
-        found = [Finding(OK, "dagster instance", f"{yaml_path}: storage reachable, {runs} runs")]
+        found.append(Finding(OK, "dagster instance", f"{yaml_path}: storage reachable, {runs} runs"))
         beats = instance.get_daemon_heartbeats()
     except Exception as exc:
-        return [Finding(FAIL, "dagster instance", f"{yaml_path}: {_first_line(exc)}",
-                        "check the storage section of dagster.yaml (and NEWSDEDUP_DAGSTER_DATABASE_URL)")]
+        return found + [Finding(FAIL, "dagster instance", f"{yaml_path}: {_first_line(exc)}",
+                                "check the storage section of dagster.yaml (and NEWSDEDUP_DAGSTER_DATABASE_URL)")]
     now = time.time()
     fresh = sorted(name for name, beat in beats.items() if now - beat.timestamp <= DAEMON_HEARTBEAT_MAX_AGE_S)
     if fresh:

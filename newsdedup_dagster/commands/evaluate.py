@@ -36,22 +36,35 @@ def register(subparsers) -> None:
     parser.add_argument("--resamples", type=int, default=0, metavar="N",
                         help="also report mean ± sd over N runs on random 80%% subsets of the gold stories")
     parser.add_argument("--seed", type=int, default=0, help="first resample's seed (default 0)")
+    parser.add_argument("--by", action="append", choices=("language", "source"), default=[],
+                        help="also B-cubed precision/recall/F1 over each language's (or source's) items; repeatable")
+    parser.add_argument("--csv", metavar="FILE",
+                        help="also write the results as one CSV table (a row per configuration and per --by group; "
+                             "resamples' mean and sd as columns)")
     parser.set_defaults(func=handle)
 
 
-def _fmt(result: dict) -> str:
-    return (
-        f"B-cubed P {result['bcubed_precision']:.4f}  R {result['bcubed_recall']:.4f}  F1 {result['bcubed_f1']:.4f}  "
-        f"NMI {result['nmi']:.4f}  ARI {result['ari']:.4f}  clusters {result['clusters']}  "
-        f"largest {result['largest']}  items {result['items']}  {result['seconds']:.1f}s"
-    )
+# Column labels of the printed table (the CSV keeps the full names).
+_LABELS = {"bcubed_precision": "P", "bcubed_recall": "R", "bcubed_f1": "F1", "nmi": "NMI", "ari": "ARI"}
 
 
-def _fmt_resamples(res: dict) -> str:
-    mean, sd = res["mean"], res["sd"]
-    cells = "  ".join(f"{label} {mean[key]:.4f} ± {sd[key]:.4f}" for label, key in (
-        ("P", "bcubed_precision"), ("R", "bcubed_recall"), ("F1", "bcubed_f1"), ("NMI", "nmi"), ("ARI", "ari")))
-    return f"  over {res['n']} random {res['fraction']:.0%} subsets of the stories (mean ± sd): {cells}"
+def _label(column: str) -> str:
+    for key, label in _LABELS.items():
+        if column == key:
+            return label
+        if column.startswith(key + "_"):
+            return f"{label} {column[len(key) + 1:]}"
+    return column
+
+
+def format_table(table, by: tuple[str, ...]) -> str:
+    """The results table for a terminal: short metric names, 4 decimals, blank where a figure does
+    not apply (NMI, ARI and resamples are whole-run figures)."""
+    shown = table if by else table.drop(columns=["breakdown", "value"])
+    shown = shown.rename(columns=_label)
+    for column in shown.columns[shown.dtypes == "Int64"]:
+        shown[column] = shown[column].astype("string").fillna("")
+    return shown.to_string(index=False, na_rep="", float_format=lambda x: f"{x:.4f}")
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -83,20 +96,21 @@ def handle(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError, EmbeddingModelMismatch) as exc:
         print(f"newsdedup eval: error: {exc}", file=sys.stderr)
         return 2
-    for result in results:
-        if args.json:
+    from ..evaluation import results_table
+
+    by = tuple(dict.fromkeys(getattr(args, "by", None) or ()))
+    table = results_table(results, by)
+    if getattr(args, "csv", None):
+        table.to_csv(args.csv, index=False)
+    if args.json:
+        for result in results:
             out = {k: result[k] for k in RESULT_KEYS}
             for extra in ("sweep", "resamples"):
                 if extra in result:
                     out[extra] = result[extra]
             print(json.dumps(out))
-        else:
-            prefix = ""
-            if "sweep" in result:
-                prefix = ", ".join(f"{k}={v}" for k, v in result["sweep"].items()) + "  "
-            print(prefix + _fmt(result))
-            if "resamples" in result:
-                print(" " * len(prefix) + _fmt_resamples(result["resamples"]))
+    else:
+        print(format_table(table, by))
     if not args.json:
         t = results[0]["timings"]
         print(f"model {t['model']}, {t['partitions']} partitions, embedding {t['embed_seconds']:.1f}s"
