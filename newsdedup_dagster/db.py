@@ -88,8 +88,6 @@ def load_sql(name: str) -> str:
 # --------------------------------------------------------- embedded server
 _server_lock = threading.Lock()
 _embedded_server = None
-# The ancestors' modes pgserver needs for `pg_ctl stop` (see embedded_server), when they differ.
-_stop_modes: dict[Path, int] = {}
 
 
 def _private_home(home: Path) -> None:
@@ -161,7 +159,7 @@ def embedded_server(home: Path | None = None):
         pgdata = home / "pg"
         pgdata.mkdir(mode=0o700, exist_ok=True)
         # As root, pgserver runs PostgreSQL as its `pgserver` user and opens every ancestor of the
-        # data directory to others (o+rx) at each start; they are put back once it runs (below).
+        # data directory to others (g+rx, o+rx) at each start; the read bits are put back once it runs.
         modes = _directory_modes(pgdata.resolve())
         with PostgresServer._lock:  # the same inter-process lock pgserver uses for start/stop
             stale = _clean_stale_handle_pids(pgdata)
@@ -186,11 +184,6 @@ def embedded_server(home: Path | None = None):
                 f"could not start the embedded PostgreSQL in {pgdata}: {exc}; "
                 f"see {pgdata / 'log'} or set NEWSDEDUP_DATABASE_URL"
             ) from exc
-        global _stop_modes
-        _stop_modes = _directory_modes(pgdata.resolve())
-        # pg_ctl stop runs as the server's user and must reach the data directory again: open the
-        # way just before pgserver's stop at exit (this runs first), and close it after (above).
-        atexit.register(_restore_modes, _stop_modes)
         try:
             _make_socket_private(server)
         except DatabaseError:
@@ -239,12 +232,14 @@ def _directory_modes(path: Path) -> dict[Path, int]:
 
 
 def _restore_modes(modes: dict[Path, int]) -> None:
-    """Put back what pgserver widened. The running server has changed into its data directory
-    and opens its files by relative names; a later start opens the way again for itself."""
+    """Put back what pgserver widened, but for the traversal bits (g+x, o+x) it added: the server's
+    user must still reach the data directory by its full path (PostgreSQL opens global/pg_control
+    so at every checkpoint). Others can traverse, never list."""
     for path, mode in modes.items():
         with contextlib.suppress(OSError):
-            if path.stat().st_mode & 0o7777 != mode:
-                path.chmod(mode)
+            current = path.stat().st_mode & 0o7777
+            if current != mode | (current & 0o011):
+                path.chmod(mode | (current & 0o011))
 
 
 def _server_uid(server) -> int:
@@ -775,12 +770,7 @@ def stop_embedded_server() -> None:
             pool.close()
     _pools.clear()
     if _embedded_server is not None:
-        kept = _directory_modes(Path(_embedded_server.pgdata).resolve())
-        _restore_modes(_stop_modes)
-        try:
-            _embedded_server.cleanup()
-        finally:
-            _restore_modes(kept)
+        _embedded_server.cleanup()
         _embedded_server = None
 
 

@@ -1,5 +1,5 @@
 """Other local users read nothing of a deployment: not the home's listing, not a subscriber's
-address, a digest, an alert or a database file; a parent directory keeps its mode; and a socket
+address, a digest, an alert or a database file; a parent directory stays unlistable; and a socket
 directory another user created first is refused before any server starts.
 
 Real embedded server in a child process with its own NEWSDEDUP_HOME (short: the socket sits in the
@@ -109,7 +109,7 @@ def test_nobody_reads_no_address_digest_alert_or_database_file(base, layout):
         assert any(ADDRESS in p.read_text(errors="replace") for p in written)   # the test has its target
         assert any(p.name == "PG_VERSION" for p in private)
 
-        assert stat.S_IMODE(home.stat().st_mode) == 0o700
+        assert stat.S_IMODE(home.stat().st_mode) in (0o700, 0o711)   # at most traversable (see README)
         for path in [outbox, *outbox.rglob("*")]:
             assert stat.S_IMODE(path.stat().st_mode) == (0o700 if path.is_dir() else 0o600), path
 
@@ -132,20 +132,28 @@ def test_nobody_reads_no_address_digest_alert_or_database_file(base, layout):
 
 @pytest.mark.parametrize("layout", ["short", "long"])
 def test_a_private_parent_stays_private(base, layout):
+    """pgserver opens every ancestor of the data directory (g+rx, o+rx) so that its user reaches it;
+    newsdedup takes the read bits back: an ancestor stays unlistable, traversable at most."""
     home = _home(base, layout)
     home.parent.mkdir(parents=True, exist_ok=True)
     home.parent.chmod(0o700)
     before = {p: stat.S_IMODE(p.stat().st_mode) for p in home.parent.resolve().parents}
+
+    def unchanged_but_traversal(path: Path, mode: int) -> bool:
+        now = stat.S_IMODE(path.stat().st_mode)
+        return now & ~0o011 == mode & ~0o011
+
     proc, _ = _run_deployment(home)
     try:
-        assert stat.S_IMODE(home.parent.stat().st_mode) == 0o700
-        assert {p: stat.S_IMODE(p.stat().st_mode) for p in before} == before
-        assert stat.S_IMODE(home.stat().st_mode) == 0o700
+        assert stat.S_IMODE(home.parent.stat().st_mode) in (0o700, 0o711)
+        assert all(unchanged_but_traversal(p, mode) for p, mode in before.items())
+        assert stat.S_IMODE(home.stat().st_mode) in (0o700, 0o711)
+        assert _as_nobody("ls", str(home.parent)).returncode != 0
     finally:
         _finish(proc)
     # and after the server stopped
-    assert stat.S_IMODE(home.parent.stat().st_mode) == 0o700
-    assert {p: stat.S_IMODE(p.stat().st_mode) for p in before} == before
+    assert stat.S_IMODE(home.parent.stat().st_mode) in (0o700, 0o711)
+    assert all(unchanged_but_traversal(p, mode) for p, mode in before.items())
 
 
 def test_a_socket_directory_created_first_by_another_user_is_refused(base):
