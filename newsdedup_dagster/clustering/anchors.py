@@ -27,6 +27,7 @@ participants of an event, applied as a cheap veto on top of vector similarity.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -168,3 +169,24 @@ def story_anchors(item: Anchors, members: Iterable[Anchors]) -> Anchors:
     return Anchors(item.lang if same else "",
                    frozenset().union(*(m.years for m in members)),
                    frozenset().union(*(m.names for m in same)))
+
+
+def name_weights(anchors: Iterable[Anchors]) -> dict[str, float]:
+    """Inverse document frequency of each name over these items (the hour's pass-2 graph): a name
+    most items carry ("Navy" in a piracy topic) tells little, a rare one ("Sukanya") a lot."""
+    items = list(anchors)
+    counts: dict[str, int] = {}
+    for x in items:
+        for name in x.names:
+            counts[name] = counts.get(name, 0) + 1
+    return {name: max(0.0, math.log(len(items) / (1 + c))) for name, c in counts.items()}
+
+
+def name_cosine(a: Anchors, b: Anchors, weights: dict[str, float]) -> float | None:
+    """Cosine of the two items' IDF-weighted name sets; None when they cannot be compared (another
+    language, or one side names nobody)."""
+    if not a.names or not b.names or not a.lang or a.lang != b.lang:
+        return None
+    shared = sum(weights.get(n, 0.0) ** 2 for n in a.names & b.names)
+    norm = math.sqrt(sum(weights.get(n, 0.0) ** 2 for n in a.names) * sum(weights.get(n, 0.0) ** 2 for n in b.names))
+    return shared / norm if norm > 0 else None

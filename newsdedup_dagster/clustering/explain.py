@@ -253,8 +253,9 @@ def veto_line(v: Veto) -> str:
     """"years 2008 | 2011; names boston, red sox | …": each conflicting kind, this side | the other."""
     parts = []
     for kind in v.kinds:
-        mine = ", ".join(v.item_anchors.get(kind, [])[:6]) or "–"
-        theirs = ", ".join(v.other_anchors.get(kind, [])[:6]) or "–"
+        key = kind.split()[0]  # "names split": the names each part carries
+        mine = ", ".join(v.item_anchors.get(key, [])[:6]) or "–"
+        theirs = ", ".join(v.other_anchors.get(key, [])[:6]) or "–"
         parts.append(f"{kind} {mine} | {theirs}")
     return "; ".join(parts)
 

@@ -29,7 +29,7 @@ from ..embeddings.store import ModelInfo
 from ..embeddings.text import LEAD_CHARS
 from . import anchors as anchor_check
 from . import decisions, store
-from .guard import attach_leftovers, guarded_components
+from .guard import attach_leftovers, guarded_components, split_by_anchors, undirected_edges
 from .settings import ClusterSettings
 from .unionfind import UnionFind
 from ..crashpoints import crash_point
@@ -154,6 +154,7 @@ class ClusterResult:
     undone_stories: int = 0                 # stories deleted by the undo step (re-materialisation)
     later_stories_removed: int = 0          # stories of later partitions removed (later_partitions=reset)
     anchor_vetoes: int = 0                  # merges the anchor check refused (pass-2 edges, pass-1/3 attachments)
+    anchor_splits: int = 0                  # pass-2 communities the anchor split cut in parts
     recent: dict[str, int] = field(default_factory=dict)  # recent-window rows loaded / pruned
     edges: int = 0
     seconds: float = 0.0
@@ -179,6 +180,7 @@ class _Hour:
     anchors: dict[str, anchor_check.Anchors] = field(default_factory=dict)   # read once per item
     vetoed_edges: list[tuple[str, str, float, anchor_check.Conflict]] = field(default_factory=list)
     vetoes: dict[str, list[list]] = field(default_factory=dict)   # story_id -> rows (story_decisions.vetoes)
+    anchor_splits: list = field(default_factory=list)   # (guard.AnchorSplit, anchors) made in pass 2
 
 
 def cluster_partition(
@@ -265,6 +267,15 @@ def _pass1(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: 
     result.attached = len(matches)
 
 
+def _top_names(members: list[str], found: dict[str, anchor_check.Anchors], n: int = 6) -> list[str]:
+    """The names most members of a part carry (what the anchor split saw in it)."""
+    counts: dict[str, int] = {}
+    for m in members:
+        for name in found[m].names if m in found else ():
+            counts[name] = counts.get(name, 0) + 1
+    return [name for name, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]]
+
+
 def anchor_rules(settings: ClusterSettings) -> anchor_check.AnchorRules | None:
     """The anchor check's rules, or None when both kinds are off."""
     if not settings.anchor_years and settings.anchor_min_names <= 0:
@@ -284,9 +295,11 @@ def _anchor_check_edges(conn, settings: ClusterSettings, hour: _Hour, raw: list[
                         result: ClusterResult) -> list[Edge]:
     """Pass-2 edges without those whose ends' anchors conflict (kept for the explanation)."""
     rules = anchor_rules(settings)
-    if rules is None or not raw:
+    if (rules is None and not settings.anchor_split) or not raw:
         return raw
     found = _anchors_for(conn, hour, {n for a, b, _ in raw for n in (a, b)})
+    if rules is None:
+        return raw
     kept, vetoed = [], {}
     for a, b, sim in raw:
         pair = (a, b) if a < b else (b, a)
@@ -370,11 +383,30 @@ def _pass2_components(info: ModelInfo, settings: ClusterSettings, hour: _Hour, r
                       result: ClusterResult) -> tuple[list[list[str]], list[Edge]]:
     """UnionFind + chaining guard; components with an item of H become H's new stories."""
     published = hour.published
+    splits = []
+
+    def components(nodes, edges, params):
+        groups = guarded_components(nodes, edges, params)
+        if not settings.anchor_split or not hour.anchors:
+            return groups
+        found = hour.anchors
+        weights = anchor_check.name_weights(found[n] for n in nodes if n in found)
+
+        def cosine(a, b):
+            return anchor_check.name_cosine(found[a], found[b], weights) if a in found and b in found else None
+
+        groups, made = split_by_anchors(groups, undirected_edges(edges), cosine,
+                                        settings.anchor_split_resolution, settings.anchor_split_margin)
+        splits.extend((split, found) for split in made)
+        return groups
+
     hour.stories, groups, raw = pass2_groups(
         info.model, set(hour.remaining), raw,
         founder_key=lambda i: (published[i], i),
-        components=guarded_components, params=settings.guard,
+        components=components, params=settings.guard,
     )
+    hour.anchor_splits = splits
+    result.anchor_splits = len(splits)
     result.edges = len(undirected(raw))
     return groups, raw
 
@@ -401,6 +433,15 @@ def _write_pass2(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, 
     result.clustered_in_pass2 = len(rows)
     hour.in_new = {r[0] for r in rows}
     story_of = {m: s.story_id for s in stories for m in s.members}
+    for split, found in hour.anchor_splits:
+        for part in split.parts:
+            if part[0] not in story_of:
+                continue
+            for other in split.parts:
+                if other is not part:
+                    hour.vetoes.setdefault(story_of[part[0]], []).append(
+                        [part[0], other[0], round(split.across, 6), 2, ["names split"],
+                         {"names": _top_names(part, found)}, {"names": _top_names(other, found)}])
     for a, b, sim, found in hour.vetoed_edges:
         for member, other, mine, theirs in ((a, b, found.a, found.b), (b, a, found.b, found.a)):
             if member in story_of:

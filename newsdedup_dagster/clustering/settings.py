@@ -62,6 +62,12 @@ class ClusterSettings:
     anchor_years: bool = True
     # ... or when both sides, in one language, carry at least this many names and share none; 0 = off
     anchor_min_names: int = 2
+    # pass 2: a community of >= 6 items is split again on its own edges weighted by name agreement
+    # (Louvain at this resolution) when names agree more inside the parts than across them by at
+    # least anchor_split_margin (mean IDF-weighted name cosine); clustering/guard.py split_by_anchors
+    anchor_split: bool = True
+    anchor_split_resolution: float = 0.35
+    anchor_split_margin: float = 0.10
     # asset check warning: a story larger than this is suspicious (chaining)
     max_story_size: int = 500
     # wait this long for another clustering run to finish before failing
