@@ -40,6 +40,8 @@ _YEAR = re.compile(r"(?<![\d.,])(\d{4})(?![\d]|[.,]\d)")
 _WORD = re.compile(r"[^\W\d_](?:[\w'’\-]*[^\W_])?")
 # A clause or sentence boundary: the word after it is capitalised for grammar, not because it is a name.
 _BOUNDARY = re.compile(r"(?:[.!?:;…。！？\"“”«»„\(\)\[\]]|\s[-–—|]\s|^)\s*$")
+# French / Italian / Catalan elision: "l'Équateur", "d'Amatrice", "dell'Aquila" name Équateur, Amatrice, Aquila
+_ELISION = re.compile(r"^(?:[lLdDjJmMnNsStTcC]|[qQ]u|[dDaAnNsS]ell|[aA]ll|[dD]all)['’](?=[^\W\d_])")
 _TITLE_CASE_SHARE = 0.6
 _NO_NAME_CASE_LANGS = frozenset({"de", "lb"})
 # Capitalised words that name no place or person: weekdays, months, time zones, honorifics and
@@ -108,7 +110,7 @@ def names_in(text: str) -> set[str]:
     out = set()
     shouting = text.upper() == text
     for match in _WORD.finditer(text):
-        word = match.group(0)
+        word = _ELISION.sub("", match.group(0))
         if not _cased(word) or not word[0].isupper():
             continue
         key = fold(word)
