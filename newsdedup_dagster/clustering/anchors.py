@@ -42,7 +42,8 @@ _WORD = re.compile(r"[^\W\d_](?:[\w'’\-]*[^\W_])?")
 _BOUNDARY = re.compile(r"(?:[.!?:;…。！？\"“”«»„\(\)\[\]]|\s[-–—|]\s|^)\s*$")
 # French / Italian / Catalan elision: "l'Équateur", "d'Amatrice", "dell'Aquila" name Équateur, Amatrice, Aquila
 _ELISION = re.compile(r"^(?:[lLdDjJmMnNsStTcC]|[qQ]u|[dDaAnNsS]ell|[aA]ll|[dD]all)['’](?=[^\W\d_])")
-_TITLE_CASE_SHARE = 0.6
+_POSSESSIVE = re.compile(r"['’]s$")
+_TITLE_CASE_SHARE = 0.8
 _NO_NAME_CASE_LANGS = frozenset({"de", "lb"})
 # Capitalised words that name no place or person: weekdays, months, time zones, honorifics and
 # the function words that headlines and quotes capitalise.
@@ -110,7 +111,7 @@ def names_in(text: str) -> set[str]:
     out = set()
     shouting = text.upper() == text
     for match in _WORD.finditer(text):
-        word = _ELISION.sub("", match.group(0))
+        word = _POSSESSIVE.sub("", _ELISION.sub("", match.group(0)))
         if not _cased(word) or not word[0].isupper():
             continue
         key = fold(word)
