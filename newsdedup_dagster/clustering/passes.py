@@ -444,7 +444,8 @@ def _write_pass2(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, 
                          {"names": _top_names(part, found)}, {"names": _top_names(other, found)}])
     for a, b, sim, found in hour.vetoed_edges:
         for member, other, mine, theirs in ((a, b, found.a, found.b), (b, a, found.b, found.a)):
-            if member in story_of:
+            # both ends in one story (other edges held them together): one row, from the first end
+            if member in story_of and not (member == b and story_of.get(a) == story_of[b]):
                 hour.vetoes.setdefault(story_of[member], []).append(
                     [member, other, round(sim, 6), 2, list(found.kinds), mine, theirs])
 
