@@ -126,6 +126,7 @@ def stories(context: AssetExecutionContext, config: StoriesConfig, postgres: Pos
         "largest_story_headline": (largest[5] or "") if largest else "",
         "pass2_edges": result.edges,
         "anchor_vetoes": result.anchor_vetoes,
+        "anchor_splits": result.anchor_splits,
         "undone_stories": result.undone_stories,
         "later_partitions": settings.later_partitions,
         "later_stories_removed": result.later_stories_removed,
