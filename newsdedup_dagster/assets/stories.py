@@ -131,6 +131,8 @@ def stories(context: AssetExecutionContext, postgres: PostgresResource) -> Mater
         "largest_story": largest[1] if largest else 0,
         "largest_story_headline": (largest[5] or "") if largest else "",
         "pass2_edges": result.edges,
+        "anchor_vetoes": result.anchor_vetoes,
+        "anchor_splits": result.anchor_splits,
         "undone_stories": result.undone_stories,
         "later_partitions": settings.later_partitions,
         "later_stories_removed": result.later_stories_removed,

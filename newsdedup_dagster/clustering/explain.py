@@ -56,6 +56,20 @@ class CutGroup:
 
 
 @dataclass
+class Veto:
+    """A merge the anchor check refused (clustering/anchors.py): the KNN edge item -- other (pass
+    2) or item's attachment to this story (pass 1 / 3, other None), and the anchors that conflicted."""
+    item_id: str
+    other: str | None
+    similarity: float
+    pass_no: int
+    kinds: list[str]
+    item_anchors: dict
+    other_anchors: dict
+    partition_hour: datetime
+
+
+@dataclass
 class Weakest:
     kind: str                      # "edge" (holds a pass-2 story) or "attachment" (pass 1 / 3)
     item_a: str
@@ -76,6 +90,7 @@ class Explanation:
     edges: list[Edge] = field(default_factory=list)
     cut_groups: list[CutGroup] = field(default_factory=list)
     weakest: Weakest | None = None
+    vetoes: list[Veto] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         out = asdict(self)
@@ -86,6 +101,8 @@ class Explanation:
                 m[k] = m[k].isoformat() if m[k] else None
         for e in out["edges"]:
             e["founded_in"] = e["founded_in"].isoformat()
+        for v in out["vetoes"]:
+            v["partition_hour"] = v["partition_hour"].isoformat()
         for c in out["cut_groups"]:
             c["founded_in"] = c["founded_in"].isoformat()
             if c["strongest_cut_edge"]:
@@ -107,11 +124,14 @@ def load(conn: psycopg.Connection, story_id: str) -> Explanation:
     sid, headline, created, count = rows[0]
     members = [Member(*r) for r in conn.execute(db.load_sql("cluster_explain_members"), {"id": sid})]
     decisions = conn.execute(
-        "SELECT partition_hour, edges, cut_groups FROM story_decisions WHERE story_id = %s ORDER BY partition_hour",
+        "SELECT partition_hour, edges, cut_groups, vetoes FROM story_decisions WHERE story_id = %s"
+        " ORDER BY partition_hour",
         (sid,)).fetchall()
     conn.commit()
     out = Explanation(sid, headline or "", created, int(count), members)
-    for hour, edges, cuts in decisions:
+    for hour, edges, cuts, vetoes in decisions:
+        out.vetoes.extend(Veto(item, other, float(sim), int(pass_no), list(kinds), mine or {}, theirs or {}, hour)
+                          for item, other, sim, pass_no, kinds, mine, theirs in vetoes or [])
         batch = [Edge(a, b, float(sim), int(d), bool(kept), grp, hour) for a, b, sim, d, kept, grp in edges]
         out.edges.extend(batch)
         for no, items, became in cuts:
@@ -218,7 +238,26 @@ def render_text(story: Explanation, width: int = 100) -> str:
                          f"{', …' if len(c.item_ids) > 3 else ''}) {fate}; {edge}")
         if len(story.cut_groups) > 10:
             lines.append(f"   … {len(story.cut_groups) - 10} more")
+    if story.vetoes:
+        lines.append("")
+        lines.append(f"refused by the anchor check ({len(story.vetoes)}; conflicting anchors, this side | the other):")
+        for v in story.vetoes[:12]:
+            what = f"{v.item_id[:14]:<14} -- {v.other[:14]:<14}" if v.other else f"{v.item_id[:14]:<14} -> this story  "
+            lines.append(f"   {what} {v.similarity:.3f} pass {v.pass_no}  {veto_line(v)[: max(20, width - 50)]}")
+        if len(story.vetoes) > 12:
+            lines.append(f"   … {len(story.vetoes) - 12} more")
     return "\n".join(lines)
+
+
+def veto_line(v: Veto) -> str:
+    """"years 2008 | 2011; names boston, red sox | …": each conflicting kind, this side | the other."""
+    parts = []
+    for kind in v.kinds:
+        key = kind.split()[0]  # "names split": the names each part carries
+        mine = ", ".join(v.item_anchors.get(key, [])[:6]) or "–"
+        theirs = ", ".join(v.other_anchors.get(key, [])[:6]) or "–"
+        parts.append(f"{kind} {mine} | {theirs}")
+    return "; ".join(parts)
 
 
 def _md(text: str) -> str:
@@ -247,4 +286,8 @@ def render_markdown(story: Explanation, max_members: int = 15) -> str:
             f"{len(c.item_ids)} items{' (story `' + c.became_story_id[:11] + '`)' if c.became_story_id else ''}"
             + (f" via {c.strongest_cut_edge.similarity:.3f}" if c.strongest_cut_edge else "")
             for c in story.cut_groups[:6]))
+    if story.vetoes:
+        out.append("\nrefused by the anchor check: " + "; ".join(
+            f"`{v.item_id[:10]}`{'–`' + v.other[:10] + '`' if v.other else ''} ({_md(veto_line(v))[:80]})"
+            for v in story.vetoes[:6]))
     return "\n".join(out)

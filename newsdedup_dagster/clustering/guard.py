@@ -307,3 +307,77 @@ def attach_leftovers(
         for item in ordered
         if item in best and best[item][1] >= story_threshold
     }
+
+
+# Anchor split (clustering/anchors.py gives the name cosine). Louvain over the whole window cannot
+# see two look-alike events inside one community: against the window's total weight, the few
+# edges between two groups of 10-20 items are above what modularity would cut (the resolution
+# limit, Fortunato & Barthélemy 2007). So a community of at least ANCHOR_SPLIT_MIN_SIZE items is
+# split again on its own edges, each weighted by how much the two items' names agree, at a low
+# resolution (few parts); the split is kept only when the names agree clearly more inside the
+# parts than across them. Where names cannot be compared (no names, other languages) nothing is
+# split. ECB+ dev: docs/CALIBRATION.md#anchor-check.
+ANCHOR_SPLIT_MIN_SIZE = 6
+# an edge between items whose names do not agree at all keeps this share of its weight (0.1-0.3
+# give the same ECB+ F1 within 0.002; calibrated on that file)
+ANCHOR_NAME_FLOOR = 0.3
+
+NameCosineFn = Callable[[T, T], "float | None"]
+
+
+@dataclass(frozen=True)
+class AnchorSplit:
+    """One community the anchor split cut: its parts and the mean name cosine inside / across."""
+    parts: list[list]
+    within: float
+    across: float
+
+
+def split_by_anchors(
+    groups: Sequence[Sequence[T]],
+    pairs: Mapping[tuple[T, T], float],
+    name_cosine: NameCosineFn,
+    resolution: float,
+    margin: float,
+) -> tuple[list[list[T]], list[AnchorSplit]]:
+    """The guard's groups with those whose names say "two events" split (see above).
+    pairs: {(a, b): weight} as undirected_edges builds them. Returns (groups of >= 2, each
+    connected by its edges, ordered by first member; the splits made)."""
+    out: list[list[T]] = []
+    splits: list[AnchorSplit] = []
+    for group in groups:
+        members = sorted(group, key=_key)
+        if len(members) < ANCHOR_SPLIT_MIN_SIZE:
+            out.append(members)
+            continue
+        inside = set(members)
+        own: dict[tuple[T, T], float] = {}
+        for (a, b), w in pairs.items():
+            if a in inside and b in inside:
+                agree = name_cosine(a, b)
+                own[(a, b)] = w if agree is None else w * (ANCHOR_NAME_FLOOR + agree) / (ANCHOR_NAME_FLOOR + 1)
+        parts = louvain_communities(members, own, resolution)
+        if len(parts) < 2:
+            out.append(members)
+            continue
+        where = {m: i for i, part in enumerate(parts) for m in part}
+        sums = {True: [0.0, 0], False: [0.0, 0]}
+        for i, a in enumerate(members):
+            for b in members[i + 1:]:
+                agree = name_cosine(a, b)
+                if agree is not None:
+                    cell = sums[where[a] == where[b]]
+                    cell[0] += agree
+                    cell[1] += 1
+        if not sums[True][1] or not sums[False][1]:
+            out.append(members)
+            continue
+        within, across = sums[True][0] / sums[True][1], sums[False][0] / sums[False][1]
+        if within - across < margin:
+            out.append(members)
+            continue
+        pieces = [piece for part in parts for piece in _connected_pieces(part, own)]
+        splits.append(AnchorSplit(pieces, within, across))
+        out.extend(pieces)
+    out.sort(key=lambda m: _key(m[0]))
+    return out, splits

@@ -7,11 +7,15 @@
           raw directed KNN triples, components >= 2 with an item of H -> stories
   pass 3  H's items still alone -> the best story founded in pass 2 of H, if cosine to the centroid
           of all its members >= story_threshold (and the pass-1 time gates hold)
+  anchors a pass-2 edge, a pass-1 or pass-3 attachment is refused when the two sides' years or
+          same-language names conflict, and a pass-2 community whose names say "two events" is
+          split again (anchors.py, guard.split_by_anchors); each refusal is recorded on the story
   after   centroid (avg of the 3 most recent members), first/latest published, representative, in SQL
   explain what admitted each member (pass, similarity, neighbour, threshold: story_items) and, for
           pass-2 stories, the edges that held them and the communities the guard cut (decisions.py)
 
-Everything runs in one transaction under an advisory lock; Python sees ids and similarities only.
+Everything runs in one transaction under an advisory lock; Python sees ids and similarities, and
+the headline, summary and language of the items the anchor check compares.
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ from datetime import datetime
 import psycopg
 
 from ..embeddings.store import ModelInfo
+from ..embeddings.text import LEAD_CHARS
+from . import anchors as anchor_check
 from . import decisions, store
-from .guard import attach_leftovers, guarded_components
+from .guard import attach_leftovers, guarded_components, split_by_anchors, undirected_edges
 from .settings import ClusterSettings
 from .unionfind import UnionFind
 from ..crashpoints import crash_point
@@ -35,6 +41,9 @@ from ..crashpoints import crash_point
 log = logging.getLogger(__name__)
 
 Edge = tuple[str, str, float]
+# pass 1: a story's anchors are those of its most recent members (a long story's early details
+# may be outdated, and the read stays small)
+STORY_ANCHOR_MEMBERS = 20
 
 
 # ------------------------------------------------------------------ pure helpers
@@ -148,6 +157,8 @@ class ClusterResult:
     left_single: int = 0                    # H's items in no story after both passes
     undone_stories: int = 0                 # stories deleted by the undo step (re-materialisation)
     later_stories_removed: int = 0          # stories of later partitions removed (later_partitions=reset)
+    anchor_vetoes: int = 0                  # merges the anchor check refused (pass-2 edges, pass-1/3 attachments)
+    anchor_splits: int = 0                  # pass-2 communities the anchor split cut in parts
     recent: dict[str, int] = field(default_factory=dict)  # recent-window rows loaded / pruned
     edges: int = 0
     seconds: float = 0.0
@@ -170,6 +181,10 @@ class _Hour:
     reader: tuple[str, Callable[[], psycopg.Connection]] | None = None
     freed: set[str] = field(default_factory=set)         # memberships the undo removed
     attached: set[str] = field(default_factory=set)      # H's items pass 1 attached
+    anchors: dict[str, anchor_check.Anchors] = field(default_factory=dict)   # read once per item
+    vetoed_edges: list[tuple[str, str, float, anchor_check.Conflict]] = field(default_factory=list)
+    vetoes: dict[str, list[list]] = field(default_factory=dict)   # story_id -> rows (story_decisions.vetoes)
+    anchor_splits: list = field(default_factory=list)   # (guard.AnchorSplit, anchors) made in pass 2
 
 
 def cluster_partition(
@@ -200,10 +215,12 @@ def cluster_partition(
         if snapshot is not None and not result.recent.get("loaded"):
             hour.reader = (snapshot, connect)
         raw = _timed(result, "pass2_knn", lambda: _pass2_edges(conn, info, h, settings, hour))
+        raw = _timed(result, "pass2_anchors", lambda: _anchor_check_edges(conn, settings, hour, raw, result))
         groups, raw = _timed(result, "pass2_guard", lambda: _pass2_components(info, settings, hour, raw, result))
         _timed(result, "write_members", lambda: _write_pass2(conn, info, h, settings, hour, groups, raw, result))
         grew = _timed(result, "pass3", lambda: _pass3(conn, info, h, settings, hour, result))
         _timed(result, "write", lambda: _finish(conn, info, settings, hour, grew, result))
+        store.record_vetoes(conn, h, hour.vetoes)
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -244,6 +261,7 @@ def _pass1(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: 
     published = hour.published
     ids = list(published)
     matches = store.pass1_matches(conn, info, h, published, settings)
+    matches = _anchor_check_attachments(conn, settings, hour, matches, 1, result)
     store.attach(conn, h, [(i, s, 1, sim, gap, age, None, settings.story_threshold)
                            for i, s, sim, gap, age in matches])
     hour.attached_to = {s for _, s, *_ in matches}
@@ -251,6 +269,89 @@ def _pass1(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: 
     hour.attached = assigned
     hour.remaining = [i for i in ids if i not in assigned]
     result.attached = len(matches)
+
+
+def _top_names(members: list[str], found: dict[str, anchor_check.Anchors], n: int = 6) -> list[str]:
+    """The names most members of a part carry (what the anchor split saw in it)."""
+    counts: dict[str, int] = {}
+    for m in members:
+        for name in found[m].names if m in found else ():
+            counts[name] = counts.get(name, 0) + 1
+    return [name for name, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]]
+
+
+def anchor_rules(settings: ClusterSettings) -> anchor_check.AnchorRules | None:
+    """The anchor check's rules, or None when both kinds are off."""
+    if not settings.anchor_years and settings.anchor_min_names <= 0:
+        return None
+    return anchor_check.AnchorRules(years=settings.anchor_years, min_names=settings.anchor_min_names)
+
+
+def _anchors_for(conn, hour: _Hour, ids) -> dict[str, anchor_check.Anchors]:
+    """Anchors of these items (read from their headline and summary once per run)."""
+    missing = sorted(set(ids) - set(hour.anchors))
+    for item, (title, summary, lang) in store.item_texts(conn, missing).items():
+        hour.anchors[item] = anchor_check.extract(title, summary, lang, LEAD_CHARS)
+    return hour.anchors
+
+
+def _anchor_check_edges(conn, settings: ClusterSettings, hour: _Hour, raw: list[Edge],
+                        result: ClusterResult) -> list[Edge]:
+    """Pass-2 edges without those whose ends' anchors conflict (kept for the explanation)."""
+    rules = anchor_rules(settings)
+    if (rules is None and not settings.anchor_split) or not raw:
+        return raw
+    found = _anchors_for(conn, hour, {n for a, b, _ in raw for n in (a, b)})
+    if rules is None:
+        return raw
+    kept, vetoed = [], {}
+    for a, b, sim in raw:
+        pair = (a, b) if a < b else (b, a)
+        if pair in vetoed:
+            vetoed[pair] = (max(vetoed[pair][0], sim), vetoed[pair][1])
+            continue
+        clash = anchor_check.conflict(found[pair[0]], found[pair[1]], rules) \
+            if pair[0] in found and pair[1] in found else None
+        if clash is None:
+            kept.append((a, b, sim))
+        else:
+            vetoed[pair] = (sim, clash)
+    hour.vetoed_edges = [(a, b, sim, clash) for (a, b), (sim, clash) in sorted(vetoed.items())]
+    result.anchor_vetoes += len(vetoed)
+    return kept
+
+
+def _anchor_check_attachments(conn, settings: ClusterSettings, hour: _Hour, matches: list[tuple],
+                              pass_no: int, result: ClusterResult,
+                              members: dict[str, list[str]] | None = None) -> list[tuple]:
+    """Centroid attachments (item, story, sim, ...) without those whose item's anchors conflict
+    with the story's (anchors.story_anchors over its most recent members); each refusal is
+    recorded on the story. members: {story_id: member ids} when known (pass 3), else read."""
+    rules = anchor_rules(settings)
+    if rules is None or not matches:
+        return matches
+    if members is None:
+        texts = store.story_member_texts(conn, {m[1] for m in matches}, STORY_ANCHOR_MEMBERS)
+        for by_item in texts.values():
+            for item, (title, summary, lang) in by_item.items():
+                if item not in hour.anchors:
+                    hour.anchors[item] = anchor_check.extract(title, summary, lang, LEAD_CHARS)
+        members = {story: sorted(by_item) for story, by_item in texts.items()}
+    found = _anchors_for(conn, hour, {m[0] for m in matches} | {i for ids in members.values() for i in ids})
+    kept = []
+    for match in matches:
+        item, story, sim = match[0], match[1], match[2]
+        theirs = [found[m] for m in members.get(story, ()) if m in found]
+        clash = None
+        if item in found and theirs:
+            clash = anchor_check.conflict(found[item], anchor_check.story_anchors(found[item], theirs), rules)
+        if clash is None:
+            kept.append(match)
+            continue
+        hour.vetoes.setdefault(story, []).append(
+            [item, None, round(float(sim), 6), pass_no, list(clash.kinds), clash.a, clash.b])
+        result.anchor_vetoes += 1
+    return kept
 
 
 def _pass2_edges(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: _Hour) -> list[Edge]:
@@ -286,11 +387,30 @@ def _pass2_components(info: ModelInfo, settings: ClusterSettings, hour: _Hour, r
                       result: ClusterResult) -> tuple[list[list[str]], list[Edge]]:
     """UnionFind + chaining guard; components with an item of H become H's new stories."""
     published = hour.published
+    splits = []
+
+    def components(nodes, edges, params):
+        groups = guarded_components(nodes, edges, params)
+        if not settings.anchor_split or not hour.anchors:
+            return groups
+        found = hour.anchors
+        weights = anchor_check.name_weights(found[n] for n in nodes if n in found)
+
+        def cosine(a, b):
+            return anchor_check.name_cosine(found[a], found[b], weights) if a in found and b in found else None
+
+        groups, made = split_by_anchors(groups, undirected_edges(edges), cosine,
+                                        settings.anchor_split_resolution, settings.anchor_split_margin)
+        splits.extend((split, found) for split in made)
+        return groups
+
     hour.stories, groups, raw = pass2_groups(
         info.model, set(hour.remaining), raw,
         founder_key=lambda i: (published[i], i),
-        components=guarded_components, params=settings.guard,
+        components=components, params=settings.guard,
     )
+    hour.anchor_splits = splits
+    result.anchor_splits = len(splits)
     result.edges = len(undirected(raw))
     return groups, raw
 
@@ -316,6 +436,22 @@ def _write_pass2(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, 
     result.new_stories = [s.story_id for s in stories]
     result.clustered_in_pass2 = len(rows)
     hour.in_new = {r[0] for r in rows}
+    story_of = {m: s.story_id for s in stories for m in s.members}
+    for split, found in hour.anchor_splits:
+        for part in split.parts:
+            if part[0] not in story_of:
+                continue
+            for other in split.parts:
+                if other is not part:
+                    hour.vetoes.setdefault(story_of[part[0]], []).append(
+                        [part[0], other[0], round(split.across, 6), 2, ["names split"],
+                         {"names": _top_names(part, found)}, {"names": _top_names(other, found)}])
+    for a, b, sim, found in hour.vetoed_edges:
+        for member, other, mine, theirs in ((a, b, found.a, found.b), (b, a, found.b, found.a)):
+            # both ends in one story (other edges held them together): one row, from the first end
+            if member in story_of and not (member == b and story_of.get(a) == story_of[b]):
+                hour.vetoes.setdefault(story_of[member], []).append(
+                    [member, other, round(sim, 6), 2, list(found.kinds), mine, theirs])
 
 
 def _pass3(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: _Hour,
@@ -325,6 +461,11 @@ def _pass3(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: 
     rows3: list[tuple] = []
     if settings.pass3 and hour.stories and leftovers:
         rows3 = pass3_rows(conn, info, hour.stories, leftovers, hour.published, settings)
+        members = {st.story_id: st.members for st in hour.stories}
+        kept = _anchor_check_attachments(conn, settings, hour, [(r[0], r[1], r[3]) for r in rows3], 3, result,
+                                         members=members)
+        allowed = {(i, st) for i, st, *_ in kept}
+        rows3 = [r for r in rows3 if (r[0], r[1]) in allowed]
         store.attach(conn, h, rows3)
         hour.in_new |= {r[0] for r in rows3}
         result.attached_pass3 = len(rows3)

@@ -58,6 +58,17 @@ class ClusterSettings:
     # built is removed first, so re-running a range in time order rebuilds exactly what the hourly
     # runs built (Dagster backfills and the demo use this; the later hours must then be re-run).
     later_partitions: str = "keep"
+    # anchor check (clustering/anchors.py): a merge (pass-2 edge, pass-1 / pass-3 attachment) is
+    # refused when both sides name years and share none; ECB+ dev: docs/CALIBRATION.md#anchor-check
+    anchor_years: bool = True
+    # ... or when both sides, in one language, carry at least this many names and share none; 0 = off
+    anchor_min_names: int = 2
+    # pass 2: a community of >= 6 items is split again on its own edges weighted by name agreement
+    # (Louvain at this resolution) when names agree more inside the parts than across them by at
+    # least anchor_split_margin (mean IDF-weighted name cosine); clustering/guard.py split_by_anchors
+    anchor_split: bool = True
+    anchor_split_resolution: float = 0.35
+    anchor_split_margin: float = 0.10
     # asset check warning: a story larger than this is suspicious (chaining)
     max_story_size: int = 500
     # wait this long for another clustering run to finish before failing

@@ -374,3 +374,32 @@ def nearest_centroids(conn, info: ModelInfo, ids: list[str], groups, batch_size:
         for item, g, sim in rows:
             out[item] = (int(g), float(sim))
     return out
+
+
+def item_texts(conn, ids) -> dict[str, tuple[str, str, str | None]]:
+    """{item_id: (title, summary, lang)}: what the anchor check reads (clustering/anchors.py)."""
+    ids = sorted(set(ids))
+    if not ids:
+        return {}
+    rows = conn.execute(db.load_sql("cluster_item_texts"), {"ids": ids}).fetchall()
+    return {i: (title or "", summary or "", lang) for i, title, summary, lang in rows}
+
+
+def story_member_texts(conn, story_ids, limit: int) -> dict[str, dict[str, tuple[str, str, str | None]]]:
+    """{story_id: {item_id: (title, summary, lang)}} of each story's most recent `limit` members."""
+    ids = sorted(set(story_ids))
+    out: dict[str, dict[str, tuple[str, str, str | None]]] = {}
+    if not ids:
+        return out
+    rows = conn.execute(db.load_sql("cluster_story_member_texts"), {"ids": ids, "limit": int(limit)}).fetchall()
+    for story, item, title, summary, lang in rows:
+        out.setdefault(story, {})[item] = (title or "", summary or "", lang)
+    return out
+
+
+def record_vetoes(conn, h: datetime, vetoes: dict[str, list[list]]) -> None:
+    """{story_id: [veto row, ...]} -> story_decisions.vetoes of H (migration 075)."""
+    ids = sorted(s for s, rows in vetoes.items() if rows)
+    if ids:
+        conn.execute(db.load_sql("cluster_record_vetoes"), {
+            "h": h, "story_ids": ids, "vetoes": [Jsonb(vetoes[i]) for i in ids]})

@@ -1,0 +1,198 @@
+"""Anchors: what tells two look-alike events apart (pure, no DB, no environment).
+
+Embeddings of one kind of event sit close whatever the place, the year or the people: two
+earthquakes, two shootings, two first snows. What differs between them is in the text: the
+names of places and people, the years, the magnitudes. An *anchor* is such a detail taken from
+an item's headline and lead, in a form that survives translation into another language:
+
+  years   four-digit years 1900-2099 in any script's digits (Unicode decimal digits fold to
+          ASCII with int()), e.g. "2008", "２０１１年"
+  names   Latin-, Greek- and Cyrillic-script words written with a capital inside a sentence
+          (not the first word, not a headline written in Title Case, not German or
+          Luxembourgish, whose nouns are all capitalised), plus all-capital acronyms of 2-5
+          letters; compared case- and accent-folded (NFKD without combining marks), so
+          "São Paulo" and "Sao Paulo" agree. Chinese and Japanese names have no capital to find
+          and are left out: their items carry years only.
+
+Two items *conflict* when both carry anchors of a kind and share none of them:
+  years   both name at least one year and no year is shared (the ECB+ topics' second events
+          happened in other years than the first);
+  names   both carry at least `min_names` names, share none, and are written in the same
+          language (across languages the same place is spelled differently: Moskau, Moscow,
+          Moscou; so names only ever veto within one language).
+A pair that shares a name or a year does not conflict on that kind. Method: the idea of
+Cybulska & Vossen (LREC 2014, ECB+) that event coreference rests on the time, place and
+participants of an event, applied as a cheap veto on top of vector similarity.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..embeddings.text import lead_of, normalise_space
+
+# Decimal digits of any script (\d is Unicode-aware): a year is four of them, not part of a longer number.
+_YEAR = re.compile(r"(?<![\d.,])(\d{4})(?![\d]|[.,]\d)")
+_WORD = re.compile(r"[^\W\d_](?:[\w'’\-]*[^\W_])?")
+# A clause or sentence boundary: the word after it is capitalised for grammar, not because it is a name.
+_BOUNDARY = re.compile(r"(?:[.!?:;…。！？\"“”«»„\(\)\[\]]|\s[-–—|]\s|^)\s*$")
+# French / Italian / Catalan elision: "l'Équateur", "d'Amatrice", "dell'Aquila" name Équateur, Amatrice, Aquila
+_ELISION = re.compile(r"^(?:[lLdDjJmMnNsStTcC]|[qQ]u|[dDaAnNsS]ell|[aA]ll|[dD]all)['’](?=[^\W\d_])")
+_POSSESSIVE = re.compile(r"['’]s$")
+_TITLE_CASE_SHARE = 0.8
+# characters of a summary read for its lead (room for a repeated headline, bylines and datelines)
+_SUMMARY_CHARS_READ = 400
+_NO_NAME_CASE_LANGS = frozenset({"de", "lb"})
+# Capitalised words that name no place or person: weekdays, months, time zones, honorifics and
+# the function words that headlines and quotes capitalise.
+_NOT_NAMES = frozenset("""
+a an and as at but by for from he her his i in is it its of on or our she that the their these
+they this those to we with you mr mrs ms dr sir st am pm est edt cst pst gmt utc ist cet bst
+monday tuesday wednesday thursday friday saturday sunday january february march april may june
+july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec
+report update updated breaking video photos photo watch live news exclusive opinion analysis
+""".split())
+
+
+@dataclass(frozen=True)
+class Anchors:
+    lang: str
+    years: frozenset[str] = frozenset()
+    names: frozenset[str] = frozenset()
+
+    def as_dict(self) -> dict:
+        return {"years": sorted(self.years), "names": sorted(self.names)}
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Why two items' anchors say they are different events: per kind, each side's anchors."""
+    kinds: tuple[str, ...]
+    a: dict
+    b: dict
+
+    def as_dict(self) -> dict:
+        return {"kinds": list(self.kinds), "a": self.a, "b": self.b}
+
+
+def fold(word: str) -> str:
+    """Case- and accent-insensitive key: NFKD, combining marks dropped, casefolded."""
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold().replace("’", "'")
+
+
+def years_in(text: str) -> set[str]:
+    out = set()
+    for match in _YEAR.finditer(text):
+        year = int(match.group(1))  # int() reads any script's decimal digits
+        if 1900 <= year <= 2099:
+            out.add(str(year))
+    return out
+
+
+def _cased(word: str) -> bool:
+    """A word of a script with letter case (Latin, Greek, Cyrillic, ...)."""
+    return word.upper() != word.lower()
+
+
+def _title_case(text: str) -> bool:
+    """A headline written in Title Case (or all capitals): its capitals say nothing about names."""
+    words = [w for w in _WORD.findall(text) if _cased(w) and fold(w) not in _NOT_NAMES]
+    if len(words) < 3:
+        return False
+    capitalised = sum(1 for w in words if w[0].isupper())
+    return capitalised / len(words) >= _TITLE_CASE_SHARE
+
+
+def names_in(text: str) -> set[str]:
+    """Folded capitalised words not at a sentence or clause start, and acronyms (2-5 capitals)."""
+    out = set()
+    shouting = text.upper() == text
+    for match in _WORD.finditer(text):
+        word = _POSSESSIVE.sub("", _ELISION.sub("", match.group(0)))
+        if not _cased(word) or not word[0].isupper():
+            continue
+        key = fold(word)
+        if key in _NOT_NAMES or len(key) < 2:
+            continue
+        if word.isupper():
+            if not shouting and 2 <= len(word) <= 5:
+                out.add(key)
+            continue
+        if _BOUNDARY.search(text[:match.start()]):
+            continue
+        out.add(key)
+    return out
+
+
+def extract(title: str | None, summary: str | None, lang: str | None, lead_chars: int = 200) -> Anchors:
+    """The anchors of one item: its headline and the lead the embedder sees (embeddings/text.py)."""
+    head = normalise_space(title)
+    # the lead is at most lead_chars of the summary's start: cleaning a whole article costs ~7 ms
+    lead = lead_of(head, (summary or "")[:_SUMMARY_CHARS_READ + len(head)], lead_chars)
+    years = years_in(head) | years_in(lead)
+    code = (lang or "").split("-")[0].lower()
+    names: set[str] = set()
+    if code not in _NO_NAME_CASE_LANGS:
+        if not _title_case(head):
+            names |= names_in(head)
+        names |= names_in(lead)
+    return Anchors(code, frozenset(years), frozenset(names))
+
+
+@dataclass(frozen=True)
+class AnchorRules:
+    """When two items' anchors veto a merge (clustering settings anchor_years, anchor_min_names)."""
+    years: bool = True
+    min_names: int = 2     # 0 = names never veto
+
+
+def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conflict | None:
+    """The kinds on which a and b disagree (see the module's docstring), or None."""
+    kinds = []
+    if rules.years and a.years and b.years and not (a.years & b.years):
+        kinds.append("years")
+    if (rules.min_names > 0 and a.lang and a.lang == b.lang
+            and len(a.names) >= rules.min_names and len(b.names) >= rules.min_names
+            and not (a.names & b.names)):
+        kinds.append("names")
+    if not kinds:
+        return None
+    return Conflict(tuple(kinds), {k: sorted(getattr(a, k)) for k in kinds},
+                    {k: sorted(getattr(b, k)) for k in kinds})
+
+
+def story_anchors(item: Anchors, members: Iterable[Anchors]) -> Anchors:
+    """The anchors a story holds against `item`: every member's years, and the names of the
+    members written in the item's language (the union: a story conflicts only with what none of
+    its members says)."""
+    members = list(members)
+    same = [m for m in members if m.lang and m.lang == item.lang]
+    return Anchors(item.lang if same else "",
+                   frozenset().union(*(m.years for m in members)),
+                   frozenset().union(*(m.names for m in same)))
+
+
+def name_weights(anchors: Iterable[Anchors]) -> dict[str, float]:
+    """Inverse document frequency of each name over these items (the hour's pass-2 graph): a name
+    most items carry ("Navy" in a piracy topic) tells little, a rare one ("Sukanya") a lot."""
+    items = list(anchors)
+    counts: dict[str, int] = {}
+    for x in items:
+        for name in x.names:
+            counts[name] = counts.get(name, 0) + 1
+    return {name: max(0.0, math.log(len(items) / (1 + c))) for name, c in counts.items()}
+
+
+def name_cosine(a: Anchors, b: Anchors, weights: dict[str, float]) -> float | None:
+    """Cosine of the two items' IDF-weighted name sets; None when they cannot be compared (another
+    language, or one side names nobody)."""
+    if not a.names or not b.names or not a.lang or a.lang != b.lang:
+        return None
+    shared = sum(weights.get(n, 0.0) ** 2 for n in a.names & b.names)
+    norm = math.sqrt(sum(weights.get(n, 0.0) ** 2 for n in a.names) * sum(weights.get(n, 0.0) ** 2 for n in b.names))
+    return shared / norm if norm > 0 else None

@@ -1,0 +1,11 @@
+-- Merges the anchor check refused (clustering/anchors.py), per story and hour, so `newsdedup
+-- explain` shows which anchors conflicted:
+--   vetoes  [[item, other item or null, cosine, pass, kinds, item's anchors, other side's anchors], ...]
+--           pass 2: the KNN edge item -- other was dropped before the guard (item is a member of
+--           this story; other may still be one, held by other edges); pass 1 / 3: item's best centroid match was this story
+--           (other is null; the other side's anchors are the story's members')
+--           kinds "names split": the anchor split cut a community into parts (guard.py
+--           split_by_anchors); item and other are the first members of this part and of another,
+--           the number is the mean name cosine across the parts, the anchors each part's commonest names
+-- A story that only refused items in H (pass 1) gets a row with empty edges and cut groups.
+ALTER TABLE story_decisions ADD COLUMN IF NOT EXISTS vetoes jsonb NOT NULL DEFAULT '[]'::jsonb;
