@@ -204,6 +204,11 @@ BOUNDS: dict[str, Bound] = {
     "lock_timeout_s": Bound(float, 0.001, 2_147_483.0),
     "guard": Bound(str, choices=("louvain", "none")),
     "guard_resolution": Bound(float, 0.001, 1000.0),
+    "anchor_years": Bound(bool),
+    "anchor_min_names": Bound(int, 0, 1000),   # 0 = names never veto
+    "anchor_split": Bound(bool),
+    "anchor_split_resolution": Bound(float, 0.001, 1000.0),
+    "anchor_split_margin": Bound(float, 0.0, 1.0),   # a difference of mean cosines of non-negative weights
 }
 
 
