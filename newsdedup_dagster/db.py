@@ -91,11 +91,14 @@ _embedded_server = None
 
 
 def _private_home(home: Path) -> None:
-    """The home exists and is private (0700): it holds the database, the outbox (subscriber
-    addresses, digests, alerts) and Dagster's storage."""
+    """The home exists and is private (0700, or 0711 once a root-started embedded server needed
+    to traverse it): it holds the database, the outbox (subscriber addresses, digests, alerts) and
+    Dagster's storage. Read and write bits of others go; a traversal bit stays, since the running
+    server's user reaches its data directory through the home."""
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if home.stat().st_mode & 0o077:
-        home.chmod(0o700)
+    mode = home.stat().st_mode & 0o7777
+    if mode & 0o066:
+        home.chmod(mode & ~0o066)
 
 
 def _check_home_writable(home: Path) -> None:
