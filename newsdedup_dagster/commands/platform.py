@@ -265,7 +265,7 @@ def _print_stories(conn, limit: int = 25) -> None:
     rows = conn.execute(
         """
         SELECT s.id, count(*) AS articles,
-               count(DISTINCT i.source_id) AS sources,
+               count(DISTINCT item_outlet(i.outlet, i.url, i.source_id)) AS sources,
                array_agg(DISTINCT i.lang ORDER BY i.lang) AS langs,
                -- The scored headline is in the pivot language when the story has such an article
                -- (or was rewritten by a model), so both lists of the demo read in one language.

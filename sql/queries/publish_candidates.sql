@@ -1,16 +1,15 @@
 -- Scored stories with an article in [%(since)s, %(until)s) (since NULL = no lower bound), with
 -- the counts a feed shows and a hash of their article ids (changes when the story gains one).
 -- Articles include duplicates, so every outlet that carried the story is counted; an outlet is
--- a publisher host of the articles' links (publish_story_sources.sql), so an aggregator's copy
--- of an article counts once with its publisher.
+-- item_outlet() (migration 076), so an aggregator's copy of an article counts once with its
+-- publisher.
 SELECT s.id, sc.significance, es.event_id, s.first_published_at, s.latest_published_at,
        a.articles, a.sources, coalesce(a.langs, '{}'), a.articles_hash
   FROM stories s
   JOIN story_scores sc ON sc.story_id = s.id
   LEFT JOIN event_stories es ON es.story_id = s.id
   CROSS JOIN LATERAL (
-        SELECT count(*) AS articles, count(DISTINCT coalesce(nullif(regexp_replace(lower(substring(i.url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^:/?#]+)')),
-                                              '^(www|m|amp|mobile)\.', ''), ''), 'source:' || i.source_id)) AS sources,
+        SELECT count(*) AS articles, count(DISTINCT item_outlet(i.outlet, i.url, i.source_id)) AS sources,
                array_agg(DISTINCT i.lang ORDER BY i.lang) FILTER (WHERE i.lang IS NOT NULL AND i.lang <> 'und') AS langs,
                md5(string_agg(i.id, ',' ORDER BY i.id)) AS articles_hash
           FROM story_articles sa

@@ -1,8 +1,7 @@
 -- Every scored story of the given events, in timeline order, with its number of outlets
 -- (publisher hosts, as publish_candidates.sql counts them).
 SELECT es.event_id, es.story_id, s.first_published_at,
-       (SELECT count(DISTINCT coalesce(nullif(regexp_replace(lower(substring(i.url from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^:/?#]+)')),
-                                              '^(www|m|amp|mobile)\.', ''), ''), 'source:' || i.source_id))
+       (SELECT count(DISTINCT item_outlet(i.outlet, i.url, i.source_id))
           FROM story_articles sa JOIN items i ON i.id = sa.item_id
          WHERE sa.story_id = s.id) AS sources
   FROM event_stories es
