@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 from dagster import DagsterInvalidConfigError, validate_run_config
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from dagster._config import ConfigTypeKind
 
 from newsdedup_dagster import db
@@ -256,10 +258,124 @@ def test_out_of_range_numbers_fail_the_step_without_repeating_the_value(options,
 def test_a_language_the_run_does_not_publish_is_refused_without_repeating_it():
     from dagster import Failure
 
-    from newsdedup_dagster.assets.run_options import check_languages
+    from newsdedup_dagster.assets.publish import StoryFeedsConfig
 
-    assert check_languages(["fr", "en", "fr"], ("en", "fr")) == ["fr", "en"]
-    assert check_languages(None, ("en",)) is None
+    assert StoryFeedsConfig.from_op_config({"langs": ["fr", "en", "fr"]}, ("en", "fr")).langs == ["fr", "en", "fr"]
+    assert StoryFeedsConfig.refused_fields(None, ()) == []
     with pytest.raises(Failure) as refused:
-        check_languages(["en", "sv-SECRETISH"], ("en", "fr"))
-    assert "sv-SECRETISH" not in refused.value.description and "en, fr" in refused.value.description
+        StoryFeedsConfig.from_op_config({"langs": ["en", "fr"]}, ("en", "de"))
+    # The field and what it accepts, nothing else: never the refused language.
+    assert refused.value.description == "run config refused (langs: languages this deployment publishes: en, de)"
+    assert not refused.value.allow_retries
+
+
+# ------------------------------------------------ the check the run coordinator and the steps share
+def _bounds(info) -> tuple[tuple[float, bool], tuple[float, bool]]:
+    """((lower, inclusive), (upper, inclusive)) of a pydantic field, from its annotated_types metadata."""
+    lower = upper = None
+    for item in info.metadata:
+        for attr, inclusive in (("ge", True), ("gt", False)):
+            if getattr(item, attr, None) is not None:
+                lower = (getattr(item, attr), inclusive)
+        for attr, inclusive in (("le", True), ("lt", False)):
+            if getattr(item, attr, None) is not None:
+                upper = (getattr(item, attr), inclusive)
+    return lower, upper
+
+
+def numeric_fields() -> list[tuple[str, str, type, tuple, tuple]]:
+    """(op, field, int or float, lower, upper) for every Int and Float leaf of every job's run
+    config, with the bounds its run options declare."""
+    from newsdedup_dagster.definitions import RUN_OPTIONS
+
+    found = {}
+    for _, path, config_type in FIELDS:
+        if path[0] == "ops" and getattr(config_type, "given_name", None) in ("Int", "Float"):
+            op, name = path[1], path[3]
+            info = RUN_OPTIONS[op].model_fields[name]
+            found[op, name] = (op, name, int if config_type.given_name == "Int" else float, *_bounds(info))
+    return sorted(found.values())
+
+
+NUMERIC = numeric_fields()
+
+
+def out_of_bounds(kind: type, lower: tuple, upper: tuple) -> tuple:
+    """A value just below the lower bound and one just above the upper bound."""
+    step = 1 if kind is int else 0.5
+    below = lower[0] - step if lower[1] else lower[0]
+    above = upper[0] + step if upper[1] else upper[0]
+    return kind(below), kind(above)
+
+
+def test_every_op_with_config_has_run_options_the_coordinator_knows():
+    from newsdedup_dagster.definitions import RUN_OPTIONS
+
+    with_config = {}
+    for job, path, _ in FIELDS:
+        if path[0] == "ops":
+            with_config.setdefault(path[1], set()).add(path[3])
+    assert set(with_config) == set(RUN_OPTIONS), "an asset with run config is missing from RUN_OPTIONS"
+    for op, names in with_config.items():
+        assert names == set(RUN_OPTIONS[op].model_fields), op
+
+
+def test_every_number_has_both_bounds():
+    assert len(NUMERIC) >= 11, NUMERIC
+    for op, name, _, lower, upper in NUMERIC:
+        assert lower is not None and upper is not None, f"{op}.{name} is not bounded on both sides"
+
+
+@pytest.mark.parametrize("numeric", NUMERIC, ids=lambda n: f"{n[0]}.{n[1]}")
+def test_the_run_coordinators_check_refuses_each_bound(numeric):
+    from newsdedup_dagster.assets.run_options import run_config_refusal
+    from newsdedup_dagster.definitions import RUN_OPTIONS
+
+    op, name, kind, lower, upper = numeric
+    inside = kind(lower[0] if lower[1] else lower[0] + (1 if kind is int else 0.25))
+    assert run_config_refusal({"ops": {op: {"config": {name: inside}}}}, RUN_OPTIONS, lambda: None) is None
+    for value in out_of_bounds(kind, lower, upper):
+        refusal = run_config_refusal({"ops": {op: {"config": {name: value}}}}, RUN_OPTIONS, lambda: None)
+        assert refusal == f"run config refused (ops.{op}.config.{name}: {RUN_OPTIONS[op].accepts(name)})", refusal
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_any_number_is_accepted_exactly_within_its_bounds_and_never_repeated(data):
+    from newsdedup_dagster.assets.run_options import run_config_refusal
+    from newsdedup_dagster.definitions import RUN_OPTIONS
+
+    op, name, kind, lower, upper = data.draw(st.sampled_from(NUMERIC))
+    value = data.draw(st.integers(min_value=-10**12, max_value=10**12) if kind is int else
+                      st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**6, 10**6).map(float))
+    inside = ((value >= lower[0]) if lower[1] else (value > lower[0])) and \
+             ((value <= upper[0]) if upper[1] else (value < upper[0]))
+    refusal = run_config_refusal({"ops": {op: {"config": {name: value}}}}, RUN_OPTIONS, lambda: None)
+    assert (refusal is None) == inside, (op, name, value, refusal)
+    if refusal:
+        # The field and what it accepts, nothing else: never the value.
+        assert refusal == f"run config refused (ops.{op}.config.{name}: {RUN_OPTIONS[op].accepts(name)})", refusal
+
+
+def test_languages_are_checked_against_the_runs_llm_settings():
+    from newsdedup_dagster.assets.run_options import run_config_refusal
+    from newsdedup_dagster.config import LLMSettings
+    from newsdedup_dagster.definitions import RUN_OPTIONS
+
+    llm = LLMSettings(pivot_lang="en", translation_langs=("fr",))
+    calls = []
+
+    def settings():
+        calls.append(1)
+        return llm
+
+    assert run_config_refusal({"ops": {"story_feeds": {"config": {"langs": ["fr", "en"]}}}}, RUN_OPTIONS,
+                              settings) is None
+    refusal = run_config_refusal({"ops": {"story_feeds": {"config": {"langs": ["en", "de"], "force": True}},
+                                          "stories": {"config": {"knn_k": 0}}}}, RUN_OPTIONS, settings)
+    assert "ops.story_feeds.config.langs: languages this deployment publishes: en, fr" in refusal
+    assert "ops.stories.config.knn_k" in refusal and "de" not in refusal.replace("deployment", "")
+    # No languages named: the llm settings are not read (they may hold what the check does not need).
+    calls.clear()
+    assert run_config_refusal({"ops": {"story_feeds": {"config": {"force": True}}}}, RUN_OPTIONS, settings) is None
+    assert calls == []
