@@ -134,7 +134,7 @@ mutation Launch($executionParams: ExecutionParams!) {
   launchRun(executionParams: $executionParams) {
     __typename
     ... on RunConfigValidationInvalid { errors { message } }
-    ... on LaunchRunSuccess { run { runId } }
+    ... on LaunchRunSuccess { run { runId status } }
     ... on PythonError { message }
   }
 }"""
@@ -379,3 +379,89 @@ def test_languages_are_checked_against_the_runs_llm_settings():
     calls.clear()
     assert run_config_refusal({"ops": {"story_feeds": {"config": {"force": True}}}}, RUN_OPTIONS, settings) is None
     assert calls == []
+
+
+# ----------------------------------------------- what Dagster's types cannot bound, at launch
+NEVER_STARTED = ("RUN_ENQUEUED", "RUN_DEQUEUED", "RUN_STARTING", "RUN_START", "STEP_START")
+
+
+def _launch_asset(dep, op: str, op_config: dict, *, with_assets: tuple[str, ...] = (), ops: dict | None = None) -> dict:
+    """The UI's launchpad for one asset's hour (or day), as in the test above; `with_assets` are
+    materialised in the same run, `ops` is further op config."""
+    selector = {"repositoryLocationName": "newsdedup_dagster.definitions", "repositoryName": "__repository__",
+                "jobName": "__ASSET_JOB", "assetSelection": [{"path": [a]} for a in (*with_assets, op)]}
+    partition = "2026-11-02" if op == "digest" else "2026-11-02-01:00"
+    params = {"selector": selector, "runConfigData": {"ops": {op: {"config": op_config}, **(ops or {})}},
+              "executionMetadata": {"tags": [{"key": "dagster/partition", "value": partition}]}}
+    return dep.graphql(LAUNCH_RUN, {"executionParams": params})["launchRun"]
+
+
+@pytest.mark.slow
+def test_out_of_bounds_launches_fail_before_the_run_starts(database_url, tmp_path):
+    """Through the UI's GraphQL launch, with the instance file's validating run coordinator: a number
+    below or above its bounds (every numeric field) and a language Dagster's enum accepts but the
+    run's `llm` resource does not publish each make a failed run that never started (no queue, no
+    run worker, no step), whose message names the field and what it accepts, never the value. An
+    in-bounds launch runs."""
+    import time
+
+    from dagster import DagsterEventType, DagsterRunStatus
+    from dagster_deployment import DagsterDeployment
+
+    from newsdedup_dagster.definitions import RUN_OPTIONS
+    from newsdedup_dagster.instance import RUN_COORDINATOR
+
+    # `it` is a narrative language (so in the run-config enum), not a pivot or translation language.
+    env = {"NEWSDEDUP_PIVOT_LANG": "en", "NEWSDEDUP_TRANSLATION_LANGS": "fr", "NEWSDEDUP_NARRATIVE_LANGS": "en,it",
+           "NEWSDEDUP_PUBLISH_LANGS": "", "NEWSDEDUP_DIGEST_LANGS": "", "NEWSDEDUP_PUBLISH_DIR": str(tmp_path / "public"),
+           "NEWSDEDUP_EMBEDDING_PROVIDER": "use"}
+    cases = [(op, name, value) for op, name, kind, lower, upper in NUMERIC
+             for value in out_of_bounds(kind, lower, upper)]
+    with DagsterDeployment(tmp_path, database_url, extra_env=env, run_coordinator=RUN_COORDINATOR) as dep:
+        refused = {}
+        for op, name, value in cases:
+            result = _launch_asset(dep, op, {name: value})
+            assert result["__typename"] == "LaunchRunSuccess", (op, name, value, result)
+            assert result["run"]["status"] == "FAILURE", (op, name, value, result)
+            refused[result["run"]["runId"]] = (f"ops.{op}.config.{name}", value)
+        result = _launch_asset(dep, "story_feeds", {"langs": ["it"]})
+        assert result["run"]["status"] == "FAILURE", result
+        refused[result["run"]["runId"]] = ("ops.story_feeds.config.langs", "it")
+
+        # In bounds, every numeric field at once (each at its inclusive bound or next to it), in one
+        # run of the hour's item_embeddings (stories need the embedding model it registers), stories and events.
+        inside = {}
+        for op, name, kind, lower, _ in NUMERIC:
+            inside.setdefault(op, {})[name] = kind(lower[0] if lower[1] else lower[0] + 1)
+        assert set(inside) == {"stories", "events"}, inside
+        accepted = _launch_asset(dep, "stories", inside["stories"], with_assets=("item_embeddings", "events"),
+                                 ops={"events": {"config": inside["events"]}})
+        assert accepted["__typename"] == "LaunchRunSuccess" and accepted["run"]["status"] != "FAILURE", accepted
+        feeds = _launch_asset(dep, "story_feeds", {"langs": ["fr"]})
+        assert feeds["run"]["status"] != "FAILURE", feeds
+
+        instance = dep.instance()
+        deadline = time.time() + 600
+        for run_id in (accepted["run"]["runId"], feeds["run"]["runId"]):
+            while not instance.get_run_by_id(run_id).is_finished and time.time() < deadline:
+                time.sleep(2)
+            run = instance.get_run_by_id(run_id)
+            assert run.status == DagsterRunStatus.SUCCESS, [
+                (e.dagster_event.event_type.name, e.dagster_event.message,
+                 getattr(getattr(e.dagster_event.event_specific_data, "error", None), "cause", None) and e.dagster_event.event_specific_data.error.cause.message)
+                for e in instance.all_logs(run_id) if e.dagster_event and "FAIL" in e.dagster_event.event_type.name]
+        assert (tmp_path / "public" / "fr" / "atom.xml").exists()
+
+        for run_id, (field, value) in refused.items():
+            run = instance.get_run_by_id(run_id)
+            assert run.status == DagsterRunStatus.FAILURE, (field, value, run.status)
+            events = instance.all_logs(run_id)
+            kinds = {e.dagster_event.event_type.name for e in events if e.dagster_event}
+            assert not kinds & set(NEVER_STARTED), (field, value, kinds)
+            (failure,) = [e for e in events if e.dagster_event
+                          and e.dagster_event.event_type == DagsterEventType.RUN_FAILURE]
+            accepts = ("languages this deployment publishes: en, fr" if field.endswith(".langs")
+                       else RUN_OPTIONS[field.split(".")[1]].accepts(field.split(".")[-1]))
+            # The field and what it accepts, nothing else: never the value.
+            assert failure.dagster_event.message == f"run config refused ({field}: {accepts}); the run was not started"
+        instance.dispose()
