@@ -57,13 +57,14 @@ def servers():
 
 
 @pytest.fixture()
-def healthy_env(database_url, servers, tmp_path):
+def healthy_env(clean_db, servers, tmp_path):
+    """Every part up, on an empty application database (another test's vectors would be a finding)."""
     llm, smtp = servers
     dagster_home = tmp_path / "dagster"
     dagster_home.mkdir()
     (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     return {
-        "NEWSDEDUP_DATABASE_URL": database_url,
+        "NEWSDEDUP_DATABASE_URL": clean_db,
         "DAGSTER_HOME": str(dagster_home),
         "NEWSDEDUP_LLM_BASE_URL": llm.base_url,
         "NEWSDEDUP_LLM_API_KEY": "test-key",
