@@ -7,6 +7,12 @@ For every field the test launches, through the UI's GraphQL launch path and Dags
 path-traversal string, (c) an absolute path, (d) an oversized string. Each must be refused before a
 run exists; afterwards the canary appears in no Dagster event, in no table of either database (their
 pg_dump) and in no file under the home, the Dagster home or the publish directory.
+
+What Dagster's types cannot bound (numbers, languages the run's `llm` resource does not publish) is
+checked by one function, for the run coordinator and for the steps: every numeric field has both
+bounds, any number is accepted exactly within them (hypothesis), and a refusal is the field and
+what it accepts, nothing else. End to end (real webserver and daemon, GraphQL launch), a value
+below and above the bounds of every numeric field makes a failed run that never started.
 """
 
 from __future__ import annotations
@@ -262,6 +268,9 @@ def test_a_language_the_run_does_not_publish_is_refused_without_repeating_it():
 
     assert StoryFeedsConfig.from_op_config({"langs": ["fr", "en", "fr"]}, ("en", "fr")).langs == ["fr", "en", "fr"]
     assert StoryFeedsConfig.refused_fields(None, ()) == []
+    # An undeclared key is launcher input as well: named as "config", never repeated.
+    assert StoryFeedsConfig.refused_fields({"SECRET-LOOKING-KEY": 1}) == [("config", StoryFeedsConfig.accepts("config"))]
+    assert StoryFeedsConfig.refused_fields(["en"]) == [("config", StoryFeedsConfig.accepts("config"))]
     with pytest.raises(Failure) as refused:
         StoryFeedsConfig.from_op_config({"langs": ["en", "fr"]}, ("en", "de"))
     # The field and what it accepts, nothing else: never the refused language.

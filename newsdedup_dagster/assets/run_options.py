@@ -58,11 +58,13 @@ class RunOptions(pydantic.BaseModel):
         if op_config is None:
             op_config = {}
         if not isinstance(op_config, Mapping):
-            return [("config", "a mapping of the options in the README's \"What a run may change\"")]
+            return [("config", cls.accepts("config"))]
         try:
             options = cls(**op_config)
         except pydantic.ValidationError as exc:
-            fields = sorted({str(err["loc"][0]) if err["loc"] else "config" for err in exc.errors()})
+            # An undeclared key is named as "config": the key itself is launcher input too.
+            fields = sorted({err["loc"][0] if err["loc"] and err["loc"][0] in cls.model_fields else "config"
+                             for err in exc.errors()})
             return [(name, cls.accepts(name)) for name in fields]
         requested = getattr(options, LANGUAGES_FIELD, None)
         if requested and any(lang not in languages for lang in requested):
@@ -81,7 +83,8 @@ class RunOptions(pydantic.BaseModel):
     @classmethod
     def accepts(cls, name: str) -> str:
         info = cls.model_fields.get(name)
-        return (info.description or "see the README's configuration section") if info else "no such option"
+        return (info.description or "see the README's configuration section") if info else \
+            "only the options in the README's \"What a run may change\""
 
 
 # The one field that names languages; its values must also be ones the run's `llm` resource publishes.
