@@ -410,12 +410,12 @@ def test_out_of_bounds_launches_fail_before_the_run_starts(database_url, tmp_pat
     """Through the UI's GraphQL launch, with the instance file's validating run coordinator: a number
     below or above its bounds (every numeric field) and a language Dagster's enum accepts but the
     run's `llm` resource does not publish each make a failed run that never started (no queue, no
-    run worker, no step), whose message names the field and what it accepts, never the value. An
-    in-bounds launch runs."""
+    run worker, no step), whose message names the field and what it accepts, never the value; so
+    does the run a backfill's daemon submits. An in-bounds launch runs."""
     import time
 
-    from dagster import DagsterEventType, DagsterRunStatus
-    from dagster_deployment import DagsterDeployment
+    from dagster import DagsterEventType, DagsterRunStatus, RunsFilter
+    from dagster_deployment import LAUNCH_BACKFILL, DagsterDeployment
 
     from newsdedup_dagster.definitions import RUN_OPTIONS
     from newsdedup_dagster.instance import RUN_COORDINATOR
@@ -437,6 +437,11 @@ def test_out_of_bounds_launches_fail_before_the_run_starts(database_url, tmp_pat
         result = _launch_asset(dep, "story_feeds", {"langs": ["it"]})
         assert result["run"]["status"] == "FAILURE", result
         refused[result["run"]["runId"]] = ("ops.story_feeds.config.langs", "it")
+        # A backfill's runs are submitted by the daemon, through the same coordinator.
+        backfill = dep.graphql(LAUNCH_BACKFILL, {"backfillParams": {
+            "assetSelection": [{"path": ["stories"]}], "partitionNames": ["2026-11-02-02:00"], "fromFailure": False,
+            "tags": [], "runConfigData": {"ops": {"stories": {"config": {"knn_k": 0}}}}}})["launchPartitionBackfill"]
+        assert backfill["__typename"] == "LaunchBackfillSuccess", backfill
 
         # In bounds, every numeric field at once (each at its inclusive bound or next to it), in one
         # run of the hour's item_embeddings (stories need the embedding model it registers), stories and events.
@@ -451,6 +456,9 @@ def test_out_of_bounds_launches_fail_before_the_run_starts(database_url, tmp_pat
         assert feeds["run"]["status"] != "FAILURE", feeds
 
         instance = dep.instance()
+        dep.wait_for_backfill(backfill["backfillId"], timeout=300)
+        (backfill_run,) = instance.get_runs(filters=RunsFilter(tags={"dagster/backfill": backfill["backfillId"]}))
+        refused[backfill_run.run_id] = ("ops.stories.config.knn_k", 0)
         deadline = time.time() + 600
         for run_id in (accepted["run"]["runId"], feeds["run"]["runId"]):
             while not instance.get_run_by_id(run_id).is_finished and time.time() < deadline:
