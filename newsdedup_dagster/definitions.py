@@ -42,6 +42,18 @@ STAGES = (ingest, neardup, embeddings, stories, llm, events, publish, digest, re
 ASSETS = [asset for stage in STAGES for asset in stage.ASSETS]
 CHECKS = [check for stage in STAGES for check in getattr(stage, "ASSET_CHECKS", [])]
 
+# The run options of every asset that takes op config, by op name: what the run coordinator checks
+# a submitted run against (tests/test_run_config_trust.py checks that no asset with config is missing).
+RUN_OPTIONS = {
+    "raw_items": ingest.RawItemsConfig,
+    "item_duplicates": neardup.ItemDuplicatesConfig,
+    "stories": stories.StoriesConfig,
+    "events": events.EventsConfig,
+    "story_feeds": publish.StoryFeedsConfig,
+    "digest": digest.DigestConfig,
+    "prune": retention.PruneConfig,
+}
+
 HOURLY_JOB_NAME = "hourly_pipeline"
 DAILY_JOB_NAME = "daily_digest"
 

@@ -20,13 +20,17 @@ from dagster_postgres import DagsterPostgresStorage
 from . import config, db
 
 STORAGE_CLASS = "NewsdedupPostgresStorage"
-# SHA-256 of the files earlier versions wrote (max_concurrent_runs 4 and 1): their storage URL was in
-# a variable only newsdedup's own processes set, so Dagster's own commands failed on them. Such a
-# file, unchanged, is replaced by the current one.
+# SHA-256 of the files earlier versions wrote. The first two (max_concurrent_runs 4 and 1) had their
+# storage URL in a variable only newsdedup's own processes set, so Dagster's own commands failed on
+# them; the third named Dagster's default run coordinator, which queues a run whatever its numbers.
+# Such a file, unchanged, is replaced by the current one.
 EARLIER_INSTANCE_FILES = frozenset({
     "af4f2cf8a8abe51301521632a1eea57b3660cd9ce6f7bfc13f1beecfa9788771",
     "9811cffd8454f3dd67f08f7ed2afe76d1c75a96e2b50bb9fb549f4f8853ecde1",
+    "26dffd76209a7efd3f54fd33874e92fdd7a97e0131e867a23dc7480d44b969c7",
 })
+# Dagster's queued run coordinator that refuses out-of-bounds run config before queuing a run.
+RUN_COORDINATOR = {"module": "newsdedup_dagster.run_coordinator", "class": "ValidatingRunCoordinator", "config": {}}
 
 
 class NewsdedupPostgresStorage(DagsterPostgresStorage):
@@ -54,6 +58,8 @@ def default_instance_document() -> dict:
         "storage": {"custom": {"module": __name__, "class": STORAGE_CLASS, "config": {}}},
         # Time order is in the asset graph (previous-hour dependencies), so several runs may go
         # at once; pools (e.g. "clustering") still never run two steps at once.
+        # The queue is Dagster's; run config is checked against its bounds before a run is queued.
+        "run_coordinator": RUN_COORDINATOR,
         "concurrency": {"runs": {"max_concurrent_runs": 4}, "pools": {"default_limit": 1}},
         "telemetry": {"enabled": False},
     }
@@ -71,7 +77,7 @@ def write_dagster_yaml(dagster_home: Path | None = None, *, overwrite: bool = Fa
     return path
 
 
-def _read_document(path: Path) -> dict | None:
+def read_document(path: Path) -> dict | None:
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
@@ -95,7 +101,7 @@ def uses_newsdedup_storage(document: dict) -> bool:
 def unset_variables(path: Path) -> list[str]:
     """The `{env: NAME}` references in an instance file whose variable is unset or empty here:
     Dagster's processes started in this environment fail on them (DagsterInvalidConfigError)."""
-    document = _read_document(path)
+    document = read_document(path)
     missing: list[str] = []
 
     def walk(value) -> None:
@@ -124,7 +130,7 @@ def _resolve(value) -> str | None:
 def storage_url(path: Path) -> str | None:
     """The PostgreSQL URL an instance file stores runs in, as dagster-postgres will use it, or None
     when it does not use dagster-postgres (or cannot be read: Dagster then reports it itself)."""
-    document = _read_document(path)
+    document = read_document(path)
     if document is None:
         return None
     if uses_newsdedup_storage(document):

@@ -82,12 +82,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def write_dagster_yaml(home: Path, storage_url: str, max_concurrent_runs: int = 4) -> Path:
+def write_dagster_yaml(home: Path, storage_url: str, max_concurrent_runs: int = 4,
+                       run_coordinator: dict | None = None) -> Path:
     """What an operator would write: Postgres storage, a run queue allowing several runs at once,
-    run monitoring, no telemetry."""
+    run monitoring, no telemetry; `run_coordinator` (module, class, config) replaces Dagster's default."""
     home.mkdir(parents=True, exist_ok=True)
     document = {
         "storage": {"postgres": {"postgres_url": storage_url}},
+        **({"run_coordinator": run_coordinator} if run_coordinator else {}),
         "concurrency": {"runs": {"max_concurrent_runs": max_concurrent_runs}},
         "run_monitoring": {"enabled": True, "poll_interval_seconds": 10},
         "telemetry": {"enabled": False},
@@ -99,9 +101,9 @@ def write_dagster_yaml(home: Path, storage_url: str, max_concurrent_runs: int = 
 
 class DagsterDeployment:
     def __init__(self, root: Path, app_database_url: str, extra_env: dict[str, str] | None = None,
-                 max_concurrent_runs: int = 4, newsdedup_dev: bool = False):
+                 max_concurrent_runs: int = 4, newsdedup_dev: bool = False, run_coordinator: dict | None = None):
         """newsdedup_dev: start `newsdedup dev` (which runs `dagster dev`) instead of the daemon and
-        webserver separately."""
+        webserver separately. run_coordinator: the instance file's `run_coordinator` entry."""
         self.newsdedup_dev = newsdedup_dev
         self.root = root
         self.home = root / "dagster"
@@ -112,7 +114,7 @@ class DagsterDeployment:
         storage_db = f"dagster_test_{uuid.uuid4().hex[:10]}"
         db._ensure_database(app_database_url, storage_db)
         self.storage_url = db.sqlalchemy_psycopg2_url(db.with_database(app_database_url, storage_db))
-        write_dagster_yaml(self.home, self.storage_url, max_concurrent_runs)
+        write_dagster_yaml(self.home, self.storage_url, max_concurrent_runs, run_coordinator)
         self.env = {
             **os.environ,
             "DAGSTER_HOME": str(self.home),

@@ -71,7 +71,9 @@ def test_newsdedup_dev_serves_asset_graph_and_schedule(tmp_path):
             for s in repo["schedules"]
         }
         assert schedules.get("hourly_pipeline_schedule") == "5 * * * *"
-        assert (tmp_path / "dagster" / "dagster.yaml").read_text().count("postgres") >= 1
+        # The file newsdedup writes: its PostgreSQL storage and the validating run coordinator.
+        written = (tmp_path / "dagster" / "dagster.yaml").read_text()
+        assert "NewsdedupPostgresStorage" in written and "ValidatingRunCoordinator" in written
         # The daemon is running against the same Postgres instance: its scheduler reports healthy
         # (that is the process that ticks the hourly schedule).
         healthy = False

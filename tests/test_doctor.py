@@ -57,13 +57,14 @@ def servers():
 
 
 @pytest.fixture()
-def healthy_env(database_url, servers, tmp_path):
+def healthy_env(clean_db, servers, tmp_path):
+    """Every part up, on an empty application database (another test's vectors would be a finding)."""
     llm, smtp = servers
     dagster_home = tmp_path / "dagster"
     dagster_home.mkdir()
     (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     return {
-        "NEWSDEDUP_DATABASE_URL": database_url,
+        "NEWSDEDUP_DATABASE_URL": clean_db,
         "DAGSTER_HOME": str(dagster_home),
         "NEWSDEDUP_LLM_BASE_URL": llm.base_url,
         "NEWSDEDUP_LLM_API_KEY": "test-key",
@@ -156,5 +157,29 @@ def test_dagster_instance_is_checked_as_dagsters_own_commands_see_it(healthy_env
     code, found = _doctor({**healthy_env, "DAGSTER_HOME": None, "NEWSDEDUP_HOME": str(newsdedup_home)})
     assert code == 0, found
     assert found["dagster instance"]["status"] == "OK"
+    assert found["dagster run coordinator"]["status"] == "OK"
     assert found["dagster home"]["status"] == "WARN"
     assert f"DAGSTER_HOME={newsdedup_home / 'dagster'}" in found["dagster home"]["fix"]
+
+
+def test_an_instance_file_without_the_validating_coordinator_is_a_warning(healthy_env, tmp_path):
+    """The operator's file (healthy_env's, no run_coordinator) passes with a warning that says what
+    to add; an unchanged file from the previous version is to be rewritten."""
+    import yaml
+
+    from newsdedup_dagster import instance
+
+    code, found = _doctor(healthy_env)
+    assert code == 0, found
+    warning = found["dagster run coordinator"]
+    assert warning["status"] == "WARN" and "QueuedRunCoordinator" in warning["detail"]
+    assert "newsdedup_dagster.run_coordinator" in warning["fix"] and "ValidatingRunCoordinator" in warning["fix"]
+
+    home = tmp_path / "previous-dagster"
+    home.mkdir()
+    previous = {k: v for k, v in instance.default_instance_document().items() if k != "run_coordinator"}
+    (home / "dagster.yaml").write_text(yaml.safe_dump(previous, sort_keys=False))
+    code, found = _doctor({**healthy_env, "DAGSTER_HOME": str(home)})
+    assert code == 0 and found["dagster instance"]["status"] == "OK", found
+    assert found["dagster run coordinator"]["status"] == "WARN"
+    assert "--write-instance" in found["dagster run coordinator"]["fix"]

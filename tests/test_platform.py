@@ -15,6 +15,7 @@ from pathlib import Path
 import psutil
 import psycopg
 import pytest
+import yaml
 
 from newsdedup_dagster import db
 
@@ -360,6 +361,15 @@ def test_instance_file_is_the_operators(database_url, tmp_path, monkeypatch):
     instance.prepare_instance()
     assert path.read_text() == written
 
+    # The previous file (newsdedup's storage, Dagster's default run coordinator), unchanged: replaced
+    # by one naming the validating coordinator.
+    previous = {k: v for k, v in instance.default_instance_document().items() if k != "run_coordinator"}
+    path.write_text(yaml.safe_dump(previous, sort_keys=False))
+    assert instance.written_by_earlier_version(path)
+    instance.prepare_instance()
+    assert path.read_text() == written and "ValidatingRunCoordinator" in written
+    assert not instance.written_by_earlier_version(path)
+
 
 def test_instance_file_loads_in_dagster_without_newsdedup(database_url, tmp_path):
     """The written file, opened by Dagster's own loader in a process that imported nothing of
@@ -372,12 +382,15 @@ def test_instance_file_loads_in_dagster_without_newsdedup(database_url, tmp_path
     env["DAGSTER_HOME"] = str(home)
     script = ("from dagster import DagsterInstance\n"
               "i = DagsterInstance.get()\n"
-              "print(type(i.run_storage).__name__, i.run_storage.postgres_url.split('://')[0], i.get_runs_count())")
+              "print(type(i.run_storage).__name__, i.run_storage.postgres_url.split('://')[0], i.get_runs_count(),\n"
+              "      type(i.run_coordinator).__name__, i.get_concurrency_config().run_queue_config.max_concurrent_runs)")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
-    storage, scheme, runs = proc.stdout.split()
+    storage, scheme, runs, coordinator, max_runs = proc.stdout.split()
     assert storage == "PostgresRunStorage" and scheme == "postgresql+psycopg2" and int(runs) >= 0
+    # The queue is still Dagster's, with the file's `concurrency` settings.
+    assert coordinator == "ValidatingRunCoordinator" and int(max_runs) == 4
     with psycopg.connect(db.dagster_database_url()) as conn:
         assert conn.execute("SELECT to_regclass('runs') IS NOT NULL").fetchone()[0]
 

@@ -7,6 +7,12 @@ For every field the test launches, through the UI's GraphQL launch path and Dags
 path-traversal string, (c) an absolute path, (d) an oversized string. Each must be refused before a
 run exists; afterwards the canary appears in no Dagster event, in no table of either database (their
 pg_dump) and in no file under the home, the Dagster home or the publish directory.
+
+What Dagster's types cannot bound (numbers, languages the run's `llm` resource does not publish) is
+checked by one function, for the run coordinator and for the steps: every numeric field has both
+bounds, any number is accepted exactly within them (hypothesis), and a refusal is the field and
+what it accepts, nothing else. End to end (real webserver and daemon, GraphQL launch), a value
+below and above the bounds of every numeric field makes a failed run that never started.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from pathlib import Path
 
 import pytest
 from dagster import DagsterInvalidConfigError, validate_run_config
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from dagster._config import ConfigTypeKind
 
 from newsdedup_dagster import db
@@ -132,7 +140,7 @@ mutation Launch($executionParams: ExecutionParams!) {
   launchRun(executionParams: $executionParams) {
     __typename
     ... on RunConfigValidationInvalid { errors { message } }
-    ... on LaunchRunSuccess { run { runId } }
+    ... on LaunchRunSuccess { run { runId status } }
     ... on PythonError { message }
   }
 }"""
@@ -256,10 +264,221 @@ def test_out_of_range_numbers_fail_the_step_without_repeating_the_value(options,
 def test_a_language_the_run_does_not_publish_is_refused_without_repeating_it():
     from dagster import Failure
 
-    from newsdedup_dagster.assets.run_options import check_languages
+    from newsdedup_dagster.assets.publish import StoryFeedsConfig
 
-    assert check_languages(["fr", "en", "fr"], ("en", "fr")) == ["fr", "en"]
-    assert check_languages(None, ("en",)) is None
+    assert StoryFeedsConfig.from_op_config({"langs": ["fr", "en", "fr"]}, ("en", "fr")).langs == ["fr", "en", "fr"]
+    assert StoryFeedsConfig.refused_fields(None, ()) == []
+    # An undeclared key is launcher input as well: named as "config", never repeated.
+    assert StoryFeedsConfig.refused_fields({"SECRET-LOOKING-KEY": 1}) == [("config", StoryFeedsConfig.accepts("config"))]
+    assert StoryFeedsConfig.refused_fields(["en"]) == [("config", StoryFeedsConfig.accepts("config"))]
     with pytest.raises(Failure) as refused:
-        check_languages(["en", "sv-SECRETISH"], ("en", "fr"))
-    assert "sv-SECRETISH" not in refused.value.description and "en, fr" in refused.value.description
+        StoryFeedsConfig.from_op_config({"langs": ["en", "fr"]}, ("en", "de"))
+    # The field and what it accepts, nothing else: never the refused language.
+    assert refused.value.description == "run config refused (langs: languages this deployment publishes: en, de)"
+    assert not refused.value.allow_retries
+
+
+# ------------------------------------------------ the check the run coordinator and the steps share
+def _bounds(info) -> tuple[tuple[float, bool], tuple[float, bool]]:
+    """((lower, inclusive), (upper, inclusive)) of a pydantic field, from its annotated_types metadata."""
+    lower = upper = None
+    for item in info.metadata:
+        for attr, inclusive in (("ge", True), ("gt", False)):
+            if getattr(item, attr, None) is not None:
+                lower = (getattr(item, attr), inclusive)
+        for attr, inclusive in (("le", True), ("lt", False)):
+            if getattr(item, attr, None) is not None:
+                upper = (getattr(item, attr), inclusive)
+    return lower, upper
+
+
+def numeric_fields() -> list[tuple[str, str, type, tuple, tuple]]:
+    """(op, field, int or float, lower, upper) for every Int and Float leaf of every job's run
+    config, with the bounds its run options declare."""
+    from newsdedup_dagster.definitions import RUN_OPTIONS
+
+    found = {}
+    for _, path, config_type in FIELDS:
+        if path[0] == "ops" and getattr(config_type, "given_name", None) in ("Int", "Float"):
+            op, name = path[1], path[3]
+            info = RUN_OPTIONS[op].model_fields[name]
+            found[op, name] = (op, name, int if config_type.given_name == "Int" else float, *_bounds(info))
+    return sorted(found.values())
+
+
+NUMERIC = numeric_fields()
+
+
+def out_of_bounds(kind: type, lower: tuple, upper: tuple) -> tuple:
+    """A value just below the lower bound and one just above the upper bound."""
+    step = 1 if kind is int else 0.5
+    below = lower[0] - step if lower[1] else lower[0]
+    above = upper[0] + step if upper[1] else upper[0]
+    return kind(below), kind(above)
+
+
+def test_every_op_with_config_has_run_options_the_coordinator_knows():
+    from newsdedup_dagster.definitions import RUN_OPTIONS
+
+    with_config = {}
+    for job, path, _ in FIELDS:
+        if path[0] == "ops":
+            with_config.setdefault(path[1], set()).add(path[3])
+    assert set(with_config) == set(RUN_OPTIONS), "an asset with run config is missing from RUN_OPTIONS"
+    for op, names in with_config.items():
+        assert names == set(RUN_OPTIONS[op].model_fields), op
+
+
+def test_every_number_has_both_bounds():
+    assert len(NUMERIC) >= 11, NUMERIC
+    for op, name, _, lower, upper in NUMERIC:
+        assert lower is not None and upper is not None, f"{op}.{name} is not bounded on both sides"
+
+
+@pytest.mark.parametrize("numeric", NUMERIC, ids=lambda n: f"{n[0]}.{n[1]}")
+def test_the_run_coordinators_check_refuses_each_bound(numeric):
+    from newsdedup_dagster.assets.run_options import run_config_refusal
+    from newsdedup_dagster.definitions import RUN_OPTIONS
+
+    op, name, kind, lower, upper = numeric
+    inside = kind(lower[0] if lower[1] else lower[0] + (1 if kind is int else 0.25))
+    assert run_config_refusal({"ops": {op: {"config": {name: inside}}}}, RUN_OPTIONS, lambda: None) is None
+    for value in out_of_bounds(kind, lower, upper):
+        refusal = run_config_refusal({"ops": {op: {"config": {name: value}}}}, RUN_OPTIONS, lambda: None)
+        assert refusal == f"run config refused (ops.{op}.config.{name}: {RUN_OPTIONS[op].accepts(name)})", refusal
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_any_number_is_accepted_exactly_within_its_bounds_and_never_repeated(data):
+    from newsdedup_dagster.assets.run_options import run_config_refusal
+    from newsdedup_dagster.definitions import RUN_OPTIONS
+
+    op, name, kind, lower, upper = data.draw(st.sampled_from(NUMERIC))
+    value = data.draw(st.integers(min_value=-10**12, max_value=10**12) if kind is int else
+                      st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**6, 10**6).map(float))
+    inside = ((value >= lower[0]) if lower[1] else (value > lower[0])) and \
+             ((value <= upper[0]) if upper[1] else (value < upper[0]))
+    refusal = run_config_refusal({"ops": {op: {"config": {name: value}}}}, RUN_OPTIONS, lambda: None)
+    assert (refusal is None) == inside, (op, name, value, refusal)
+    if refusal:
+        # The field and what it accepts, nothing else: never the value.
+        assert refusal == f"run config refused (ops.{op}.config.{name}: {RUN_OPTIONS[op].accepts(name)})", refusal
+
+
+def test_languages_are_checked_against_the_runs_llm_settings():
+    from newsdedup_dagster.assets.run_options import run_config_refusal
+    from newsdedup_dagster.config import LLMSettings
+    from newsdedup_dagster.definitions import RUN_OPTIONS
+
+    llm = LLMSettings(pivot_lang="en", translation_langs=("fr",))
+    calls = []
+
+    def settings():
+        calls.append(1)
+        return llm
+
+    assert run_config_refusal({"ops": {"story_feeds": {"config": {"langs": ["fr", "en"]}}}}, RUN_OPTIONS,
+                              settings) is None
+    refusal = run_config_refusal({"ops": {"story_feeds": {"config": {"langs": ["en", "de"], "force": True}},
+                                          "stories": {"config": {"knn_k": 0}}}}, RUN_OPTIONS, settings)
+    assert "ops.story_feeds.config.langs: languages this deployment publishes: en, fr" in refusal
+    assert "ops.stories.config.knn_k" in refusal and "de" not in refusal.replace("deployment", "")
+    # No languages named: the llm settings are not read (they may hold what the check does not need).
+    calls.clear()
+    assert run_config_refusal({"ops": {"story_feeds": {"config": {"force": True}}}}, RUN_OPTIONS, settings) is None
+    assert calls == []
+
+
+# ----------------------------------------------- what Dagster's types cannot bound, at launch
+NEVER_STARTED = ("RUN_ENQUEUED", "RUN_DEQUEUED", "RUN_STARTING", "RUN_START", "STEP_START")
+
+
+def _launch_asset(dep, op: str, op_config: dict, *, with_assets: tuple[str, ...] = (), ops: dict | None = None) -> dict:
+    """The UI's launchpad for one asset's hour (or day), as in the test above; `with_assets` are
+    materialised in the same run, `ops` is further op config."""
+    selector = {"repositoryLocationName": "newsdedup_dagster.definitions", "repositoryName": "__repository__",
+                "jobName": "__ASSET_JOB", "assetSelection": [{"path": [a]} for a in (*with_assets, op)]}
+    partition = "2026-11-02" if op == "digest" else "2026-11-02-01:00"
+    params = {"selector": selector, "runConfigData": {"ops": {op: {"config": op_config}, **(ops or {})}},
+              "executionMetadata": {"tags": [{"key": "dagster/partition", "value": partition}]}}
+    return dep.graphql(LAUNCH_RUN, {"executionParams": params})["launchRun"]
+
+
+@pytest.mark.slow
+def test_out_of_bounds_launches_fail_before_the_run_starts(database_url, tmp_path):
+    """Through the UI's GraphQL launch, with the instance file's validating run coordinator: a number
+    below or above its bounds (every numeric field) and a language Dagster's enum accepts but the
+    run's `llm` resource does not publish each make a failed run that never started (no queue, no
+    run worker, no step), whose message names the field and what it accepts, never the value; so
+    does the run a backfill's daemon submits. An in-bounds launch runs."""
+    import time
+
+    from dagster import DagsterEventType, DagsterRunStatus, RunsFilter
+    from dagster_deployment import LAUNCH_BACKFILL, DagsterDeployment
+
+    from newsdedup_dagster.definitions import RUN_OPTIONS
+    from newsdedup_dagster.instance import RUN_COORDINATOR
+
+    # `it` is a narrative language (so in the run-config enum), not a pivot or translation language.
+    env = {"NEWSDEDUP_PIVOT_LANG": "en", "NEWSDEDUP_TRANSLATION_LANGS": "fr", "NEWSDEDUP_NARRATIVE_LANGS": "en,it",
+           "NEWSDEDUP_PUBLISH_LANGS": "", "NEWSDEDUP_DIGEST_LANGS": "",
+           "NEWSDEDUP_PUBLISH_DIR": str(tmp_path / "public"),
+           "NEWSDEDUP_EMBEDDING_PROVIDER": "use"}
+    cases = [(op, name, value) for op, name, kind, lower, upper in NUMERIC
+             for value in out_of_bounds(kind, lower, upper)]
+    with DagsterDeployment(tmp_path, database_url, extra_env=env, run_coordinator=RUN_COORDINATOR) as dep:
+        refused = {}
+        for op, name, value in cases:
+            result = _launch_asset(dep, op, {name: value})
+            assert result["__typename"] == "LaunchRunSuccess", (op, name, value, result)
+            assert result["run"]["status"] == "FAILURE", (op, name, value, result)
+            refused[result["run"]["runId"]] = (f"ops.{op}.config.{name}", value)
+        result = _launch_asset(dep, "story_feeds", {"langs": ["it"]})
+        assert result["run"]["status"] == "FAILURE", result
+        refused[result["run"]["runId"]] = ("ops.story_feeds.config.langs", "it")
+        # A backfill's runs are submitted by the daemon, through the same coordinator.
+        backfill = dep.graphql(LAUNCH_BACKFILL, {"backfillParams": {
+            "assetSelection": [{"path": ["stories"]}], "partitionNames": ["2026-11-02-02:00"], "fromFailure": False,
+            "tags": [], "runConfigData": {"ops": {"stories": {"config": {"knn_k": 0}}}}}})["launchPartitionBackfill"]
+        assert backfill["__typename"] == "LaunchBackfillSuccess", backfill
+
+        # In bounds, every numeric field at once (each at its inclusive bound or next to it), in one
+        # run of the hour's item_embeddings (stories need the embedding model it registers), stories and events.
+        inside = {}
+        for op, name, kind, lower, _ in NUMERIC:
+            inside.setdefault(op, {})[name] = kind(lower[0] if lower[1] else lower[0] + 1)
+        assert set(inside) == {"stories", "events"}, inside
+        accepted = _launch_asset(dep, "stories", inside["stories"], with_assets=("item_embeddings", "events"),
+                                 ops={"events": {"config": inside["events"]}})
+        assert accepted["__typename"] == "LaunchRunSuccess" and accepted["run"]["status"] != "FAILURE", accepted
+        feeds = _launch_asset(dep, "story_feeds", {"langs": ["fr"]})
+        assert feeds["run"]["status"] != "FAILURE", feeds
+
+        instance = dep.instance()
+        dep.wait_for_backfill(backfill["backfillId"], timeout=300)
+        (backfill_run,) = instance.get_runs(filters=RunsFilter(tags={"dagster/backfill": backfill["backfillId"]}))
+        refused[backfill_run.run_id] = ("ops.stories.config.knn_k", 0)
+        deadline = time.time() + 600
+        for run_id in (accepted["run"]["runId"], feeds["run"]["runId"]):
+            while not instance.get_run_by_id(run_id).is_finished and time.time() < deadline:
+                time.sleep(2)
+            run = instance.get_run_by_id(run_id)
+            failures = [e.dagster_event.event_specific_data for e in instance.all_logs(run_id)
+                        if e.dagster_event and e.dagster_event.event_type == DagsterEventType.STEP_FAILURE]
+            assert run.status == DagsterRunStatus.SUCCESS, [str(f.error.cause or f.error)[:2000] for f in failures]
+        assert (tmp_path / "public" / "fr" / "atom.xml").exists()
+
+        for run_id, (field, value) in refused.items():
+            run = instance.get_run_by_id(run_id)
+            assert run.status == DagsterRunStatus.FAILURE, (field, value, run.status)
+            events = instance.all_logs(run_id)
+            kinds = {e.dagster_event.event_type.name for e in events if e.dagster_event}
+            assert not kinds & set(NEVER_STARTED), (field, value, kinds)
+            (failure,) = [e for e in events if e.dagster_event
+                          and e.dagster_event.event_type == DagsterEventType.RUN_FAILURE]
+            accepts = ("languages this deployment publishes: en, fr" if field.endswith(".langs")
+                       else RUN_OPTIONS[field.split(".")[1]].accepts(field.split(".")[-1]))
+            # The field and what it accepts, nothing else: never the value.
+            assert failure.dagster_event.message == f"run config refused ({field}: {accepts}); the run was not started"
+        instance.dispose()

@@ -35,7 +35,7 @@ from ..digest.send import DeliveryReport, MailerConfigError, deliver_day
 from ..partitions import DAILY_PARTITIONS
 from ..resources import LLMResource, MailerResource, PostgresResource
 from .common import OWNERS, ROW_COUNT
-from .run_options import RunOptions, check_languages, language_type
+from .run_options import RunOptions, language_type
 
 __all__ = ["MailerResource", "digest", "send_decision"]  # MailerResource lives in resources.py
 
@@ -66,6 +66,12 @@ class DigestConfig(RunOptions):
     # Overrides the rendered languages (langs name files under the outbox: codes only).
     langs: Optional[list[language_type()]] = Field(  # type: ignore[valid-type]
         None, description="languages this deployment publishes; unset: configured and subscribed languages")
+
+    @classmethod
+    def run_languages(cls, llm_settings) -> tuple[str, ...]:
+        # The pivot and translation languages come from the llm resource, as for story_scores.
+        return tuple(dict.fromkeys([*app_config.published_languages(), llm_settings.pivot_lang,
+                                    *llm_settings.translation_langs, *app_config.digest_settings().langs]))
 
 
 def send_decision(send: bool, is_backfill: bool, allow_backfill_send: bool) -> tuple[bool, Optional[str]]:
@@ -105,15 +111,12 @@ def _counts_table(report: Optional[DeliveryReport]) -> dict:
 )
 def digest(context: AssetExecutionContext, postgres: PostgresResource, mailer: MailerResource,
            llm: LLMResource) -> MaterializeResult:
-    config = DigestConfig.from_op_config(context.op_config)
+    llm_settings = llm.settings()
+    config = DigestConfig.from_op_config(context.op_config, DigestConfig.run_languages(llm_settings))
     day = date.fromisoformat(context.partition_key)
     is_backfill = context.run.tags.get(BACKFILL_TAG) is not None
-    # The pivot and translation languages come from the llm resource, as for story_scores.
-    llm_settings = llm.settings()
     base = app_config.digest_settings()
-    allowed = tuple(dict.fromkeys([*app_config.published_languages(), llm_settings.pivot_lang,
-                                   *llm_settings.translation_langs, *base.langs]))
-    run_langs = check_languages(config.langs, allowed)
+    run_langs = list(dict.fromkeys(config.langs)) if config.langs else None
     settings = app_config.merged(base, allow_backfill_send=config.allow_backfill_send or None,
                                  langs=tuple(run_langs) if run_langs else None)
     do_send, skip_reason = send_decision(config.send, is_backfill, settings.allow_backfill_send)

@@ -14,7 +14,7 @@ from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..publish.build import publish_hour
 from ..resources import LLMResource, PostgresResource
 from .common import OWNERS
-from .run_options import RunOptions, check_languages, language_type
+from .run_options import RunOptions, language_type
 
 
 class StoryFeedsConfig(RunOptions):
@@ -25,6 +25,11 @@ class StoryFeedsConfig(RunOptions):
         None, description="languages this deployment publishes; unset: every feed language")
     # Write even when the directory already holds a newer hour (normally a backfill is skipped).
     force: bool = Field(False, description="true or false")
+
+    @classmethod
+    def run_languages(cls, llm_settings) -> tuple[str, ...]:
+        # The pivot and translation languages come from the llm resource, as for story_scores.
+        return app_config.publish_settings().feed_langs(llm_settings)
 
 
 @asset(
@@ -40,11 +45,10 @@ class StoryFeedsConfig(RunOptions):
                 "grows) and a static reader site, written atomically into the publish directory.",
 )
 def story_feeds(context: AssetExecutionContext, postgres: PostgresResource, llm: LLMResource) -> MaterializeResult:
-    config = StoryFeedsConfig.from_op_config(context.op_config)
+    published = StoryFeedsConfig.run_languages(llm.settings())
+    config = StoryFeedsConfig.from_op_config(context.op_config, published)
     settings = app_config.publish_settings()
-    # The pivot and translation languages come from the llm resource, as for story_scores.
-    published = settings.feed_langs(llm.settings())
-    langs = check_languages(config.langs, published) or list(published)
+    langs = list(dict.fromkeys(config.langs or published))
     hour = hour_start(context.partition_key)
     with postgres.connection() as conn:
         result = publish_hour(conn, hour, settings, langs, now=datetime.now(timezone.utc), force=config.force)

@@ -13,8 +13,11 @@ schedule's or sensor's run request) is trusted less than the deployment. Two rul
   endpoints and secrets are environment settings only (README, "Configuration").
 
 A value Dagster's types cannot bound (a number out of range, a language the run's `llm` resource
-does not publish) is refused when the step reads its options, with a message that names the
-field and what it accepts but never repeats the value.
+does not publish) is refused by `refused_fields`, with a message that names the field and what it
+accepts but never repeats the value. Two callers, one rule: the instance's run coordinator
+(`newsdedup_dagster.run_coordinator`), before a run launched from the UI, a schedule, a sensor or
+a backfill is queued; and the step when it reads its options (the only check for in-process
+runs, e.g. `dagster asset materialize`, which use no coordinator).
 """
 
 from __future__ import annotations
@@ -43,20 +46,75 @@ class RunOptions(pydantic.BaseModel):
         return {name: _field(info, f"{cls.__name__}_{name}") for name, info in cls.model_fields.items()}
 
     @classmethod
-    def from_op_config(cls, op_config: Mapping[str, Any] | None):
-        """The options of this run, or a Failure (no retries) that names each refused field and
-        what it accepts. pydantic's own message repeats the input, so it is not passed on."""
+    def run_languages(cls, llm_settings) -> tuple[str, ...]:  # noqa: ARG003 (overridden where used)
+        """The languages a run of this asset may name in `langs`, given the run's llm settings."""
+        return ()
+
+    @classmethod
+    def refused_fields(cls, op_config: Any, languages: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+        """(field, what it accepts) for each field of `op_config` these options refuse; empty when
+        every value is within its bounds and each language named is one of `languages`. Never a
+        value: pydantic's own message repeats the input, so only the field names are taken from it."""
+        if op_config is None:
+            op_config = {}
+        if not isinstance(op_config, Mapping):
+            return [("config", cls.accepts("config"))]
         try:
-            return cls(**(op_config or {}))
+            options = cls(**op_config)
         except pydantic.ValidationError as exc:
-            fields = sorted({".".join(str(p) for p in err["loc"]) or "?" for err in exc.errors()})
-            accepted = "; ".join(f"{name}: {cls.accepts(name.split('.')[0])}" for name in fields)
-            raise Failure(description=f"run config refused ({accepted})", allow_retries=False) from None
+            # An undeclared key is named as "config": the key itself is launcher input too.
+            fields = sorted({err["loc"][0] if err["loc"] and err["loc"][0] in cls.model_fields else "config"
+                             for err in exc.errors()})
+            return [(name, cls.accepts(name)) for name in fields]
+        requested = getattr(options, LANGUAGES_FIELD, None)
+        if requested and any(lang not in languages for lang in requested):
+            return [(LANGUAGES_FIELD, "languages this deployment publishes: " + (", ".join(languages) or "none"))]
+        return []
+
+    @classmethod
+    def from_op_config(cls, op_config: Mapping[str, Any] | None, languages: tuple[str, ...] = ()):
+        """The options of this run, or a Failure (no retries) that names each refused field and
+        what it accepts."""
+        refused = cls.refused_fields(op_config, languages)
+        if refused:
+            raise Failure(description=refusal_message(refused), allow_retries=False)
+        return cls(**(op_config or {}))
 
     @classmethod
     def accepts(cls, name: str) -> str:
         info = cls.model_fields.get(name)
-        return (info.description or "see the README's configuration section") if info else "no such option"
+        return (info.description or "see the README's configuration section") if info else \
+            "only the options in the README's \"What a run may change\""
+
+
+# The one field that names languages; its values must also be ones the run's `llm` resource publishes.
+LANGUAGES_FIELD = "langs"
+
+
+def refusal_message(refused: list[tuple[str, str]]) -> str:
+    return "run config refused (" + "; ".join(f"{name}: {accepts}" for name, accepts in refused) + ")"
+
+
+def run_config_refusal(run_config: Mapping[str, Any] | None, options_by_op: Mapping[str, type[RunOptions]],
+                       llm_settings) -> Optional[str]:
+    """Why a run's config is refused (each `ops.<op>.config.<field>` and what it accepts, never a
+    value), or None. `llm_settings` is a callable giving the run's llm settings, called only when
+    a run names languages."""
+    ops = (run_config or {}).get("ops") if isinstance(run_config, Mapping) else None
+    if not isinstance(ops, Mapping):
+        return None
+    refused: list[tuple[str, str]] = []
+    for op_name in sorted(ops):
+        options = options_by_op.get(op_name)
+        entry = ops[op_name]
+        if options is None or not isinstance(entry, Mapping):
+            continue
+        op_config = entry.get("config")
+        names_languages = isinstance(op_config, Mapping) and op_config.get(LANGUAGES_FIELD)
+        languages = options.run_languages(llm_settings()) if names_languages else ()
+        refused += [(f"ops.{op_name}.config.{name}", accepts)
+                    for name, accepts in options.refused_fields(op_config, languages)]
+    return refusal_message(refused) if refused else None
 
 
 def _unwrap_optional(annotation):
@@ -109,14 +167,3 @@ def deployment_languages() -> tuple[str, ...]:
 def language_type():
     """`Literal[...]` of the deployment's languages: an enum in the run-config schema."""
     return Literal[deployment_languages()]  # type: ignore[valid-type]
-
-
-def check_languages(requested: Optional[list[str]], allowed: tuple[str, ...]) -> Optional[list[str]]:
-    """The requested languages if each is one the run's settings publish; else a Failure that
-    lists the allowed ones (never the request)."""
-    if not requested:
-        return None
-    if any(lang not in allowed for lang in requested):
-        raise Failure(description=f"run config refused (langs: languages this deployment publishes: "
-                                  f"{', '.join(allowed)})", allow_retries=False)
-    return list(dict.fromkeys(requested))

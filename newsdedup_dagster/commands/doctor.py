@@ -81,7 +81,9 @@ def check_dagster() -> list[Finding]:
     """The instance as Dagster's own processes (`dagster-webserver`, `dagster-daemon run`,
     `dagster asset materialize`, `dg`) started in this environment load it: from $DAGSTER_HOME,
     with nothing added to the environment (doctor, unlike the running commands, sets nothing)."""
-    from ..instance import unset_variables, written_by_earlier_version
+    from ..instance import (RUN_COORDINATOR, read_document, unset_variables, uses_newsdedup_storage,
+                            written_by_earlier_version)
+    from ..run_coordinator import ValidatingRunCoordinator
 
     home = config.dagster_home()
     yaml_path = home / "dagster.yaml"
@@ -93,7 +95,8 @@ def check_dagster() -> list[Finding]:
     if not yaml_path.exists():
         return found + [Finding(WARN, "dagster instance", f"no {yaml_path}",
                                 "run `newsdedup migrate --write-instance` (or `newsdedup dev`) to write one")]
-    if written_by_earlier_version(yaml_path):
+    earlier = written_by_earlier_version(yaml_path)
+    if earlier and not uses_newsdedup_storage(read_document(yaml_path) or {}):
         return found + [Finding(FAIL, "dagster instance", f"{yaml_path}: written by an earlier newsdedup, its "
                                                           "storage URL is in a variable Dagster's commands never get",
                                 "run `newsdedup migrate --write-instance` (newsdedup's current file needs no variable)")]
@@ -109,9 +112,21 @@ def check_dagster() -> list[Finding]:
         runs = instance.get_runs_count()
         found.append(Finding(OK, "dagster instance", f"{yaml_path}: storage reachable, {runs} runs"))
         beats = instance.get_daemon_heartbeats()
+        coordinator = instance.run_coordinator
     except Exception as exc:
         return found + [Finding(FAIL, "dagster instance", f"{yaml_path}: {_first_line(exc)}",
                                 "check the storage section of dagster.yaml (and NEWSDEDUP_DAGSTER_DATABASE_URL)")]
+    if not isinstance(coordinator, ValidatingRunCoordinator):
+        found.append(Finding(
+            WARN, "dagster run coordinator",
+            f"{yaml_path} names {type(coordinator).__name__}: a run with a number out of its bounds or a language "
+            "the deployment does not publish is queued and refused only when its step starts",
+            "run `newsdedup migrate --write-instance`" if earlier else
+            f"add `run_coordinator: {{module: {RUN_COORDINATOR['module']}, class: {RUN_COORDINATOR['class']}}}` "
+            f"to {yaml_path} (its queue settings stay under `concurrency`)"))
+    else:
+        found.append(Finding(OK, "dagster run coordinator", "run config is checked against its bounds before a run "
+                                                            "is queued"))
     now = time.time()
     fresh = sorted(name for name, beat in beats.items() if now - beat.timestamp <= DAEMON_HEARTBEAT_MAX_AGE_S)
     if fresh:
