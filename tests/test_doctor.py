@@ -13,22 +13,9 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI
 from smtp_server import SmtpServer
+from test_platform import EARLIER_INSTANCE_FILE
 
 REPO = Path(__file__).resolve().parents[1]
-# What newsdedup wrote before its storage class: the URL in a variable only its own processes set.
-EARLIER_INSTANCE_FILE = """\
-storage:
-  postgres:
-    postgres_url:
-      env: NEWSDEDUP_DAGSTER_PG_URL
-concurrency:
-  runs:
-    max_concurrent_runs: 4
-  pools:
-    default_limit: 1
-telemetry:
-  enabled: false
-"""
 
 
 def _free_port() -> int:
