@@ -72,9 +72,20 @@ def write_dagster_yaml(dagster_home: Path | None = None, *, overwrite: bool = Fa
     path = instance_file(dagster_home)
     if path.exists() and not overwrite and not written_by_earlier_version(path):
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dagster_home(path.parent)
     path.write_text(yaml.safe_dump(default_instance_document(), sort_keys=False))
     return path
+
+
+def private_dagster_home(folder: Path) -> None:
+    """Dagster's home holds run logs, compute logs and the instance file: 0700, like newsdedup's
+    home. When it is an ancestor of newsdedup's home (and so of the embedded server's data
+    directory), the traversal bits a root-started server's user needs stay (see db.py)."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = folder.stat().st_mode & 0o7777
+    keep = mode & 0o011 if config.home_dir().resolve().is_relative_to(folder.resolve()) else 0
+    if mode & 0o077 != keep:
+        folder.chmod((mode & ~0o077) | keep)
 
 
 def read_document(path: Path) -> dict | None:
@@ -174,6 +185,7 @@ def prepare_instance(*, write: bool = True, overwrite: bool = False) -> tuple[Pa
     and its storage URL (None: not PostgreSQL)."""
     path = instance_file()
     os.environ["DAGSTER_HOME"] = str(path.parent)
+    private_dagster_home(path.parent)
     if overwrite or not path.exists() or written_by_earlier_version(path):
         # The storage the new file will name is checked before the file is written.
         storage = check_instance_storage(path, url=db.dagster_database_url())

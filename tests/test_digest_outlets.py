@@ -24,6 +24,8 @@ def test_an_aggregator_copy_is_its_publisher_in_the_digest(clean_db, conn):
     assert "Google News (English)" not in names
     reuters = [link for link in record.sources if "reuters.com" in link.url]
     assert [link.name for link in reuters] == ["Reuters"]   # the publisher's own item, not the copy
+    # Google Actualités' copy of a Guardian article is listed as the Guardian's
+    assert "theguardian.com" in names and "Google Actualités" not in names
 
 
 def test_an_attributed_outlet_wins_over_the_link_host(clean_db, conn):

@@ -36,10 +36,11 @@ pytestmark = [
 WORK_SCRIPT = f"""
 import json, sys
 from datetime import date
-from newsdedup_dagster import alerts, config, db
+from newsdedup_dagster import alerts, config, db, instance
 from newsdedup_dagster.digest.build import render_day
 from newsdedup_dagster.digest.send import SmtpSettings, deliver_day
 url = db.ensure_ready()
+instance.prepare_instance()   # Dagster's home (the default: under the home) and its instance file
 outbox = config.outbox_dir()
 day = date(2026, 11, 2)
 with db.connection(url) as conn:
@@ -67,7 +68,8 @@ def _run_deployment(home: Path):
     """The child process (started, files written, server held), its JSON line."""
     proc = subprocess.Popen([sys.executable, "-c", WORK_SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=REPO,
-                            env={**os.environ, "NEWSDEDUP_HOME": str(home)})
+                            env={**{k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"},
+                                 "NEWSDEDUP_HOME": str(home)})
     line = proc.stdout.readline()
     if not line:
         proc.wait(60)
@@ -108,6 +110,9 @@ def test_nobody_reads_no_address_digest_alert_or_database_file(base, layout):
         assert any("digests" in p.parts for p in written)
         assert any(ADDRESS in p.read_text(errors="replace") for p in written)   # the test has its target
         assert any(p.name == "PG_VERSION" for p in private)
+        assert any(p.name == "dagster.yaml" for p in private)
+        assert stat.S_IMODE((home / "dagster").stat().st_mode) == 0o700
+        assert _as_nobody("ls", str(home / "dagster")).returncode != 0
 
         assert stat.S_IMODE(home.stat().st_mode) in (0o700, 0o711)   # at most traversable (see README)
         for path in [outbox, *outbox.rglob("*")]:
@@ -172,7 +177,8 @@ def test_a_socket_directory_created_first_by_another_user_is_refused(base):
     try:
         proc = subprocess.run([sys.executable, "-c", "from newsdedup_dagster import db; db.ensure_ready()"],
                               capture_output=True, text=True, cwd=REPO, timeout=300,
-                              env={**os.environ, "NEWSDEDUP_HOME": str(home)})
+                              env={**{k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"},
+                                 "NEWSDEDUP_HOME": str(home)})
         assert proc.returncode != 0
         assert "socket directory" in proc.stderr and "another local user" in proc.stderr, proc.stderr[-2000:]
         # Nothing started: no postmaster file, no server process for this data directory.

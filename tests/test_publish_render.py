@@ -252,3 +252,7 @@ def test_publisher_host_and_outlet_name():
     # An aggregator's own link (an opaque redirect) stays the aggregator's.
     assert outlet_name("Google News (English)", True, "news.google.com", google) == "Google News (English)"
     assert outlet_name("Reuters", False, "reuters.com", "reuters.com") == "Reuters"
+    # items.outlet is a registrable domain: an undecodable Google link is attributed to google.com,
+    # which is the aggregator's own domain, not another outlet.
+    assert outlet_name("Google News (English)", True, "google.com", google) == "Google News (English)"
+    assert outlet_name("Google News (English)", True, "source:gnews-en", google) == "Google News (English)"

@@ -49,8 +49,12 @@ class ReadOnlyHandler(SimpleHTTPRequestHandler):
             path = self.translate_path(self.path)
             allowed = within(root, path)
             if allowed and os.path.isdir(path):
-                index = os.path.join(path, "index.html")
-                allowed = not os.path.lexists(index) or within(root, index)
+                # the base class serves the first of these that exists
+                for name in ("index.html", "index.htm"):
+                    index = os.path.join(path, name)
+                    if os.path.lexists(index):
+                        allowed = within(root, index)
+                        break
         except ValueError:
             self.send_error(400, "Bad path")
             return None

@@ -19,7 +19,7 @@ import psycopg
 
 from .. import db
 from ..config import LLMSettings
-from .render import EventRecord, RenderedDigest, SourceLink, StoryRecord, build_view, render
+from .render import EventRecord, RenderedDigest, SourceLink, StoryRecord, build_view, outlet_name, render
 from .select import DigestCandidate, DigestSettings, Selected, select_stories
 from ..publish.write import atomic_write, private_dirs
 
@@ -102,8 +102,9 @@ def load_records(conn: psycopg.Connection, selected: list[Selected]) -> list[Sto
         for eid, lang, title, narrative in conn.execute(db.load_sql("digest_event_translations"),
                                                          {"event_ids": list(events)}):
             events[eid].translations[lang] = (title, narrative)
-    for sid, name, url, lang, total in conn.execute(db.load_sql("digest_story_sources"), {"story_ids": ids}):
-        records[sid].sources.append(SourceLink(name, url, lang))
+    for sid, name, url, lang, total, syndicator, outlet, feed_outlet in conn.execute(
+            db.load_sql("digest_story_sources"), {"story_ids": ids}):
+        records[sid].sources.append(SourceLink(outlet_name(name, syndicator, outlet, feed_outlet), url, lang))
         records[sid].source_total = int(total)
     conn.commit()
     return [records[s] for s in ids if s in records]

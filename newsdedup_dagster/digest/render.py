@@ -37,6 +37,17 @@ __all__ = ["StoryRecord", "EventRecord", "SourceLink", "DigestStory", "DigestEve
            "RenderedDigest", "build_view", "render", "safe_url", "markdown_preview"]
 
 
+def outlet_name(source_name: str, syndicator: bool, outlet: str | None, feed_outlet: str | None) -> str:
+    """How a story's source is named: an aggregator's item (syndicator) that belongs to another
+    outlet (item_outlet() in SQL: the publisher it was attributed to or whose article it links) is
+    named by that outlet; anything else keeps its source's name. The aggregator's own domain
+    (news.google.com's feed, google.com's items) is not another outlet."""
+    if not syndicator or not outlet or outlet.startswith("source:") or not feed_outlet:
+        return source_name
+    same = outlet == feed_outlet or feed_outlet.endswith("." + outlet) or outlet.endswith("." + feed_outlet)
+    return source_name if same else outlet
+
+
 @dataclass(frozen=True)
 class SourceLink:
     name: str

@@ -12,8 +12,8 @@ item's original `url` for display.
 
 RFC 3986 syntax normalisation (case of scheme and host, IDNA hosts,
 percent-encoding case and unreserved characters, dot segments, default
-ports) is done by `url-normalize` (MIT, only dependency `idna`). We checked
-the two libraries the brief named: url-normalize's parameter filter is an
+ports) is done by `url-normalize` (MIT, only dependency `idna`). Of the two
+well-kept libraries for this job: url-normalize's parameter filter is an
 allow-list (it drops every parameter not listed for the domain, which would
 drop `?id=123` article ids on most news sites), and courlan's tracker regex
 drops any parameter whose name contains `source`, `session`, `uid` ... and

@@ -29,7 +29,7 @@ from ..digest.render import StoryRecord
 from ..digest.select import Selected
 from .labels import labels_for, text_direction
 from .model import (EventView, FeedCandidate, SourceArticle, decide_stamp, feed_tag_uri, fingerprint, outlet_name,
-                    publisher_host, story_views)
+                    story_views)
 from .render import (FAVICON, ICON, STATIC_DIR, EventStoryLine, FeedMeta, RootLanguage, build_atom, build_json_feed,
                      render_event, render_index, render_root, render_story, story_page_hash)
 from .select import load_since, select_day, select_feed
@@ -95,9 +95,9 @@ def _records(conn: psycopg.Connection, story_ids: list[str]) -> list[StoryRecord
 def _source_articles(conn: psycopg.Connection, story_ids: list[str]) -> dict[str, list[SourceArticle]]:
     out: dict[str, list[SourceArticle]] = {}
     if story_ids:
-        for sid, name, url, lang, title, published, syndicator, feed_url in conn.execute(
+        for sid, name, url, lang, title, published, syndicator, outlet, feed_outlet in conn.execute(
                 db.load_sql("publish_story_sources"), {"story_ids": story_ids}):
-            name = outlet_name(name, syndicator, publisher_host(url), publisher_host(feed_url))
+            name = outlet_name(name, syndicator, outlet, feed_outlet)
             out.setdefault(sid, []).append(SourceArticle(name, url, lang, title, published))
     return out
 

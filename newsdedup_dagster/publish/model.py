@@ -21,7 +21,7 @@ from datetime import date, datetime, timedelta
 
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from ..digest.render import DigestEvent, StoryRecord, build_view, clean_line, safe_url
+from ..digest.render import DigestEvent, StoryRecord, build_view, clean_line, outlet_name, safe_url
 from .topics import story_topic
 
 __all__ = ["FeedCandidate", "SourceArticle", "StoryView", "EventView", "EntryStamp", "story_views", "fingerprint", "decide_stamp",
@@ -87,14 +87,6 @@ def publisher_host(url: str | None) -> str | None:
     if not host:
         return None
     return re.sub(r"^(www|m|amp|mobile)\.", "", host.lower()) or None
-
-
-def outlet_name(source_name: str, syndicator: bool, link_host: str | None, feed_host: str | None) -> str:
-    """An aggregator's item that links to another publisher is named by that publisher's host;
-    anything else keeps its source's name."""
-    if syndicator and link_host and link_host != feed_host:
-        return link_host
-    return source_name
 
 
 @dataclass(frozen=True)
