@@ -406,7 +406,7 @@ def _launch_asset(dep, op: str, op_config: dict, *, with_assets: tuple[str, ...]
 
 
 @pytest.mark.slow
-def test_out_of_bounds_launches_fail_before_the_run_starts(database_url, tmp_path):
+def test_out_of_bounds_launches_fail_before_the_run_starts(clean_db, tmp_path):
     """Through the UI's GraphQL launch, with the instance file's validating run coordinator: a number
     below or above its bounds (every numeric field) and a language Dagster's enum accepts but the
     run's `llm` resource does not publish each make a failed run that never started (no queue, no
@@ -427,7 +427,7 @@ def test_out_of_bounds_launches_fail_before_the_run_starts(database_url, tmp_pat
            "NEWSDEDUP_EMBEDDING_PROVIDER": "use"}
     cases = [(op, name, value) for op, name, kind, lower, upper in NUMERIC
              for value in out_of_bounds(kind, lower, upper)]
-    with DagsterDeployment(tmp_path, database_url, extra_env=env, run_coordinator=RUN_COORDINATOR) as dep:
+    with DagsterDeployment(tmp_path, clean_db, extra_env=env, run_coordinator=RUN_COORDINATOR) as dep:
         refused = {}
         for op, name, value in cases:
             result = _launch_asset(dep, op, {name: value})
