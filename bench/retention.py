@@ -107,6 +107,7 @@ def main() -> int:
     from newsdedup_dagster import db
     from newsdedup_dagster.config import RetentionSettings
     from newsdedup_dagster.definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs
+    from newsdedup_dagster.assets.hourly import hourly_run_config
     from newsdedup_dagster.instance import QUIET_RUN_CONFIG, get_instance
     from newsdedup_dagster.retention import prune
 
@@ -121,7 +122,7 @@ def main() -> int:
         for hour in range(24):
             result = hourly.execute_in_process(
                 partition_key=f"{day:%Y-%m-%d}-{hour:02d}:00", instance=instance, raise_on_error=False,
-                run_config={**QUIET_RUN_CONFIG, "ops": {"stories": {"config": {"later_partitions": "keep"}}}})
+                run_config={**QUIET_RUN_CONFIG, **hourly_run_config(stories={"later_partitions": "keep"})})
             failed += not result.success
         result = daily.execute_in_process(partition_key=f"{day:%Y-%m-%d}", instance=instance, raise_on_error=False,
                                           run_config={**QUIET_RUN_CONFIG, "ops": {"digest": {"config": {"send": False}}}})

@@ -5,10 +5,12 @@ Hourly graph (partition H, UTC), groups in brackets:
     -> [llm] story_scores -> story_translations;  stories/story_scores -> [events] events
     story_translations + events -> [publish] story_feeds (Atom, JSON Feed, static site)
   item_duplicates, item_embeddings, stories and events also depend on their own hour H-1.
+  One op computes them all, hour by hour (assets/hourly.py): a backfill is one run over its range.
 Daily: [digest] digest[D] <- the 24 hours of D of events and story_translations (automation
 condition: runs once the day is complete and its blocking checks passed); [retention] prune, daily.
 
-To add a stage: import its module below and append its ASSETS (and ASSET_CHECKS) to the lists.
+To add an hourly stage: append its HourlyStage to assets/hourly.py STAGES; any other stage: import
+its module below and append it to STAGES.
 """
 
 from __future__ import annotations
@@ -31,13 +33,13 @@ from dagster import (
     logger,
 )
 
-from .assets import digest, embeddings, events, ingest, llm, neardup, publish, retention, stories
+from .assets import digest, hourly, retention
 from .partitions import DAILY_PARTITIONS, HOURLY_PARTITIONS
 from .assets.run_options import LOG_LEVELS
 from .resources import deployment_resources
 from .sensors import SENSORS
 
-STAGES = (ingest, neardup, embeddings, stories, llm, events, publish, digest, retention)   # in graph order
+STAGES = (hourly, digest, retention)   # in graph order
 
 ASSETS = [asset for stage in STAGES for asset in stage.ASSETS]
 CHECKS = [check for stage in STAGES for check in getattr(stage, "ASSET_CHECKS", [])]
@@ -45,11 +47,7 @@ CHECKS = [check for stage in STAGES for check in getattr(stage, "ASSET_CHECKS", 
 # The run options of every asset that takes op config, by op name: what the run coordinator checks
 # a submitted run against (tests/test_run_config_trust.py checks that no asset with config is missing).
 RUN_OPTIONS = {
-    "raw_items": ingest.RawItemsConfig,
-    "item_duplicates": neardup.ItemDuplicatesConfig,
-    "stories": stories.StoriesConfig,
-    "events": events.EventsConfig,
-    "story_feeds": publish.StoryFeedsConfig,
+    hourly.HOURLY_OP: hourly.HourlyOptions,
     "digest": digest.DigestConfig,
     "prune": retention.PruneConfig,
 }

@@ -57,7 +57,7 @@ def default_instance_document() -> dict:
     return {
         "storage": {"custom": {"module": __name__, "class": STORAGE_CLASS, "config": {}}},
         # Time order is in the asset graph (previous-hour dependencies), so several runs may go
-        # at once; pools (e.g. "clustering") still never run two steps at once.
+        # at once; pools (e.g. "newsdedup_hourly") still never run two steps at once.
         # The queue is Dagster's; run config is checked against its bounds before a run is queued.
         "run_coordinator": RUN_COORDINATOR,
         "concurrency": {"runs": {"max_concurrent_runs": 4}, "pools": {"default_limit": 1}},

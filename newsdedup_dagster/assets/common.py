@@ -1,10 +1,24 @@
-"""What every asset module shares: owners, and the one way a table is shown in asset metadata."""
+"""What every asset module shares: owners, the one way a table is shown in asset metadata, and the
+shape of an hourly stage (assets/hourly.py runs them)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
+from dagster import (
+    AssetCheckSpec,
+    AssetKey,
+    AssetSpec,
+    MaterializeResult,
+    MetadataValue,
+    TableColumn,
+    TableRecord,
+    TableSchema,
+)
+
+from ..resources import EmbedderResource, LLMResource, PostgresResource
 
 # Who is paged for the pipeline's assets (Dagster shows owners on every asset page).
 OWNERS = ["team:newsdedup"]
@@ -35,3 +49,31 @@ def table(rows: Iterable[Mapping[str, object]], columns: Sequence[str], limit: i
     schema_types = {c.name: c.type for c in schema.columns}
     records = [TableRecord({name: cell(name, row.get(name)) for name in columns}) for row in rows]
     return MetadataValue.table(records=records, schema=schema)
+
+
+@dataclass(frozen=True)
+class HourRun:
+    """What a stage's hour needs from the run: its logger, the resources, the run's options and
+    whether the run belongs to a backfill."""
+
+    log: Any
+    postgres: PostgresResource
+    embedder: EmbedderResource
+    llm: LLMResource
+    options: Any
+    in_backfill: bool = False
+
+
+@dataclass(frozen=True)
+class HourlyStage:
+    """One hourly asset: its spec, its checks and the function that computes one hour of it."""
+
+    spec: AssetSpec
+    check_specs: Sequence[AssetCheckSpec]
+    materialize_hour: Callable[[HourRun, str], MaterializeResult]
+
+    @property
+    def key(self) -> AssetKey:
+        return self.spec.key
+
+

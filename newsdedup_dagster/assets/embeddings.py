@@ -5,43 +5,44 @@ from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
-    AssetExecutionContext,
+    AssetSpec,
     MaterializeResult,
     MetadataValue,
-    RetryPolicy,
-    asset,
 )
 
 from ..embeddings import embed_partition
 from ..partitions import HOURLY_PARTITIONS, hour_window, previous_hour_of
-from ..resources import EmbedderResource, PostgresResource
-from .common import OWNERS, ROW_COUNT
+from ..resources import EmbedderResource
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun
 
-__all__ = ["EmbedderResource", "item_embeddings"]  # EmbedderResource lives in resources.py
+__all__ = ["EmbedderResource", "ITEM_EMBEDDINGS"]  # EmbedderResource lives in resources.py
 
 
-@asset(
+ITEM_EMBEDDINGS_CHECKS = (
+    AssetCheckSpec("every_canonical_item_embedded", asset="item_embeddings", blocking=True,
+                   description="Every canonical item of the hour has exactly one vector of the active model."),
+)
+
+ITEM_EMBEDDINGS_SPEC = AssetSpec(
+    "item_embeddings",
     partitions_def=HOURLY_PARTITIONS,
     # Per-language centring subtracts the running mean of the earlier hours' vectors.
     deps=["item_duplicates", previous_hour_of("item_embeddings")],
     group_name="clustering",
     owners=OWNERS,
     kinds={"python", "postgres", "pgvector"},
-    config_schema={},  # no run options (run_options.py)
-    # The openai provider is network-facing; offline providers never fail transiently.
-    retry_policy=RetryPolicy(max_retries=2, delay=30),
-    check_specs=[
-        AssetCheckSpec("every_canonical_item_embedded", asset="item_embeddings", blocking=True,
-                       description="Every canonical item of the hour has exactly one vector of the active model."),
-    ],
+    skippable=True,
     description="One vector per canonical item of the hour (duplicates share their canonical item's), "
                 "cached by (text hash, model); model + dims recorded; per-model HNSW index.",
 )
-def item_embeddings(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource) -> MaterializeResult:
-    start, end = hour_window(context.partition_key)
+
+
+def item_embeddings_hour(run: HourRun, partition_key: str) -> MaterializeResult:
+    embedder = run.embedder
+    start, end = hour_window(partition_key)
     settings = embedder.settings()
     model = embedder.embedder()
-    with postgres.connection() as conn:
+    with run.postgres.connection() as conn:
         stats = embed_partition(conn, model, start, end, settings)
         missing = conn.execute(
             """SELECT count(*) FROM items i
@@ -76,4 +77,4 @@ def item_embeddings(context: AssetExecutionContext, postgres: PostgresResource, 
     )
 
 
-ASSETS = [item_embeddings]
+ITEM_EMBEDDINGS = HourlyStage(ITEM_EMBEDDINGS_SPEC, ITEM_EMBEDDINGS_CHECKS, item_embeddings_hour)

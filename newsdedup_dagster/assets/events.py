@@ -10,12 +10,9 @@ from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
-    AssetExecutionContext,
-    Backoff,
+    AssetSpec,
     MaterializeResult,
     MetadataValue,
-    RetryPolicy,
-    asset,
 )
 from pydantic import Field
 
@@ -25,8 +22,7 @@ from ..events import store
 from ..embeddings.store import active_model
 from ..events.grouping import GroupingSettings
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
-from ..resources import LLMResource, PostgresResource
-from .common import OWNERS, ROW_COUNT, table
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
 from .run_options import RunOptions
 
 CHECK_ONE_EVENT = "story_in_at_most_one_event"
@@ -62,32 +58,34 @@ def events_table(rows: list[dict]):
         ["event", "days", "stories", "languages", "status", "narrative"])
 
 
-@asset(
-    name="events",
+EVENTS_CHECKS = (
+    AssetCheckSpec(CHECK_ONE_EVENT, asset="events", blocking=True,
+                   description="Every story belongs to at most one event."),
+    AssetCheckSpec(CHECK_GAPS, asset="events",
+                   description="No event (touched this hour) has a gap between stories longer than its quiet period."),
+    AssetCheckSpec(CHECK_ORDER, asset="events", blocking=True,
+                   description="Each touched event's timeline positions follow its stories' publication times."),
+)
+
+EVENTS_SPEC = AssetSpec(
+    "events",
     partitions_def=HOURLY_PARTITIONS,
     # Open events, their centroids and quiet periods are what earlier hours left.
     deps=["stories", "story_scores", previous_hour_of("events")],
     group_name="events",
     owners=OWNERS,
     kinds={"openai", "postgres"},
-    pool="newsdedup_events",
-    # Narratives call the LLM endpoint; grouping itself is idempotent, so a retry is safe.
-    retry_policy=RetryPolicy(max_retries=2, delay=30, backoff=Backoff.EXPONENTIAL),
-    check_specs=[
-        AssetCheckSpec(CHECK_ONE_EVENT, asset="events", blocking=True,
-                       description="Every story belongs to at most one event."),
-        AssetCheckSpec(CHECK_GAPS, asset="events",
-                       description="No event (touched this hour) has a gap between stories longer than its quiet period."),
-        AssetCheckSpec(CHECK_ORDER, asset="events", blocking=True,
-                       description="Each touched event's timeline positions follow its stories' publication times."),
-    ],
-    config_schema=EventsConfig.config_schema(),
+    skippable=True,
     description="Multi-day events: stories joined by centroid similarity + time gate, closed after a quiet period, "
                 "with a 4-section narrative (LLM, or extractive offline) translated into the narrative languages.",
 )
-def events(context: AssetExecutionContext, postgres: PostgresResource, llm: LLMResource) -> MaterializeResult:
-    config = EventsConfig.from_op_config(context.op_config)
-    hour = hour_start(context.partition_key)
+
+
+def events_hour(run: HourRun, partition_key: str) -> MaterializeResult:
+    # Narratives call the LLM endpoint; grouping itself is idempotent, so the op's retry is safe.
+    config = run.options.events
+    postgres, llm = run.postgres, run.llm
+    hour = hour_start(partition_key)
     llm_settings = llm.settings()
     narration = app_config.narrative_settings()
     with postgres.connection() as conn:
@@ -109,7 +107,7 @@ def events(context: AssetExecutionContext, postgres: PostgresResource, llm: LLMR
         summaries = store.event_summaries(conn, result.touched_event_ids, limit=25)
 
     counts = result.counts()
-    context.log.info("events %s: %s; narratives: %s", context.partition_key, counts, narr.as_metadata())
+    run.log.info("events %s: %s; narratives: %s", partition_key, counts, narr.as_metadata())
     checks = [
         AssetCheckResult(check_name=CHECK_ONE_EVENT, passed=not report.multi_membership,
                          metadata={"stories_in_several_events": len(report.multi_membership),
@@ -137,4 +135,4 @@ def events(context: AssetExecutionContext, postgres: PostgresResource, llm: LLMR
     )
 
 
-ASSETS = [events]
+EVENTS = HourlyStage(EVENTS_SPEC, EVENTS_CHECKS, events_hour)

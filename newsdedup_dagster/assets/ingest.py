@@ -4,7 +4,7 @@ archive each feed body, parse, and store items. Thin: the work is in newsdedup_d
 
 from typing import Literal, Optional
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, RetryPolicy, asset
+from dagster import AssetSpec, MaterializeResult, MetadataValue
 from pydantic import Field
 
 from .. import config
@@ -12,7 +12,7 @@ from ..ingest.sources import load_sources
 from ..ingest.store import choose_mode, configs_for, ingest_partition
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..resources import PostgresResource
-from .common import OWNERS, ROW_COUNT, table
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
 from .run_options import RunOptions
 
 
@@ -40,23 +40,25 @@ def run_ingest(conn, partition_key: str, sources_file: str | None = None, fetch_
                             parse_config=parse_config)
 
 
-@asset(
+RAW_ITEMS_SPEC = AssetSpec(
+    "raw_items",
     partitions_def=HOURLY_PARTITIONS,
     group_name="ingest",
     owners=OWNERS,
-    # Fetch errors are per source and never fail the asset; a retry covers a dropped DB connection.
-    retry_policy=RetryPolicy(max_retries=2, delay=10),
     kinds={"rss", "postgres"},
-    config_schema=RawItemsConfig.config_schema(),
+    skippable=True,
     description="Feed items of hour H: fetched (live), replayed (sample/eval) or re-parsed from the hour's archive (backfill).",
 )
-def raw_items(context: AssetExecutionContext, postgres: PostgresResource) -> MaterializeResult:
-    config = RawItemsConfig.from_op_config(context.op_config)
-    with postgres.connection() as conn:
-        report = run_ingest(conn, context.partition_key, fetch_mode=config.fetch_mode)
+
+
+def raw_items_hour(run: HourRun, partition_key: str) -> MaterializeResult:
+    # Fetch errors are per source and never fail the asset; the op's retry covers a dropped connection.
+    config = run.options.raw_items
+    with run.postgres.connection() as conn:
+        report = run_ingest(conn, partition_key, fetch_mode=config.fetch_mode)
     statuses = report.counts_by_status()
     for row in report.errors:
-        context.log.warning(f"source {row.source_id}: {row.error or row.bozo_error}")
+        run.log.warning(f"source {row.source_id}: {row.error or row.bozo_error}")
     return MaterializeResult(
         metadata={
             "mode": report.mode,
@@ -94,4 +96,4 @@ def raw_items(context: AssetExecutionContext, postgres: PostgresResource) -> Mat
     )
 
 
-ASSETS = [raw_items]
+RAW_ITEMS = HourlyStage(RAW_ITEMS_SPEC, (), raw_items_hour)

@@ -12,14 +12,10 @@ from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
-    AssetExecutionContext,
-    Backoff,
-    Jitter,
+    AssetSpec,
     MarkdownMetadataValue,
     MaterializeResult,
     MetadataValue,
-    RetryPolicy,
-    asset,
 )
 
 from .. import db
@@ -28,15 +24,14 @@ from ..llm import report as llm_report
 from ..llm.client import Usage, redact
 from ..llm.stages import OFFLINE_NOTE, run_scoring, run_translations
 from ..partitions import HOURLY_PARTITIONS, hour_start
-from ..resources import LLMResource, PostgresResource
-from .common import OWNERS, ROW_COUNT, table
+from ..resources import LLMResource
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
 
-__all__ = ["LLMResource", "story_scores", "story_translations"]  # LLMResource lives in resources.py
+__all__ = ["LLMResource", "STORY_SCORES", "STORY_TRANSLATIONS"]  # LLMResource lives in resources.py
 
 
-# Dagster-level retry for a whole-endpoint outage (run_* raise LLMUnavailable only when nothing got
-# through); per-call retries live in the client. 2 retries, 60 s then 120 s, +-jitter.
-LLM_RETRY_POLICY = RetryPolicy(max_retries=2, delay=60, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
+# A whole-endpoint outage (run_* raise LLMUnavailable only when nothing got through) is retried by the
+# hourly op's retry policy (assets/hourly.py); per-call retries live in the client.
 TOP_STORIES_IN_METADATA = 10
 
 
@@ -81,27 +76,30 @@ def _mode(settings: LLMSettings, model: str) -> str:
     return "offline fallback (no NEWSDEDUP_LLM_BASE_URL configured)" if settings.offline else f"llm: {model}"
 
 
-@asset(
-    name="story_scores",
+STORY_SCORES_CHECKS = (
+    AssetCheckSpec("scored_stories_have_scores", asset="story_scores", blocking=True,
+                   description="Every story of the partition marked scored (needs_score = 0) has a story_scores row."),
+    AssetCheckSpec("partition_fully_scored", asset="story_scores",
+                   description="No story changed in the partition is still waiting for a score (warn: leftovers "
+                               "after transient failures are retried next run)."),
+)
+
+STORY_SCORES_SPEC = AssetSpec(
+    "story_scores",
     partitions_def=HOURLY_PARTITIONS,
     deps=["stories"],
     group_name="llm",
     owners=OWNERS,
     kinds={"openai", "postgres"},
-    config_schema={},  # no run options (run_options.py)
-    retry_policy=LLM_RETRY_POLICY,
+    skippable=True,
     description="Significance (6 dimensions + overall), rewritten headline and 2-3 sentence summary per "
                 "story new or substantially changed in the hour; offline heuristic without an endpoint.",
-    check_specs=[
-        AssetCheckSpec("scored_stories_have_scores", asset="story_scores", blocking=True,
-                       description="Every story of the partition marked scored (needs_score = 0) has a story_scores row."),
-        AssetCheckSpec("partition_fully_scored", asset="story_scores",
-                       description="No story changed in the partition is still waiting for a score (warn: leftovers "
-                                   "after transient failures are retried next run)."),
-    ],
 )
-def story_scores(context: AssetExecutionContext, postgres: PostgresResource, llm: LLMResource) -> MaterializeResult:
-    hour = hour_start(context.partition_key)
+
+
+def story_scores_hour(run: HourRun, partition_key: str) -> MaterializeResult:
+    postgres, llm = run.postgres, run.llm
+    hour = hour_start(partition_key)
     settings = llm.settings()
     url = postgres.url()
     with postgres.connection() as conn, llm.client(url) as client:
@@ -116,10 +114,10 @@ def story_scores(context: AssetExecutionContext, postgres: PostgresResource, llm
         conn.commit()
     mode = _mode(settings, settings.scoring_model)
     if rep.offline:
-        context.log.warning("story_scores[%s]: %s; %d stories scored with the heuristic",
-                            context.partition_key, OFFLINE_NOTE, rep.scored)
-    context.log.info("story_scores[%s]: %d candidates, %d scored, %d failed permanently, %d pending (transient)",
-                     context.partition_key, rep.candidates, rep.scored, rep.failed_permanent, rep.failed_transient)
+        run.log.warning("story_scores[%s]: %s; %d stories scored with the heuristic",
+                            partition_key, OFFLINE_NOTE, rep.scored)
+    run.log.info("story_scores[%s]: %d candidates, %d scored, %d failed permanently, %d pending (transient)",
+                     partition_key, rep.candidates, rep.scored, rep.failed_permanent, rep.failed_transient)
     metadata = {
         ROW_COUNT: rep.scored,
         "mode": mode,
@@ -148,24 +146,27 @@ def story_scores(context: AssetExecutionContext, postgres: PostgresResource, llm
     )
 
 
-@asset(
-    name="story_translations",
+STORY_TRANSLATIONS_CHECKS = (
+    AssetCheckSpec("translation_rows_complete", asset="story_translations",
+                   description="Every story scored in the partition has a translation row per configured language."),
+)
+
+STORY_TRANSLATIONS_SPEC = AssetSpec(
+    "story_translations",
     partitions_def=HOURLY_PARTITIONS,
     deps=["story_scores"],
     group_name="llm",
     owners=OWNERS,
     kinds={"openai", "postgres"},
-    config_schema={},  # no run options (run_options.py)
-    retry_policy=LLM_RETRY_POLICY,
+    skippable=True,
     description="Headline and summary of the hour's scored stories in the configured languages, "
                 "2 languages per call, each batch committed on its own; skipped offline.",
-    check_specs=[
-        AssetCheckSpec("translation_rows_complete", asset="story_translations",
-                       description="Every story scored in the partition has a translation row per configured language."),
-    ],
 )
-def story_translations(context: AssetExecutionContext, postgres: PostgresResource, llm: LLMResource) -> MaterializeResult:
-    hour = hour_start(context.partition_key)
+
+
+def story_translations_hour(run: HourRun, partition_key: str) -> MaterializeResult:
+    postgres, llm = run.postgres, run.llm
+    hour = hour_start(partition_key)
     settings = llm.settings()
     url = postgres.url()
     with postgres.connection() as conn, llm.client(url) as client:
@@ -188,8 +189,8 @@ def story_translations(context: AssetExecutionContext, postgres: PostgresResourc
          for lang in sorted(by_lang, key=lambda x: (settings.translation_langs + (x,)).index(x))),
         ["lang", "done", "pending", "failed", "skipped_offline"])
     if rep.offline:
-        context.log.warning("story_translations[%s]: %s; %d translations reported as skipped",
-                            context.partition_key, OFFLINE_NOTE, rep.skipped_offline)
+        run.log.warning("story_translations[%s]: %s; %d translations reported as skipped",
+                            partition_key, OFFLINE_NOTE, rep.skipped_offline)
     metadata = {
         ROW_COUNT: rep.rows_done,
         "mode": _mode(settings, settings.translation_model),
@@ -216,5 +217,5 @@ def story_translations(context: AssetExecutionContext, postgres: PostgresResourc
     )
 
 
-ASSETS = [story_scores, story_translations]
-ASSET_CHECKS: list = []
+STORY_SCORES = HourlyStage(STORY_SCORES_SPEC, STORY_SCORES_CHECKS, story_scores_hour)
+STORY_TRANSLATIONS = HourlyStage(STORY_TRANSLATIONS_SPEC, STORY_TRANSLATIONS_CHECKS, story_translations_hour)

@@ -3,40 +3,40 @@ against the canonical items of the lookback window. Thin: see newsdedup_dagster/
 
 from typing import Literal, Optional
 
-from dagster import AssetExecutionContext, MaterializeResult, asset
+from dagster import AssetSpec, MaterializeResult
 from pydantic import Field
 
 from .. import config as settings
 from ..neardup.store import dedup_partition
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
 from ..resources import PostgresResource
-from .common import OWNERS, ROW_COUNT, table
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
 from .run_options import RunOptions
 
 
 class ItemDuplicatesConfig(RunOptions):
-    # keep | reset (neardup/store.py). Unset: the `stories` op's choice in the same run, else reset
+    # keep | reset (neardup/store.py). Unset: the run's choice for `stories`, else reset
     # inside a Dagster backfill, else NEWSDEDUP_LATER_PARTITIONS, else keep.
     later_partitions: Optional[Literal["keep", "reset"]] = Field(
         None, description="keep or reset; unset: the stories op's choice, reset in a backfill, else "
                           "$NEWSDEDUP_LATER_PARTITIONS")
 
 
-def later_partitions(context: AssetExecutionContext, own: Optional[str]) -> str:
+def later_partitions(run: HourRun) -> str:
     """One rebuild mode per run: a run that resets the clustering of later hours resets their
     duplicates too, else H's stories would be scored against copies that arrived after H."""
+    own = run.options.item_duplicates.later_partitions
     if own:
         return own
-    ops = (context.run.run_config or {}).get("ops") or {}
-    stories = ((ops.get("stories") or {}).get("config") or {}).get("later_partitions")
-    if stories in ("keep", "reset"):
-        return stories
-    if context.run.tags.get("dagster/backfill"):
+    if run.options.stories.later_partitions:
+        return run.options.stories.later_partitions
+    if run.in_backfill:
         return "reset"
     return settings.dedup_settings().later_partitions or "keep"
 
 
-@asset(
+ITEM_DUPLICATES_SPEC = AssetSpec(
+    "item_duplicates",
     partitions_def=HOURLY_PARTITIONS,
     # H compares its items with the canonical items of the 36 hours before it, i.e. with what
     # raw_items and item_duplicates of those hours left. The self-dependency on H-1 orders that
@@ -46,15 +46,16 @@ def later_partitions(context: AssetExecutionContext, own: Optional[str]) -> str:
     group_name="dedup",
     owners=OWNERS,
     kinds={"python", "postgres"},
-    config_schema=ItemDuplicatesConfig.config_schema(),
+    skippable=True,
     description="Duplicates of hour H's items (rule url / exact / near); duplicates are not embedded but join their canonical item's story.",
 )
-def item_duplicates(context: AssetExecutionContext, postgres: PostgresResource) -> MaterializeResult:
-    config = ItemDuplicatesConfig.from_op_config(context.op_config)
+
+
+def item_duplicates_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     dedup = settings.dedup_settings()
-    later = later_partitions(context, config.later_partitions)
-    with postgres.connection() as conn:
-        report = dedup_partition(conn, hour_start(context.partition_key), lookback_hours=dedup.lookback_hours,
+    later = later_partitions(run)
+    with run.postgres.connection() as conn:
+        report = dedup_partition(conn, hour_start(partition_key), lookback_hours=dedup.lookback_hours,
                                  later_partitions=later)
     groups = sorted(report.groups, key=lambda g: (-g["members"], g["anchor"]))
     return MaterializeResult(
@@ -79,4 +80,4 @@ def item_duplicates(context: AssetExecutionContext, postgres: PostgresResource) 
     )
 
 
-ASSETS = [item_duplicates]
+ITEM_DUPLICATES = HourlyStage(ITEM_DUPLICATES_SPEC, (), item_duplicates_hour)

@@ -6,14 +6,13 @@ NEWSDEDUP_PUBLISH_DIR. Thin: the rules live in newsdedup_dagster/publish/.
 from datetime import datetime, timezone
 from typing import Optional
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+from dagster import AssetSpec, MaterializeResult, MetadataValue
 from pydantic import Field
 
 from .. import config as app_config
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..publish.build import publish_hour
-from ..resources import LLMResource, PostgresResource
-from .common import OWNERS
+from .common import OWNERS, HourlyStage, HourRun
 from .run_options import RunOptions, language_type
 
 
@@ -32,32 +31,34 @@ class StoryFeedsConfig(RunOptions):
         return app_config.publish_settings().feed_langs(llm_settings)
 
 
-@asset(
-    name="story_feeds",
+STORY_FEEDS_SPEC = AssetSpec(
+    "story_feeds",
     partitions_def=HOURLY_PARTITIONS,
     deps=["story_translations", "events"],
     group_name="publish",
     owners=OWNERS,
     kinds={"html", "json"},
-    pool="newsdedup_publish",
-    config_schema=StoryFeedsConfig.config_schema(),
+    skippable=True,
     description="Atom 1.0 and JSON Feed 1.1 per language (one entry per story, updated in place when the story "
                 "grows) and a static reader site, written atomically into the publish directory.",
 )
-def story_feeds(context: AssetExecutionContext, postgres: PostgresResource, llm: LLMResource) -> MaterializeResult:
-    published = StoryFeedsConfig.run_languages(llm.settings())
-    config = StoryFeedsConfig.from_op_config(context.op_config, published)
+
+
+def story_feeds_hour(run: HourRun, partition_key: str) -> MaterializeResult:
+    published = StoryFeedsConfig.run_languages(run.llm.settings())
+    config = run.options.story_feeds
+    postgres = run.postgres
     settings = app_config.publish_settings()
     langs = list(dict.fromkeys(config.langs or published))
-    hour = hour_start(context.partition_key)
+    hour = hour_start(partition_key)
     with postgres.connection() as conn:
         result = publish_hour(conn, hour, settings, langs, now=datetime.now(timezone.utc), force=config.force)
     if result.skipped:
-        context.log.info("story_feeds %s: skipped: %s", context.partition_key, result.skipped)
+        run.log.info("story_feeds %s: skipped: %s", partition_key, result.skipped)
         return MaterializeResult(metadata={"skipped": MetadataValue.text(result.skipped),
                                            "output_dir": MetadataValue.path(str(result.output_dir))})
     counts = result.counts()
-    context.log.info("story_feeds %s: %s", context.partition_key, counts)
+    run.log.info("story_feeds %s: %s", partition_key, counts)
     rows = ["| language | feed entries | new | updated | index | feed |", "|---|---|---|---|---|---|"]
     for lang, out in result.languages.items():
         rows.append(f"| {lang} | {out.feed_entries} | {out.new} | {out.updated} | {out.index_stories} "
@@ -73,4 +74,4 @@ def story_feeds(context: AssetExecutionContext, postgres: PostgresResource, llm:
     })
 
 
-ASSETS = [story_feeds]
+STORY_FEEDS = HourlyStage(STORY_FEEDS_SPEC, (), story_feeds_hour)

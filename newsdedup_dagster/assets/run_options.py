@@ -46,9 +46,27 @@ class RunOptions(pydantic.BaseModel):
         return {name: _field(info, f"{cls.__name__}_{name}") for name, info in cls.model_fields.items()}
 
     @classmethod
-    def run_languages(cls, llm_settings) -> tuple[str, ...]:  # noqa: ARG003 (overridden where used)
+    def sections(cls) -> dict[str, type["RunOptions"]]:
+        """The fields that are options of their own (one per stage of a multi-stage op), by name."""
+        return {name: info.annotation for name, info in cls.model_fields.items()
+                if isinstance(info.annotation, type) and issubclass(info.annotation, RunOptions)}
+
+    @classmethod
+    def run_languages(cls, llm_settings) -> tuple[str, ...]:
         """The languages a run of this asset may name in `langs`, given the run's llm settings."""
+        for section in cls.sections().values():
+            languages = section.run_languages(llm_settings)
+            if languages:
+                return languages
         return ()
+
+    @classmethod
+    def names_languages(cls, op_config: Any) -> bool:
+        """Whether `op_config` (or one of its sections) asks for languages."""
+        if not isinstance(op_config, Mapping):
+            return False
+        return bool(op_config.get(LANGUAGES_FIELD)) or any(
+            section.names_languages(op_config.get(name)) for name, section in cls.sections().items())
 
     @classmethod
     def refused_fields(cls, op_config: Any, languages: tuple[str, ...] = ()) -> list[tuple[str, str]]:
@@ -59,6 +77,14 @@ class RunOptions(pydantic.BaseModel):
             op_config = {}
         if not isinstance(op_config, Mapping):
             return [("config", cls.accepts("config"))]
+        sections = cls.sections()
+        if sections:
+            # Each section answers for its own fields, named "<section>.<field>".
+            refused = [("config", cls.accepts("config"))] if set(op_config) - set(cls.model_fields) else []
+            for name, section in sections.items():
+                refused += [(f"{name}.{field}", accepts)
+                            for field, accepts in section.refused_fields(op_config.get(name), languages)]
+            return refused
         try:
             options = cls(**op_config)
         except pydantic.ValidationError as exc:
@@ -110,8 +136,7 @@ def run_config_refusal(run_config: Mapping[str, Any] | None, options_by_op: Mapp
         if options is None or not isinstance(entry, Mapping):
             continue
         op_config = entry.get("config")
-        names_languages = isinstance(op_config, Mapping) and op_config.get(LANGUAGES_FIELD)
-        languages = options.run_languages(llm_settings()) if names_languages else ()
+        languages = options.run_languages(llm_settings()) if options.names_languages(op_config) else ()
         refused += [(f"ops.{op_name}.config.{name}", accepts)
                     for name, accepts in options.refused_fields(op_config, languages)]
     return refusal_message(refused) if refused else None
@@ -150,6 +175,9 @@ def _dagster_type(annotation, name: str):
 
 
 def _field(info, name: str) -> Field:
+    if isinstance(info.annotation, type) and issubclass(info.annotation, RunOptions):
+        # A section: its own fields, all optional, so the section itself may be left out.
+        return Field(info.annotation.config_schema(), is_required=False, description=info.description)
     kwargs: dict[str, Any] = {"description": info.description}
     if not info.is_required():
         default = info.get_default()

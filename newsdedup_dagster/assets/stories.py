@@ -8,12 +8,11 @@ from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
-    AssetExecutionContext,
+    AssetSpec,
     FreshnessPolicy,
     MaterializeResult,
     MetadataValue,
     RetryRequested,
-    asset,
 )
 from pydantic import Field
 
@@ -23,8 +22,7 @@ from ..clustering.passes import check_invariants, cluster_partition, story_summa
 from ..clustering.store import ClusteringBusy
 from ..embeddings.store import active_model
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
-from ..resources import PostgresResource
-from .common import OWNERS, ROW_COUNT, table
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
 from .run_options import RunOptions
 
 # The hourly schedule runs at :05 and an hour takes minutes: older than 75 min is late, 2 h is broken.
@@ -76,7 +74,11 @@ def _stories_table(rows: list[tuple], new: set[str]):
         ["story", "status", "items", "articles", "languages", "sources", "representative_headline"])
 
 
-@asset(
+STORIES_CHECKS = tuple(AssetCheckSpec(name, asset="stories", blocking=blocking, description=desc)
+                       for name, blocking, desc in CHECKS)
+
+STORIES_SPEC = AssetSpec(
+    "stories",
     partitions_def=HOURLY_PARTITIONS,
     # Pass 1 matches against the stories earlier hours built.
     deps=["item_embeddings", previous_hour_of("stories")],
@@ -84,20 +86,20 @@ def _stories_table(rows: list[tuple], new: set[str]):
     owners=OWNERS,
     kinds={"python", "postgres", "pgvector"},
     freshness_policy=STORIES_FRESHNESS,
-    # Two clustering runs must never overlap (a backfill launches many partitions): the Dagster
-    # pool queues them and the advisory lock in clustering/store.py enforces it in the database.
-    pool="clustering",
-    check_specs=[AssetCheckSpec(name, asset="stories", blocking=blocking, description=desc)
-                 for name, blocking, desc in CHECKS],
-    config_schema=StoriesConfig.config_schema(),
+    skippable=True,
     description="Pass 1: new items -> story centroids (KNN, cosine, time gates); pass 2: the rest -> "
                 "item KNN + UnionFind + chaining guard -> new stories; pass 3: leftovers -> the hour's new stories. Idempotent per hour; backfill in time order.",
 )
-def stories(context: AssetExecutionContext, postgres: PostgresResource) -> MaterializeResult:
-    config = StoriesConfig.from_op_config(context.op_config)
-    h = hour_start(context.partition_key)
+
+
+def stories_hour(run: HourRun, partition_key: str) -> MaterializeResult:
+    # Two clustering runs never overlap: the hourly op's pool queues them and the advisory lock in
+    # clustering/store.py enforces it in the database.
+    config = run.options.stories
+    postgres = run.postgres
+    h = hour_start(partition_key)
     overrides = config.model_dump()
-    if overrides["later_partitions"] is None and context.run.tags.get("dagster/backfill"):
+    if overrides["later_partitions"] is None and run.in_backfill:
         # A backfill recomputes history in time order: rebuild later hours exactly, don't mix.
         overrides["later_partitions"] = "reset"
     with postgres.connection() as conn:
@@ -166,4 +168,4 @@ def stories(context: AssetExecutionContext, postgres: PostgresResource) -> Mater
     return MaterializeResult(metadata=metadata, check_results=checks)
 
 
-ASSETS = [stories]
+STORIES = HourlyStage(STORIES_SPEC, STORIES_CHECKS, stories_hour)

@@ -29,11 +29,11 @@ def register(subparsers) -> None:
 def cmd_ingest(args) -> int:
     from dagster import materialize
 
-    from ..assets.ingest import raw_items
+    from ..assets.hourly import hourly_chain, hourly_run_config, materializations_of
     from ..ingest.sources import SourcesConfigError, load_sources
     from ..instance import QUIET_RUN_CONFIG, get_instance
     from ..partitions import hour_key
-    from ..resources import PostgresResource
+    from ..resources import EmbedderResource, LLMResource, PostgresResource
 
     sources_path = Path(args.sources).expanduser().resolve()
     try:
@@ -51,11 +51,12 @@ def cmd_ingest(args) -> int:
     instance = get_instance()
     with _fetch_progress(partition, sum(1 for s in sources if s.enabled)):
         result = materialize(
-            [raw_items],
+            [hourly_chain],
+            selection=["raw_items"],
             partition_key=partition,
             instance=instance,
-            resources={"postgres": PostgresResource()},
-            run_config={"ops": {"raw_items": {"config": op_config}}, **QUIET_RUN_CONFIG},
+            resources={"postgres": PostgresResource(), "embedder": EmbedderResource(), "llm": LLMResource()},
+            run_config={**hourly_run_config(raw_items=op_config), **QUIET_RUN_CONFIG},
             raise_on_error=False,
         )
     if not result.success:
@@ -63,7 +64,7 @@ def cmd_ingest(args) -> int:
         message = failure.event_specific_data.error.message.strip() if failure and failure.event_specific_data else "run failed"
         print(f"newsdedup: error: ingest of {partition} failed: {message.splitlines()[0] if message else ''}")
         return 1
-    meta = result.asset_materializations_for_node("raw_items")[0].metadata
+    meta = materializations_of(result, "raw_items")[0].metadata
     rows = meta["per_source_json"].value
     summary = {
         "partition": partition,

@@ -157,6 +157,7 @@ def _gold_evaluation(conn, gold_path: Path) -> dict | None:
 
 def _run_demo_hours(hourly, instance, url, args, run_config_base, stop):
     """Materialise the demo day's hours in order; one printed line per hour."""
+    from ..assets.hourly import hourly_run_config
     from ..partitions import hour_window
 
     check_totals: Counter = Counter()
@@ -167,7 +168,7 @@ def _run_demo_hours(hourly, instance, url, args, run_config_base, stop):
         result = hourly.execute_in_process(
             partition_key=key, instance=instance, raise_on_error=False,
             # The demo replays the day in time order: a second demo rebuilds the same stories.
-            run_config={**run_config_base, "ops": {"stories": {"config": {"later_partitions": "reset"}}}},
+            run_config={**run_config_base, **hourly_run_config(stories={"later_partitions": "reset"})},
         )
         evaluations = result.get_asset_check_evaluations()
         passed = sum(1 for e in evaluations if e.passed)

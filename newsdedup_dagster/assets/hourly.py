@@ -1,0 +1,214 @@
+"""The hourly chain: every hourly asset, computed by one op, hour by hour in time order.
+
+    raw_items -> item_duplicates -> item_embeddings -> stories -> story_scores -> story_translations
+      -> events -> story_feeds
+
+Each asset stays an asset of its own (its page, partitions, checks, metadata per hour); what they
+share is the op. A run of one hour (the hourly schedule, "Materialize" on one partition) computes
+the selected assets of that hour, in graph order. A run of a partition range (a backfill: the
+backfill policy is a single run) computes hour H of every selected asset before hour H+1 of any, so
+each hour sees exactly what the earlier hours left, as the hourly runs did; one run, one process,
+one set of loaded models for the whole range.
+
+Why one op: several hourly assets depend on their own previous hour. Dagster puts such an asset in
+a run of its own, apart from a parent requested beside it, and inside a ranged run it would compute
+each asset over the whole range before the next asset started (story_scores[H] would then score the
+stories as they stand after the range's last hour, not after H).
+
+A ranged run reports each hour's materialisation of each asset as it lands, so a failure at hour k
+leaves hours before k materialised and hours from k failed (the UI shows both). A retry of the step
+in the same run, or a re-execution from failure, continues where it stopped: the (asset, hour) pairs
+materialised by the run (or by the runs it resumes) are not computed again. Asset checks run every
+hour; a ranged run reports each check once, for the range (Dagster checks are per asset, not per
+partition), and stops at the first hour whose blocking check fails.
+"""
+
+
+from collections.abc import Iterator, Sequence
+from typing import Optional
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetExecutionContext,
+    AssetKey,
+    AssetMaterialization,
+    Backoff,
+    BackfillPolicy,
+    DagsterEventType,
+    Failure,
+    Jitter,
+    MaterializeResult,
+    RetryPolicy,
+    multi_asset,
+)
+from pydantic import Field
+
+from ..partitions import HOURLY_PARTITIONS
+from ..resources import EmbedderResource, LLMResource, PostgresResource
+from . import embeddings, events, ingest, llm, neardup, publish, stories
+from .events import EventsConfig
+from .ingest import RawItemsConfig
+from .neardup import ItemDuplicatesConfig
+from .publish import StoryFeedsConfig
+from .stories import StoriesConfig
+from .common import HourlyStage, HourRun
+from .run_options import RunOptions
+
+
+# In graph order: an hour computes its stages in this order.
+STAGES: list[HourlyStage] = [
+    ingest.RAW_ITEMS, neardup.ITEM_DUPLICATES, embeddings.ITEM_EMBEDDINGS, stories.STORIES,
+    llm.STORY_SCORES, llm.STORY_TRANSLATIONS, events.EVENTS, publish.STORY_FEEDS]
+
+
+class HourlyOptions(RunOptions):
+    """The run options of the hourly assets, one section per asset that has any."""
+
+    raw_items: RawItemsConfig = Field(default_factory=RawItemsConfig, description="raw_items")
+    item_duplicates: ItemDuplicatesConfig = Field(default_factory=ItemDuplicatesConfig, description="item_duplicates")
+    stories: StoriesConfig = Field(default_factory=StoriesConfig, description="stories")
+    events: EventsConfig = Field(default_factory=EventsConfig, description="events")
+    story_feeds: StoryFeedsConfig = Field(default_factory=StoryFeedsConfig, description="story_feeds")
+
+
+HOURLY_OP = "hourly_chain"
+
+# One policy for the op: a dropped database connection, a model endpoint's outage. A retry continues
+# with the first (asset, hour) the failed attempt did not materialise.
+HOURLY_RETRY_POLICY = RetryPolicy(max_retries=2, delay=30, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
+
+# Dagster's tag on a re-execution from failure (the UI's "Re-execute from failure", a backfill's
+# re-execution from failure); Dagster's own constant lives in a private module.
+RESUME_RETRY_TAG = "dagster/is_resume_retry"
+
+
+def _materialized_by(context: AssetExecutionContext) -> set[tuple[AssetKey, str]]:
+    """(asset, hour) pairs this run already materialised (an earlier attempt of the step) and, for a
+    re-execution from failure, those of the runs it resumes."""
+    instance, run = context.instance, context.run
+    run_ids = [run.run_id]
+    current = run
+    while current is not None and current.tags.get(RESUME_RETRY_TAG) == "true" and current.parent_run_id:
+        run_ids.append(current.parent_run_id)
+        current = instance.get_run_by_id(current.parent_run_id)
+    done: set[tuple[AssetKey, str]] = set()
+    for run_id in run_ids:
+        for record in instance.all_logs(run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION):
+            materialization = record.asset_materialization
+            if materialization is not None and materialization.partition:
+                done.add((materialization.asset_key, materialization.partition))
+    return done
+
+
+def _for(key: AssetKey, result: AssetCheckResult) -> AssetCheckResult:
+    return AssetCheckResult(asset_key=key, check_name=result.check_name, passed=result.passed,
+                            severity=result.severity, metadata=result.metadata, description=result.description)
+
+
+def _blocking_failures(stage: HourlyStage, results: Sequence[AssetCheckResult]) -> list[str]:
+    blocking = {spec.name for spec in stage.check_specs if spec.blocking}
+    return [r.check_name for r in results
+            if r.check_name in blocking and not r.passed and r.severity == AssetCheckSeverity.ERROR]
+
+
+class _RangeChecks:
+    """A ranged run's check results, one per check: the first failing hour's, else the last hour's,
+    with the hours checked and the hours that failed."""
+
+    def __init__(self) -> None:
+        self._results: dict[tuple[AssetKey, str], AssetCheckResult] = {}
+        self._hours: dict[tuple[AssetKey, str], list[str]] = {}
+        self._failed: dict[tuple[AssetKey, str], list[str]] = {}
+
+    def add(self, key: AssetKey, hour: str, results: Sequence[AssetCheckResult]) -> None:
+        for result in results:
+            slot = (key, result.check_name)
+            self._hours.setdefault(slot, []).append(hour)
+            if not result.passed:
+                self._failed.setdefault(slot, []).append(hour)
+            earlier = self._results.get(slot)
+            if earlier is None or earlier.passed:
+                self._results[slot] = result
+
+    def results(self) -> Iterator[AssetCheckResult]:
+        for (key, name), result in self._results.items():
+            hours, failed = self._hours[(key, name)], self._failed.get((key, name), [])
+            yield AssetCheckResult(
+                asset_key=key, check_name=name, passed=not failed, severity=result.severity,
+                description=result.description,
+                metadata={**result.metadata, "hours_checked": f"{hours[0]} .. {hours[-1]} ({len(hours)})",
+                          "hours_failed": ", ".join(failed[:24]) or "none",
+                          "reported_hour": failed[0] if failed else hours[-1]})
+
+
+@multi_asset(
+    name=HOURLY_OP,
+    specs=[stage.spec for stage in STAGES],
+    check_specs=[spec for stage in STAGES for spec in stage.check_specs],
+    partitions_def=HOURLY_PARTITIONS,
+    can_subset=True,
+    # A backfill of any number of hours is one run, which walks its range in time order.
+    backfill_policy=BackfillPolicy.single_run(),
+    retry_policy=HOURLY_RETRY_POLICY,
+    # Two runs of the chain never overlap (the schedule's hour and a backfill, two backfills):
+    # clustering, events and publishing each assume they are alone, which their advisory locks
+    # enforce in the database as well.
+    pool="newsdedup_hourly",
+    config_schema=HourlyOptions.config_schema(),
+    description="The hourly assets, computed hour by hour in time order (one hour per scheduled run; "
+                "a backfill is one run over its range).",
+)
+def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource,
+                 llm: LLMResource) -> Iterator:
+    options = HourlyOptions.from_op_config(context.op_config, StoryFeedsConfig.run_languages(llm.settings()))
+    if context.has_partition_key_range:
+        hours = list(context.partition_keys)
+    else:
+        hours = [context.partition_key]
+    ranged = len(hours) > 1
+    selected = [stage for stage in STAGES if stage.key in context.selected_asset_keys]
+    done = _materialized_by(context)
+    if done:
+        context.log.info("continuing: %d (asset, hour) pairs already materialised by this run or the one it "
+                         "resumes", len(done))
+    run = HourRun(log=context.log, postgres=postgres, embedder=embedder, llm=llm, options=options,
+                  in_backfill=bool(context.run.tags.get("dagster/backfill")))
+    checks = _RangeChecks()
+    for hour in hours:
+        for stage in selected:
+            if (stage.key, hour) in done:
+                continue
+            result = stage.materialize_hour(run, hour)
+            check_results = [_for(stage.key, r) for r in (result.check_results or [])]
+            failed = _blocking_failures(stage, check_results)
+            if ranged:
+                yield AssetMaterialization(asset_key=stage.key, partition=hour, metadata=result.metadata)
+                checks.add(stage.key, hour, check_results)
+            else:
+                yield MaterializeResult(asset_key=stage.key, metadata=result.metadata, check_results=check_results)
+            if failed:
+                yield from checks.results()
+                raise Failure(
+                    description=f"{stage.key.to_user_string()}[{hour}]: blocking check failed ({', '.join(failed)}); "
+                                "the assets after it and the later hours were not computed",
+                    allow_retries=False)
+    yield from checks.results()
+
+
+def stage_named(name: str) -> Optional[HourlyStage]:
+    return next((stage for stage in STAGES if stage.key.to_user_string() == name), None)
+
+
+ASSETS = [hourly_chain]
+
+
+def hourly_run_config(**sections: dict) -> dict:
+    """Run config for the hourly assets, by asset: `hourly_run_config(stories={"later_partitions": "reset"})`."""
+    return {"ops": {HOURLY_OP: {"config": sections}}}
+
+
+def materializations_of(result, name: str) -> list[AssetMaterialization]:
+    """The materialisations of one hourly asset in an in-process run's result, in order."""
+    key = AssetKey(name)
+    return [m for m in result.asset_materializations_for_node(HOURLY_OP) if m.asset_key == key]
