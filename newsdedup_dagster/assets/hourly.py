@@ -24,6 +24,7 @@ partition), and stops at the first hour whose blocking check fails.
 """
 
 
+import time
 from collections.abc import Iterator, Sequence
 from typing import Optional
 
@@ -39,6 +40,7 @@ from dagster import (
     Failure,
     Jitter,
     MaterializeResult,
+    MetadataValue,
     RetryPolicy,
     multi_asset,
 )
@@ -179,14 +181,16 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
         for stage in selected:
             if (stage.key, hour) in done:
                 continue
+            started = time.perf_counter()
             result = stage.materialize_hour(run, hour)
+            metadata = {**result.metadata, "stage_seconds": MetadataValue.float(round(time.perf_counter() - started, 3))}
             check_results = [_for(stage.key, r) for r in (result.check_results or [])]
             failed = _blocking_failures(stage, check_results)
             if ranged:
-                yield AssetMaterialization(asset_key=stage.key, partition=hour, metadata=result.metadata)
+                yield AssetMaterialization(asset_key=stage.key, partition=hour, metadata=metadata)
                 checks.add(stage.key, hour, check_results)
             else:
-                yield MaterializeResult(asset_key=stage.key, metadata=result.metadata, check_results=check_results)
+                yield MaterializeResult(asset_key=stage.key, metadata=metadata, check_results=check_results)
             if failed:
                 yield from checks.results()
                 raise Failure(
