@@ -16,7 +16,7 @@ syndication makes them).
 Timed: the hourly job for H in a fresh process, as the schedule launches it (`execute_in_process`,
 the code location's default in-process executor), offline defaults (e5, the offline LLM
 fallback), live fetching. Printed: wall time per stage (fetch and parse from raw_items' own
-metadata, every other stage its step's duration), Dagster's own overhead (process start and
+metadata, every other stage the wall time its materialisation records), Dagster's own overhead (process start and
 imports, run start, the time between steps: event writes, resource setup), the event count,
 the run process's CPU seconds against wall x cores, and the peak RSS (largest of the run
 process and its embedding workers). Target: the hour in <= 60 s on a 2-core machine.
@@ -215,10 +215,12 @@ class CpuSampler:
 
 
 def step_times(instance, run_id: str) -> tuple[dict[str, float], dict, float, float, int]:
-    """(step -> seconds, step -> (start, end), run start, run end, events written) from the run's event log."""
+    """(asset -> seconds, asset -> (start, end), run start, run end, events written) from the run's
+    event log: each hourly asset's time is the `stage_seconds` its materialisation carries (the
+    hourly assets share one step)."""
     from dagster import DagsterEventType
 
-    starts, steps, spans = {}, {}, {}
+    steps, spans = {}, {}
     run_start = run_end = None
     records = instance.all_logs(run_id)
     for record in records:
@@ -229,15 +231,17 @@ def step_times(instance, run_id: str) -> tuple[dict[str, float], dict, float, fl
             run_start = record.timestamp
         elif event.event_type in (DagsterEventType.RUN_SUCCESS, DagsterEventType.RUN_FAILURE):
             run_end = record.timestamp
-        elif event.event_type == DagsterEventType.STEP_START:
-            starts[record.step_key] = record.timestamp
-        elif event.event_type in (DagsterEventType.STEP_SUCCESS, DagsterEventType.STEP_FAILURE):
-            steps[record.step_key] = record.timestamp - starts.get(record.step_key, record.timestamp)
-            spans[record.step_key] = (starts.get(record.step_key, record.timestamp), record.timestamp)
-            if event.event_type == DagsterEventType.STEP_FAILURE:
-                error = event.step_failure_data.error
-                print(f"step {record.step_key} failed: {error.message.strip() if error else '?'}"
-                      f"{(' / ' + error.cause.message.strip()) if error and error.cause else ''}")
+        elif event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
+            materialization = event.event_specific_data.materialization
+            seconds = materialization.metadata.get("stage_seconds")
+            if seconds is not None:
+                name = materialization.asset_key.to_user_string()
+                steps[name] = float(seconds.value)
+                spans[name] = (record.timestamp - float(seconds.value), record.timestamp)
+        elif event.event_type == DagsterEventType.STEP_FAILURE:
+            error = event.step_failure_data.error
+            print(f"step {record.step_key} failed: {error.message.strip() if error else '?'}"
+                  f"{(' / ' + error.cause.message.strip()) if error and error.cause else ''}")
     return steps, spans, run_start, run_end, len(records)
 
 
@@ -341,7 +345,7 @@ def main() -> int:
         print(f"{name:<28} {seconds:>8.2f} {seconds / wall:>6.1%}")
     print(f"{'raw_items other (storage)':<28} {raw_rest:>8.2f} {raw_rest / wall:>6.1%}")
     print(f"{'dagster: process start':<28} {process_start:>8.2f} {process_start / wall:>6.1%}   (interpreter, imports, code location, instance)")
-    print(f"{'dagster: run and steps':<28} {between:>8.2f} {between / wall:>6.1%}   (run start/end, between steps: {events} events written, resources)")
+    print(f"{'dagster: run and steps':<28} {between:>8.2f} {between / wall:>6.1%}   (run start/end, between stages: {events} events written, resources)")
     print(f"{'total (process wall)':<28} {wall:>8.2f}   target <= 60 s")
     embed_s = steps.get("item_embeddings", 0.0)
     if embed_s:

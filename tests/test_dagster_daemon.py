@@ -1,8 +1,9 @@
-"""The deployment's behaviour that only the daemon shows: asset backfills launched the way the UI
-launches them (GraphQL `launchPartitionBackfill`), with 4 runs allowed at once, run in time order
-because the graph says so; a failed hour stops the hours after it; re-executing from the failure
-finishes the range with the same stories; the digest waits until its day is complete; a failed run
-is reported to the operator; run config aimed at the deployment is rejected.
+"""The deployment's behaviour that only the daemon shows, at Dagster's default intervals: asset
+backfills launched the way the UI launches them (GraphQL `launchPartitionBackfill`) are one run over
+the range, which lands the hours in time order; a failed hour stops the hours after it and leaves
+the hours before it materialised; re-executing from the failure finishes the range with the same
+stories; the digest waits until its day is complete; a failed run is reported to the operator; run
+config aimed at the deployment is rejected.
 
 The failure is injected in the test's database only (a trigger refusing story memberships of one
 hour); production code has no failure switch.
@@ -24,7 +25,7 @@ from newsdedup_dagster import db
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
 HOURLY_ASSETS = ["raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores",
-                 "story_translations", "events"]
+                 "story_translations", "events", "story_feeds"]
 HOURS = [f"2026-11-02-{h:02d}:00" for h in range(5, 11)]          # six hours of the sample day
 FAILING_HOUR = HOURS[2]                                            # the third
 SECRET = "sk-daemon-test-secret-value"
@@ -64,15 +65,17 @@ def _materialized(instance, asset: str) -> dict[str, float]:
     return out
 
 
-def _step_starts(instance, run_ids, step_key: str) -> dict[str, float]:
-    """partition -> when the step started in the run that materialised it."""
-    starts = {}
-    for run_id in run_ids:
-        run = instance.get_run_by_id(run_id)
-        for record in instance.all_logs(run_id, of_type=DagsterEventType.STEP_START):
-            if record.step_key == step_key:
-                starts[run.tags["dagster/partition"]] = record.timestamp
-    return starts
+# What the asset's partitions bar in the UI shows.
+PARTITION_STATUS = """{ assetNodeOrError(assetKey: {path: ["stories"]}) { ... on AssetNode {
+    assetPartitionStatuses { ... on TimePartitionStatuses { ranges { status startKey endKey } } } } } }"""
+
+
+def _landing_order(instance, asset: str) -> list[str]:
+    """The asset's partitions in the order their materialisations were written."""
+    from dagster import AssetRecordsFilter
+
+    records = instance.fetch_materializations(AssetRecordsFilter(asset_key=AssetKey(asset)), limit=1000).records
+    return [r.partition_key for r in sorted(records, key=lambda r: r.storage_id)]
 
 
 def _backfill_runs(instance, backfill_id: str):
@@ -83,26 +86,20 @@ def test_backfill_runs_hours_in_order_and_stops_at_a_failed_hour(deployment, dat
     instance = deployment.instance()
     _truncate(database_url)
 
-    # 1. Uninterrupted: 6 hours, every stories[H] starts after stories[H-1] landed.
+    # 1. Uninterrupted: 6 hours of every hourly asset, one run, each asset's hours in time order,
+    #    hour H of every asset before hour H+1 of any.
     backfill = deployment.launch_backfill(HOURLY_ASSETS, HOURS)
     assert deployment.wait_for_backfill(backfill) in ("COMPLETED", "COMPLETED_SUCCESS"), deployment.log_tail()
     runs = _backfill_runs(instance, backfill)
-    landed = _materialized(instance, "stories")
-    assert set(HOURS) <= set(landed)
-    starts = _step_starts(instance, [r.run_id for r in runs], "stories")
+    assert len(runs) == 1, f"expected one ranged run, got {len(runs)}"
+    assert runs[0].tags.get("dagster/asset_partition_range_start") == HOURS[0]
+    assert runs[0].tags.get("dagster/asset_partition_range_end") == HOURS[-1]
+    for asset in HOURLY_ASSETS:
+        assert _landing_order(instance, asset) == HOURS, asset
+    landed = {a: _materialized(instance, a) for a in ("story_feeds", "raw_items")}
     for earlier, later in zip(HOURS, HOURS[1:]):
-        assert starts[later] >= landed[earlier], f"stories[{later}] started before stories[{earlier}] landed"
-    # More than one run held a slot at once (launched, not yet finished): the order above came
-    # from the graph, not from a queue of one.
-    spans = []
-    for run in runs:
-        record = instance.get_run_record_by_id(run.run_id)
-        starting = [e.timestamp for e in instance.all_logs(run.run_id, of_type=DagsterEventType.RUN_STARTING)]
-        if starting and record.end_time:
-            spans.append((min(starting), record.end_time))
-    assert any(a_start < b_end and b_start < a_end
-               for i, (a_start, a_end) in enumerate(spans) for (b_start, b_end) in spans[i + 1:]), \
-        "no two backfill runs were in flight together"
+        assert landed["story_feeds"][earlier] <= landed["raw_items"][later], \
+            f"raw_items[{later}] landed before story_feeds[{earlier}]"
     reference = _stories(database_url)
     assert reference
 
@@ -141,7 +138,14 @@ def test_backfill_runs_hours_in_order_and_stops_at_a_failed_hour(deployment, dat
 
     # The operator hears about it: run, partition, failing step, first line of the error.
     alert = _wait_for_alert(deployment, FAILING_HOUR)
-    assert "step:      stories" in alert and "injected failure for this hour" in alert
+    assert "step:      hourly_chain" in alert and f"stories[{FAILING_HOUR}]" in alert
+    assert "injected failure for this hour" in alert
+    # The hours before the failure stay materialised; the UI shows the failed hour and those after it
+    # as failed, not as never requested.
+    assert set(_materialized(instance, "story_feeds")) == set(HOURS[:2])
+    ranges = deployment.graphql(PARTITION_STATUS)["assetNodeOrError"]["assetPartitionStatuses"]["ranges"]
+    shown = {(r["status"], r["startKey"], r["endKey"]) for r in ranges}
+    assert ("MATERIALIZED", HOURS[0], HOURS[1]) in shown and ("FAILED", HOURS[2], HOURS[-1]) in shown, shown
 
     # 3. Re-execute from the failure: the range finishes, with the stories of the uninterrupted run.
     again = deployment.reexecute_backfill_from_failure(failing)

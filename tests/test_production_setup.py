@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-from dagster_deployment import fast_daemon_argv
+from dagster_deployment import daemon_argv
 
 REPO = Path(__file__).resolve().parent.parent
 DAY = "2026-11-02"
@@ -293,7 +293,7 @@ telemetry: {{enabled: false}}
     webserver = _start([str(bindir / "dagster-webserver"), "-m", "newsdedup_dagster.definitions",
                         "-h", "127.0.0.1", "-p", str(port)], env, tmp_path / "webserver.log")
     # dagster-daemon run, with a 2 s loop instead of 30 s (tests/dagster_deployment.py)
-    daemon = _start(fast_daemon_argv(str(bindir / "python"), "newsdedup_dagster.definitions"),
+    daemon = _start(daemon_argv(str(bindir / "python"), "newsdedup_dagster.definitions"),
                     env, tmp_path / "daemon.log")
     try:
         deadline = time.time() + 240

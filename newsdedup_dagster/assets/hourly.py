@@ -4,16 +4,19 @@
       -> events -> story_feeds
 
 Each asset stays an asset of its own (its page, partitions, checks, metadata per hour); what they
-share is the op. A run of one hour (the hourly schedule, "Materialize" on one partition) computes
-the selected assets of that hour, in graph order. A run of a partition range (a backfill: the
+share is the op, which always computes all of them (Dagster's non-subsettable multi-asset: the
+backfill daemon then keeps them in one run). A run of one hour (the hourly schedule, "Materialize"
+on one partition) computes that hour of each asset, in graph order. A run of a partition range (a backfill: the
 backfill policy is a single run) computes hour H of every selected asset before hour H+1 of any, so
 each hour sees exactly what the earlier hours left, as the hourly runs did; one run, one process,
 one set of loaded models for the whole range.
 
-Why one op: several hourly assets depend on their own previous hour. Dagster puts such an asset in
-a run of its own, apart from a parent requested beside it, and inside a ranged run it would compute
-each asset over the whole range before the next asset started (story_scores[H] would then score the
-stories as they stand after the range's last hour, not after H).
+Why one op that cannot be subset: several hourly assets depend on their own previous hour. Dagster's
+backfill daemon puts such an asset in a run of its own, apart from a parent requested beside it
+(even a subsettable multi-asset is split asset by asset), and a ranged run of separate assets would
+compute each asset over the whole range before the next one started (story_scores[H] would then
+score the stories as they stand after the range's last hour, not after H). One stage's hour alone,
+outside Dagster, is `run_stage` (commands and tests).
 
 A ranged run reports each hour's materialisation of each asset as it lands, so a failure at hour k
 leaves hours before k materialised and hours from k failed (the UI shows both). A retry of the step
@@ -24,6 +27,7 @@ partition), and stops at the first hour whose blocking check fails.
 """
 
 
+import logging
 import time
 from collections.abc import Iterator, Sequence
 from typing import Optional
@@ -42,6 +46,7 @@ from dagster import (
     MaterializeResult,
     MetadataValue,
     RetryPolicy,
+    RetryRequested,
     multi_asset,
 )
 from pydantic import Field
@@ -79,6 +84,10 @@ HOURLY_OP = "hourly_chain"
 # One policy for the op: a dropped database connection, a model endpoint's outage. A retry continues
 # with the first (asset, hour) the failed attempt did not materialise.
 HOURLY_RETRY_POLICY = RetryPolicy(max_retries=2, delay=30, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
+
+class StageFailed(Exception):
+    """An hourly asset's hour raised: the asset, the hour and the error. Retried like any error."""
+
 
 # Dagster's tag on a re-execution from failure (the UI's "Re-execute from failure", a backfill's
 # re-execution from failure); Dagster's own constant lives in a private module.
@@ -149,7 +158,7 @@ class _RangeChecks:
     specs=[stage.spec for stage in STAGES],
     check_specs=[spec for stage in STAGES for spec in stage.check_specs],
     partitions_def=HOURLY_PARTITIONS,
-    can_subset=True,
+    can_subset=False,
     # A backfill of any number of hours is one run, which walks its range in time order.
     backfill_policy=BackfillPolicy.single_run(),
     retry_policy=HOURLY_RETRY_POLICY,
@@ -169,7 +178,7 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
     else:
         hours = [context.partition_key]
     ranged = len(hours) > 1
-    selected = [stage for stage in STAGES if stage.key in context.selected_asset_keys]
+    selected = STAGES
     done = _materialized_by(context)
     if done:
         context.log.info("continuing: %d (asset, hour) pairs already materialised by this run or the one it "
@@ -182,7 +191,13 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
             if (stage.key, hour) in done:
                 continue
             started = time.perf_counter()
-            result = stage.materialize_hour(run, hour)
+            try:
+                result = stage.materialize_hour(run, hour)
+            except (Failure, RetryRequested):
+                raise
+            except Exception as exc:
+                # The step is the whole chain: say which asset and hour failed (the alert's first line).
+                raise StageFailed(f"{stage.key.to_user_string()}[{hour}]: {type(exc).__name__}: {exc}") from exc
             metadata = {**result.metadata, "stage_seconds": MetadataValue.float(round(time.perf_counter() - started, 3))}
             check_results = [_for(stage.key, r) for r in (result.check_results or [])]
             failed = _blocking_failures(stage, check_results)
@@ -200,8 +215,24 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
     yield from checks.results()
 
 
-def stage_named(name: str) -> Optional[HourlyStage]:
-    return next((stage for stage in STAGES if stage.key.to_user_string() == name), None)
+def stage_named(name: str) -> HourlyStage:
+    for stage in STAGES:
+        if stage.key.to_user_string() == name:
+            return stage
+    raise KeyError(f"no hourly asset named {name!r}")
+
+
+def run_stage(name: str, partition_key: str, *, postgres: PostgresResource, embedder: Optional[EmbedderResource] = None,
+              llm: Optional[LLMResource] = None, options: Optional[dict] = None, in_backfill: bool = False,
+              log=None) -> MaterializeResult:
+    """One hour of one hourly asset, computed outside Dagster (nothing is recorded in the instance):
+    `newsdedup ingest`, and tests of one stage. `options` is the op config the run would carry
+    (`{"stories": {"later_partitions": "reset"}}`), checked as a run's is."""
+    published = StoryFeedsConfig.run_languages((llm or LLMResource()).settings())
+    run = HourRun(log=log or logging.getLogger("newsdedup"), postgres=postgres, embedder=embedder or EmbedderResource(),
+                  llm=llm or LLMResource(), options=HourlyOptions.from_op_config(options or {}, published),
+                  in_backfill=in_backfill)
+    return stage_named(name).materialize_hour(run, partition_key)
 
 
 ASSETS = [hourly_chain]

@@ -56,44 +56,47 @@ def raw_items_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     config = run.options.raw_items
     with run.postgres.connection() as conn:
         report = run_ingest(conn, partition_key, fetch_mode=config.fetch_mode)
-    statuses = report.counts_by_status()
     for row in report.errors:
         run.log.warning(f"source {row.source_id}: {row.error or row.bozo_error}")
-    return MaterializeResult(
-        metadata={
-            "mode": report.mode,
-            "sources": len(report.rows),
-            "sources_ok": statuses.get("ok", 0),
-            "sources_not_modified": statuses.get("not_modified", 0),
-            "sources_failed": len(report.errors),
-            "items_seen": report.items_seen,
-            "new_items": report.new_items,
-            "partition_items": report.partition_items,
-            "fetch_seconds": report.fetch_seconds,
-            "parse_seconds": report.parse_seconds,
-            # Entries skipped (by reason: entry_error, over_entry_cap, duplicate_guid, ...) and hostile
-            # input repaired (declarations_removed, charrefs_replaced, links_dropped, ...), all sources.
-            "skipped_entries": MetadataValue.json(report.skipped_totals()),
-            "repairs": MetadataValue.json(report.repair_totals()),
-            ROW_COUNT: report.partition_items,
-            "per_source": table(
-                ({"source": r.source_id, "status": r.status, "http_status": r.http_status,
-                  "parse_status": r.parse_status, "items": r.items, "new_items": r.new_items,
-                  "skipped": sum(r.skipped.values()) if r.skipped else 0,
-                  "error": r.error or r.bozo_error} for r in report.rows),
-                ["source", "status", "http_status", "parse_status", "items", "new_items", "skipped", "error"],
-                limit=500),
-            "per_source_json": MetadataValue.json(
-                [
-                    {"id": r.source_id, "status": r.status, "http_status": r.http_status,
-                     "parse_status": r.parse_status, "entries": r.entries, "items": r.items,
-                     "new_items": r.new_items, "skipped": r.skipped, "repairs": r.repairs,
-                     "error": r.error or r.bozo_error}
-                    for r in report.rows
-                ]
-            ),
-        }
-    )
+    return MaterializeResult(metadata=raw_items_metadata(report))
+
+
+def raw_items_metadata(report) -> dict:
+    """The hour's ingest report as asset metadata (also what `newsdedup ingest` prints)."""
+    statuses = report.counts_by_status()
+    return {
+        "mode": report.mode,
+        "sources": len(report.rows),
+        "sources_ok": statuses.get("ok", 0),
+        "sources_not_modified": statuses.get("not_modified", 0),
+        "sources_failed": len(report.errors),
+        "items_seen": report.items_seen,
+        "new_items": report.new_items,
+        "partition_items": report.partition_items,
+        "fetch_seconds": report.fetch_seconds,
+        "parse_seconds": report.parse_seconds,
+        # Entries skipped (by reason: entry_error, over_entry_cap, duplicate_guid, ...) and hostile
+        # input repaired (declarations_removed, charrefs_replaced, links_dropped, ...), all sources.
+        "skipped_entries": MetadataValue.json(report.skipped_totals()),
+        "repairs": MetadataValue.json(report.repair_totals()),
+        ROW_COUNT: report.partition_items,
+        "per_source": table(
+            ({"source": r.source_id, "status": r.status, "http_status": r.http_status,
+              "parse_status": r.parse_status, "items": r.items, "new_items": r.new_items,
+              "skipped": sum(r.skipped.values()) if r.skipped else 0,
+              "error": r.error or r.bozo_error} for r in report.rows),
+            ["source", "status", "http_status", "parse_status", "items", "new_items", "skipped", "error"],
+            limit=500),
+        "per_source_json": MetadataValue.json(
+            [
+                {"id": r.source_id, "status": r.status, "http_status": r.http_status,
+                 "parse_status": r.parse_status, "entries": r.entries, "items": r.items,
+                 "new_items": r.new_items, "skipped": r.skipped, "repairs": r.repairs,
+                 "error": r.error or r.bozo_error}
+                for r in report.rows
+            ]
+        ),
+    }
 
 
 RAW_ITEMS = HourlyStage(RAW_ITEMS_SPEC, (), raw_items_hour)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import threading
 from contextlib import contextmanager
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -27,13 +26,9 @@ def register(subparsers) -> None:
 
 
 def cmd_ingest(args) -> int:
-    from dagster import materialize
-
-    from ..assets.hourly import hourly_chain, hourly_run_config, materializations_of
+    from ..assets.ingest import raw_items_metadata, run_ingest
     from ..ingest.sources import SourcesConfigError, load_sources
-    from ..instance import QUIET_RUN_CONFIG, get_instance
     from ..partitions import hour_key
-    from ..resources import EmbedderResource, LLMResource, PostgresResource
 
     sources_path = Path(args.sources).expanduser().resolve()
     try:
@@ -43,33 +38,21 @@ def cmd_ingest(args) -> int:
         return 2
     partition = args.partition or hour_key(datetime.now(timezone.utc))
     db.ensure_ready()
-    # The sources file is deployment configuration (never run config): this process is the deployment.
-    os.environ["NEWSDEDUP_SOURCES"] = str(sources_path)
-    op_config = {}
-    if args.mode:
-        op_config["fetch_mode"] = args.mode
-    instance = get_instance()
-    with _fetch_progress(partition, sum(1 for s in sources if s.enabled)):
-        result = materialize(
-            [hourly_chain],
-            selection=["raw_items"],
-            partition_key=partition,
-            instance=instance,
-            resources={"postgres": PostgresResource(), "embedder": EmbedderResource(), "llm": LLMResource()},
-            run_config={**hourly_run_config(raw_items=op_config), **QUIET_RUN_CONFIG},
-            raise_on_error=False,
-        )
-    if not result.success:
-        failure = next((e for e in result.all_events if e.is_failure), None)
-        message = failure.event_specific_data.error.message.strip() if failure and failure.event_specific_data else "run failed"
-        print(f"newsdedup: error: ingest of {partition} failed: {message.splitlines()[0] if message else ''}")
+    # The hour's raw_items, computed as the hourly asset computes them but outside Dagster (the
+    # next hourly run of this hour finds the fetched bodies archived and re-parses them).
+    try:
+        with _fetch_progress(partition, sum(1 for s in sources if s.enabled)), db.connection() as conn:
+            report = run_ingest(conn, partition, sources_file=str(sources_path), fetch_mode=args.mode)
+    except Exception as exc:  # noqa: BLE001 (one line for the operator, not a traceback)
+        message = str(exc).strip()
+        print(f"newsdedup: error: ingest of {partition} failed: {message.splitlines()[0] if message else type(exc).__name__}")
         return 1
-    meta = materializations_of(result, "raw_items")[0].metadata
+    meta = raw_items_metadata(report)
     rows = meta["per_source_json"].value
     summary = {
         "partition": partition,
         "sources": rows,
-        "new_items": meta["new_items"].value,
+        "new_items": meta["new_items"],
         # a source failed when its fetch failed or nothing of its body could be parsed
         "errors": sum(1 for r in rows if r["status"] == "error" or r.get("parse_status") == "failed"),
         "skipped": meta["skipped_entries"].value,
@@ -78,7 +61,7 @@ def cmd_ingest(args) -> int:
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))
         return 0
-    print(f"partition {partition} (mode {meta['mode'].value}): {summary['new_items']} new items, "
+    print(f"partition {partition} (mode {meta['mode']}): {summary['new_items']} new items, "
           f"{summary['errors']} failed sources of {len(rows)}")
     if summary["skipped"]:
         print("skipped entries: " + ", ".join(f"{reason} {count}" for reason, count in summary["skipped"].items()))
