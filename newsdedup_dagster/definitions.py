@@ -2,8 +2,8 @@
 
 Hourly graph (partition H, UTC), groups in brackets:
   [ingest] raw_items -> [dedup] item_duplicates -> [clustering] item_embeddings -> stories
-    -> [llm] story_scores -> story_translations;  stories/story_scores -> [events] events
-    story_translations + events -> [publish] story_feeds (Atom, JSON Feed, static site)
+    -> [llm] story_scores -> story_translations -> [events] events -> [publish] story_feeds
+  (events reads stories and scores, story_feeds translations and events: one line, see assets/hourly.py)
   item_duplicates, item_embeddings, stories and events also depend on their own hour H-1.
   One op computes them all, hour by hour (assets/hourly.py): a backfill is one run over its range.
 Daily: [digest] digest[D] <- the 24 hours of D of events and story_translations (automation

@@ -70,8 +70,10 @@ EVENTS_CHECKS = (
 EVENTS_SPEC = AssetSpec(
     "events",
     partitions_def=HOURLY_PARTITIONS,
-    # Open events, their centroids and quiet periods are what earlier hours left.
-    deps=["stories", "story_scores", previous_hour_of("events")],
+    # Open events, their centroids and quiet periods are what earlier hours left. events reads
+    # stories and story_scores; its parent is story_translations, after both, so that the hourly
+    # chain is one line (assets/hourly.py: a parent per asset keeps Dagster's backfill targets equal).
+    deps=["story_translations", previous_hour_of("events")],
     group_name="events",
     owners=OWNERS,
     kinds={"openai", "postgres"},

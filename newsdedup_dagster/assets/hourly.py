@@ -18,6 +18,12 @@ compute each asset over the whole range before the next one started (story_score
 score the stories as they stand after the range's last hour, not after H). One stage's hour alone,
 outside Dagster, is `run_stage` (commands and tests).
 
+The chain is declared as one line (events' parent is story_translations, story_feeds' is events,
+though they read stories and scores, translations and events): Dagster 1.13's
+`launchPartitionBackfill` compares the targets of a non-subsettable multi-asset's keys with `!=`,
+which also compares a lazily counted field that an asset reached from two parents leaves unset, and
+refuses the backfill at random ("Targeted subset must match"). One parent per asset avoids it.
+
 A ranged run reports each hour's materialisation of each asset as it lands, so a failure at hour k
 leaves hours before k materialised and hours from k failed (the UI shows both). A retry of the step
 in the same run, or a re-execution from failure, continues where it stopped: the (asset, hour) pairs
