@@ -14,7 +14,6 @@ import logging
 import os
 import re
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -438,18 +437,6 @@ def ensure_dagster_database(dagster_url: str, app_url: str | None = None, *,
             ) from None
 
 
-def reset_caches() -> None:
-    """For tests that switch NEWSDEDUP_HOME / NEWSDEDUP_DATABASE_URL within one process."""
-    global _embedded_server
-    _resolved_urls.cache_clear()
-    _ready.clear()
-    for pool in list(_pools.values()):
-        with contextlib.suppress(Exception):
-            pool.close()
-    _pools.clear()
-    _embedded_server = None
-
-
 # ------------------------------------------------------------- connections
 def connect(url: str | None = None, **kwargs) -> psycopg.Connection:
     """One connection with a one-line, password-free error when the server is unreachable."""
@@ -775,8 +762,3 @@ def stop_embedded_server() -> None:
     if _embedded_server is not None:
         _embedded_server.cleanup()
         _embedded_server = None
-
-
-def die(message: str, code: int = 2) -> None:
-    print(f"newsdedup: error: {message}", file=sys.stderr)
-    raise SystemExit(code)

@@ -41,8 +41,3 @@ def hour_key(moment: datetime) -> str:
 def hour_window(partition_key: str) -> tuple[datetime, datetime]:
     start = hour_start(partition_key)
     return start, start + timedelta(hours=1)
-
-
-def day_window(partition_key: str) -> tuple[datetime, datetime]:
-    start = datetime.strptime(partition_key, "%Y-%m-%d").replace(tzinfo=timezone.utc)
-    return start, start + timedelta(days=1)

@@ -71,25 +71,6 @@ class ResultCache(Protocol):
     def put(self, key: CacheKey, answer: CachedAnswer) -> None: ...
 
 
-class MemoryResultCache:
-    """In-process cache (tests, scripts)."""
-
-    def __init__(self) -> None:
-        self.entries: dict[str, CachedAnswer] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: CacheKey) -> CachedAnswer | None:
-        with self._lock:
-            return self.entries.get(key.key)
-
-    def put(self, key: CacheKey, answer: CachedAnswer) -> None:
-        with self._lock:
-            self.entries.setdefault(key.key, answer)
-
-    def close(self) -> None:
-        pass
-
-
 class PostgresResultCache:
     """``llm_results`` on its own autocommit connection (thread-safe: one connection behind a lock)."""
 

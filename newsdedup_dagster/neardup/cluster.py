@@ -126,15 +126,6 @@ def decode_gram(code: int, n: int = 3) -> str:
     return "".join(chr(c) for c in chars if c)
 
 
-def gram_document_frequencies(keys: Iterable[str], n: int = 3) -> tuple[np.ndarray, np.ndarray, int]:
-    """(sorted gram codes, df, number of distinct texts) over distinct non-empty keys."""
-    distinct = sorted({k for k in keys if k})
-    _, grams = encode_grams(distinct, n)
-    codes = unique_sorted(grams)
-    df = np.bincount(np.searchsorted(codes, grams), minlength=len(codes))
-    return codes, df, len(distinct)
-
-
 def rank_within_rows(rows: np.ndarray, cols: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, ...]:
     """Entries sorted by (row, weight desc, column) and each entry's rank in its row.
     Weight depends on the column only, so columns get one global "rarest first"
@@ -263,12 +254,6 @@ def weighted_intersections(
         sl = slice(lo, lo + _CHUNK_PAIRS)
         out[sl] = np.asarray(matrix[ia[sl]].multiply(indicator[ib[sl]]).sum(axis=1)).ravel()
     return out
-
-
-def weighted_jaccards(matrix: sparse.csr_matrix, mass: np.ndarray, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
-    inter = weighted_intersections(matrix, ia, ib)
-    union = mass[ia] + mass[ib] - inter
-    return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
 
 
 # --------------------------------------------------------------------------- scoring engine

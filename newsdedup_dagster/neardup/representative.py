@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Iterable, Sequence
+from typing import Iterable
 from urllib.parse import urlsplit
 
 # Aggregators / portals that republish or wrap other outlets' articles. A URL on
@@ -130,7 +130,3 @@ def choose_representative(members: Iterable[HeadlineItem], keep_existing_canonic
     if not members:
         raise ValueError("a group needs at least one member")
     return min(members, key=lambda m: representative_key(m, keep_existing_canonical))
-
-
-def order_by_preference(items: Sequence[HeadlineItem], keep_existing_canonical: bool = False) -> list[HeadlineItem]:
-    return sorted(items, key=lambda m: representative_key(m, keep_existing_canonical))

@@ -212,12 +212,3 @@ def _refresh_groups(conn, anchors: list[str], report: DedupReport | None) -> Non
     if kept:
         conn.execute(load_sql("neardup_groups_upsert"),
                      {"anchors": kept, "representatives": reps, "counts": counts, "hours": hours})
-
-
-def groups_markdown(report: DedupReport, limit: int = 30) -> str:
-    lines = ["| members | representative | other headlines |", "|---|---|---|"]
-    for g in sorted(report.groups, key=lambda g: (-g["members"], g["anchor"]))[:limit]:
-        esc = lambda t: (t or "").replace("|", "\\|")[:90]  # noqa: E731
-        others = " / ".join(esc(t) for t in g["titles"] if t != g["representative_title"])
-        lines.append(f"| {g['members']} | {esc(g['representative_title'])} | {others} |")
-    return "\n".join(lines)
