@@ -95,7 +95,8 @@ with db.connect(url) as conn:
         written_at = default is not None and ("now()" in default or "clock_timestamp" in default)
         if (table, column) in serial or (table, column) in referring or written_at:
             continue
-        if column in ("narrative_generated_at", "sent_at"):
+        # write times, and the publish directory (each home has its own)
+        if column in ("narrative_generated_at", "sent_at", "written_at", "output_dir"):
             continue
         columns.setdefault(table, []).append(column)
     for table, cols in columns.items():
