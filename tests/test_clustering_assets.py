@@ -7,35 +7,33 @@ import time
 from datetime import timedelta
 
 import pytest
-from dagster import materialize
 
 from clustering_fixtures import EU_AI, H0, QUAKE_DAY1, QUAKE_DAY2, UNRELATED, insert_items, key, memberships, snapshot
+from hourly_helpers import stage_hour
 from newsdedup_dagster import db
-from newsdedup_dagster.assets.embeddings import ASSETS as EMBED_ASSETS, EmbedderResource
-from newsdedup_dagster.assets.stories import ASSETS as STORY_ASSETS
-from newsdedup_dagster.resources import PostgresResource
+from newsdedup_dagster.resources import EmbedderResource
+
+STORY_ASSETS = ("stories",)
 
 pytestmark = pytest.mark.timeout(300)
 
 
-def run(url, hour, assets=None):
-    result = materialize(
-        assets or [*EMBED_ASSETS, *STORY_ASSETS],
-        partition_key=key(hour),
-        resources={"postgres": PostgresResource(database_url=url), "embedder": EmbedderResource()},
-        raise_on_error=True,
-    )
-    assert result.success
+def run(url, hour, assets=("item_embeddings", "stories"), options=None):
+    """The hour of each named stage, in the chain's order: name -> result."""
+    embedder = EmbedderResource()
+    result = {}
+    for name in assets:
+        result[name] = stage_hour(name, key(hour), url, embedder=embedder, options=options)
+        assert result[name].success, name
     return result
 
 
 def story_metadata(result):
-    mats = [m for m in result.get_asset_materialization_events() if m.asset_key.path == ["stories"]]
-    return mats[-1].materialization.metadata
+    return result["stories"].metadata
 
 
 def check_results(result):
-    return {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    return {name: passed for stage in result.values() for name, passed in stage.checks().items()}
 
 
 def test_eu_ai_regulation_in_four_languages_is_one_story(conn, clean_db):
@@ -110,12 +108,7 @@ def test_rerunning_a_clustered_range_with_reset_rebuilds_the_same_stories(conn, 
     live = snapshot(conn)
     # Re-run the whole range over the existing stories (as a backfill does): identical result.
     for hour in hours:
-        result = materialize(
-            STORY_ASSETS, partition_key=key(hour),
-            resources={"postgres": PostgresResource(database_url=clean_db), "embedder": EmbedderResource()},
-            run_config={"ops": {"stories": {"config": {"later_partitions": "reset"}}}},
-        )
-        assert result.success
+        result = run(clean_db, hour, STORY_ASSETS, options={"stories": {"later_partitions": "reset"}})
     assert snapshot(conn) == live
     assert story_metadata(result)["later_partitions"].value == "reset"
 
@@ -155,9 +148,18 @@ def test_two_clustering_runs_never_overlap(conn, clean_db):
     assert done.is_set()
 
 
-def test_stories_asset_is_in_the_clustering_pool():
-    (asset_def,) = STORY_ASSETS
-    assert asset_def.op.pool == "clustering"
+def test_stories_are_computed_by_the_hourly_chain_in_its_pool():
+    """Two clustering runs never overlap: stories is computed by the one hourly op, whose pool
+    queues its runs (a backfill is one run over its range, in time order)."""
+    from dagster import AssetKey, BackfillPolicy
+
+    from newsdedup_dagster.assets.hourly import HOURLY_OP, hourly_chain
+
+    assert hourly_chain.op.name == HOURLY_OP == "hourly_chain"
+    assert hourly_chain.op.pool == "newsdedup_hourly"
+    assert AssetKey("stories") in hourly_chain.keys and AssetKey("item_embeddings") in hourly_chain.keys
+    assert hourly_chain.backfill_policy == BackfillPolicy.single_run()
+    assert not hourly_chain.can_subset
 
 
 def test_checks_flag_corruption(conn, clean_db):

@@ -25,15 +25,17 @@ from newsdedup_dagster.resources import MailerResource
 from newsdedup_dagster.sensors import alert_on_run_failure
 from smtp_server import SmtpServer
 
+# The hourly assets are one step (`hourly_chain`); its error names the asset and hour that failed.
 RUN = FailedRun(run_id="r-1", job_name="hourly_pipeline", partition="2026-11-02-07:00", backfill_id="bf1",
-                failed_steps=[("stories", "psycopg.errors.RaiseException: injected")],
-                run_error="Execution of run for \"hourly_pipeline\" failed. Steps failed: ['stories'].")
+                failed_steps=[("hourly_chain", "newsdedup_dagster.assets.hourly.StageFailed: stories[2026-11-02-07:00]: "
+                                               "RaiseException: injected")],
+                run_error="Execution of run for \"hourly_pipeline\" failed. Steps failed: ['hourly_chain'].")
 
 
 def test_message_names_run_partition_step_and_error():
     subject, body = compose(RUN)
-    assert subject == "[newsdedup] run failed: hourly_pipeline 2026-11-02-07:00 (stories)"
-    for part in ("r-1", "2026-11-02-07:00", "bf1", "step:      stories", "injected"):
+    assert subject == "[newsdedup] run failed: hourly_pipeline 2026-11-02-07:00 (hourly_chain)"
+    for part in ("r-1", "2026-11-02-07:00", "bf1", "step:      hourly_chain", "stories[2026-11-02-07:00]", "injected"):
         assert part in body
 
 
@@ -45,7 +47,8 @@ def test_alert_is_mailed_through_smtp(tmp_path):
         assert len(server.messages) == 1
         mail = server.messages[0]
     assert mail.rcpt_tos == ["ops@example.org"]
-    assert "stories" in mail.message["Subject"] and "injected" in mail.message.get_content()
+    assert "hourly_chain" in mail.message["Subject"] and "stories[" in mail.message.get_content()
+    assert "injected" in mail.message.get_content()
     assert not (tmp_path / "alerts").exists()
 
 

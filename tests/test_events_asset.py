@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from dagster import materialize
+from hourly_helpers import stage_hour
 from test_events_fixtures import add_story
 
-from newsdedup_dagster.assets.events import events
 from newsdedup_dagster.assets.llm import LLMResource
-from newsdedup_dagster.resources import PostgresResource
 
 
 def _run(url, key):
-    return materialize([events], partition_key=key,
-                       resources={"postgres": PostgresResource(database_url=url), "llm": LLMResource()})
+    return stage_hour("events", key, url, llm=LLMResource())
 
 
 def test_events_asset_groups_checks_and_reports(clean_db, conn):
@@ -24,15 +21,13 @@ def test_events_asset_groups_checks_and_reports(clean_db, conn):
     r2 = _run(clean_db, "2026-11-03-05:00")
     r2 = _run(clean_db, "2026-11-03-05:00")  # rerun: same rows, checks still pass
     assert r2.success
-    mats = r2.asset_materializations_for_node("events")
-    md = mats[-1].metadata
+    md = r2.metadata
     assert md["joined"].value == 1 and md["new_events"].value == 0
     rows = [r.data for r in md["events"].records]
     assert {"event": "Ceasefire announced", "days": 2, "stories": 2, "languages": "ar, en, fr", "status": "open",
             "narrative": "offline extractive"} in rows
     assert "offline extractive" in md["narrative_mode"].value
-    checks = r2.get_asset_check_evaluations()
-    assert {c.check_name: c.passed for c in checks} == {
+    assert r2.checks() == {
         "story_in_at_most_one_event": True, "no_gap_longer_than_quiet_period": True, "timeline_in_time_order": True}
     assert conn.execute("SELECT count(*) FROM event_stories").fetchone()[0] == 2
     conn.commit()
@@ -52,10 +47,9 @@ def test_events_asset_with_llm_narrative_and_16_language_translation(clean_db, c
     with fake_openai.FakeOpenAI() as server:
         server.responder = responder
         llm = LLMResource(base_url=server.base_url, backoff_base_s=0.001, backoff_max_s=0.002)
-        result = materialize([events], partition_key="2026-11-02-05:00",
-                             resources={"postgres": PostgresResource(database_url=clean_db), "llm": llm})
+        result = stage_hour("events", "2026-11-02-05:00", clean_db, llm=llm)
     assert result.success
-    md = result.asset_materializations_for_node("events")[-1].metadata
+    md = result.metadata
     assert md["narrative_mode"].value.startswith("llm: ")
     assert md["narratives"].value["generated"] == 1 and md["narratives"].value["translated_batches"] == 8
     assert {"event": "Ceasefire talks", "days": 1, "stories": 1, "languages": "en", "status": "open",
@@ -77,10 +71,9 @@ def test_events_threshold_follows_the_active_model_unless_set(clean_db, conn, mo
     conn.commit()
 
     def threshold(**run_config):
-        result = materialize([events], partition_key="2026-11-02-05:00",
-                             resources={"postgres": PostgresResource(database_url=clean_db), "llm": LLMResource()},
-                             run_config={"ops": {"events": {"config": run_config}}} if run_config else None)
-        md = result.asset_materializations_for_node("events")[-1].metadata
+        result = stage_hour("events", "2026-11-02-05:00", clean_db, llm=LLMResource(),
+                            options={"events": run_config} if run_config else None)
+        md = result.metadata
         return md["threshold"].value, md["embedding_model"].value
 
     assert threshold() == (EVENT_THRESHOLDS[MODEL], MODEL)  # the active model's value, not e5's

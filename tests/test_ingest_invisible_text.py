@@ -10,19 +10,18 @@ import unicodedata
 from dataclasses import replace
 from datetime import date, datetime, timezone
 
-from dagster import materialize
 from feedserver import FAST, FeedServer, rss
+from hourly_helpers import stage_hour
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_events_fixtures import add_story
 
-from newsdedup_dagster.assets.publish import story_feeds
 from newsdedup_dagster.digest.render import SourceLink, StoryRecord, build_view, render
 from newsdedup_dagster.ingest.parse import clean_text
 from newsdedup_dagster.ingest.sources import Source
 from newsdedup_dagster.ingest.store import ingest_partition
 from newsdedup_dagster.llm.text import BIDI_CONTROLS, KEPT_FORMAT, clean_model_text
-from newsdedup_dagster.resources import LLMResource, PostgresResource
+from newsdedup_dagster.resources import LLMResource
 
 H = datetime(2026, 11, 2, 10, tzinfo=timezone.utc)
 INVISIBLE = ["\u202e", "\u202d", "\u202a", "\u2066", "\u2067", "\u2068", "\u2069", "\u200b", "\u200e", "\u200f",
@@ -84,8 +83,7 @@ def test_stored_text_with_invisible_characters_is_cleaned_on_every_output(clean_
               significance=7.0)
     conn.execute("UPDATE sources SET name = %s", (_spiked("Outlet name"),))
     conn.commit()
-    result = materialize([story_feeds], partition_key="2026-11-02-10:00",
-                         resources={"postgres": PostgresResource(database_url=clean_db), "llm": LLMResource()})
+    result = stage_hour("story_feeds", "2026-11-02-10:00", clean_db, llm=LLMResource())
     assert result.success
     outputs = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix in (".xml", ".json", ".html")]
     assert any(p.suffix == ".html" for p in outputs) and any(p.name == "atom.xml" for p in outputs)

@@ -10,6 +10,7 @@ from dagster import DagsterInstance
 
 from newsdedup_dagster import db
 from newsdedup_dagster.commands.platform import SAMPLE_DAY
+from newsdedup_dagster.assets.hourly import hourly_run_config
 from newsdedup_dagster.instance import QUIET_RUN_CONFIG
 
 HOURS = 3  # the sample day's first hours: stories, rescoring as they grow, events, narratives
@@ -36,7 +37,7 @@ def run_hours(instance) -> list:
     for hour in range(HOURS):
         results.append(job.execute_in_process(
             partition_key=f"{SAMPLE_DAY}-{hour:02d}:00", instance=instance, raise_on_error=True,
-            run_config={**QUIET_RUN_CONFIG, "ops": {"stories": {"config": {"later_partitions": "reset"}}}}))
+            run_config={**QUIET_RUN_CONFIG, **hourly_run_config(stories={"later_partitions": "reset"})}))
     return results
 
 

@@ -7,14 +7,13 @@ import logging
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from dagster import materialize
 
 from fake_openai import Reply
-from newsdedup_dagster.assets.llm import LLMResource, story_scores, story_translations
+from hourly_helpers import stage_hour
+from newsdedup_dagster.assets.llm import LLMResource
 from newsdedup_dagster.llm import stages
 from newsdedup_dagster.llm.client import LLMUnavailable
 from newsdedup_dagster.llm.report import format_top_stories, top_stories
-from newsdedup_dagster.resources import PostgresResource
 
 KEY = "sk-stage-test-SECRET-9f8e7d6c5b4a"
 PARTITION = "2026-11-02-05:00"
@@ -34,9 +33,12 @@ def online(fake, **kw) -> LLMResource:
 
 
 def run(assets, db_url, llm: LLMResource, partition=PARTITION):
-    return materialize(assets, partition_key=partition,
-                       resources={"postgres": PostgresResource(database_url=db_url), "llm": llm},
-                       selection=assets, raise_on_error=True)
+    """The hour of each named stage, in the order given (the chain's order): name -> result."""
+    results = {}
+    for name in assets:
+        results[name] = stage_hour(name, partition, db_url, llm=llm)
+        assert results[name].success, name
+    return results
 
 
 # ------------------------------------------------------------------ fixtures in SQL
@@ -94,8 +96,8 @@ def translation_states(conn, story_id) -> dict[str, int]:
 
 def all_metadata_text(result) -> str:
     parts = []
-    for event in result.get_asset_materialization_events():
-        for key, value in event.materialization.metadata.items():
+    for stage in result.values():
+        for key, value in stage.metadata.items():
             parts.append(f"{key}={getattr(value, 'value', value)}")
     return "\n".join(parts)
 
@@ -113,7 +115,7 @@ def test_offline_fallback_end_to_end(conn, clean_db, monkeypatch):
     monkeypatch.delenv("NEWSDEDUP_LLM_BASE_URL", raising=False)
     add_story(conn, "big", 6, langs=("en", "fr", "de"))
     add_story(conn, "small", 1)
-    result = run([story_scores, story_translations], clean_db, LLMResource())
+    result = run(["story_scores", "story_translations"], clean_db, LLMResource())
     rows = {r[0]: r[1:] for r in conn.execute(
         "SELECT story_id, significance, offline, model, headline, summary, scale, breadth FROM story_scores")}
     assert rows["big"][0] > rows["small"][0]
@@ -132,7 +134,7 @@ def test_offline_fallback_end_to_end(conn, clean_db, monkeypatch):
 def test_online_scores_translates_and_records_cost(conn, clean_db, fake, llm_env, caplog):
     caplog.set_level(logging.DEBUG)
     add_story(conn, "s1", 3)
-    result = run([story_scores, story_translations], clean_db, online(fake))
+    result = run(["story_scores", "story_translations"], clean_db, online(fake))
     row = conn.execute("SELECT significance, impact, headline, offline, model, languages FROM story_scores").fetchone()
     assert row[:5] == (6.5, 7.0, "Fake headline for a scored story", False, "deepseek-chat")
     assert row[5] == ["en", "fr"]
@@ -146,7 +148,7 @@ def test_online_scores_translates_and_records_cost(conn, clean_db, fake, llm_env
                          "WHERE status = 'ok' AND partition_hour = %s GROUP BY task ORDER BY task", (HOUR,)).fetchall()
     assert [(c[0], c[1], c[2], c[3]) for c in calls] == [("score", 1, 120, 40), ("translate", 5, 600, 200)]
     assert all(c[4] > 0 for c in calls)
-    meta = result.asset_materializations_for_node("story_scores")[0].metadata
+    meta = result["story_scores"].metadata
     assert meta["tokens_in"].value == 120 and meta["cost_usd"].value > 0
     assert "Fake headline" in meta["top_stories"].value and "| sig |" in meta["top_stories"].value
     assert KEY not in caplog.text and KEY not in all_metadata_text(result)
@@ -157,31 +159,31 @@ def test_permanent_failure_is_minus_one_and_not_called_again(conn, clean_db, fak
     out_of_range = {"scale": 42, "impact": 1, "novelty": 1, "breadth": 1, "credibility": 1, "urgency": 1,
                     "significance": 5, "headline": "h", "summary": "Sentence one here. Sentence two here."}
     fake.push(Reply.json(out_of_range), match=score_requests, times=100)
-    run([story_scores], clean_db, online(fake, max_attempts=3))
+    run(["story_scores"], clean_db, online(fake, max_attempts=3))
     assert story_state(conn, "bad")[:2] == (-1, 3)
     assert conn.execute("SELECT count(*) FROM llm_calls WHERE status = 'invalid'").fetchone()[0] == 3
     assert conn.execute("SELECT count(*) FROM story_translations").fetchone()[0] == 0
     before = fake.count()
-    run([story_scores], clean_db, online(fake, max_attempts=3))
+    run(["story_scores"], clean_db, online(fake, max_attempts=3))
     assert fake.count() == before                                    # not called again
     # ... until the story grows substantially (2 -> 4 items): then it is rescored.
     later = HOUR + timedelta(hours=1)
     grow_story(conn, "bad", 2, later)
     fake.reset()
-    run([story_scores], clean_db, online(fake), partition="2026-11-02-06:00")
+    run(["story_scores"], clean_db, online(fake), partition="2026-11-02-06:00")
     assert story_state(conn, "bad") == (0, 0, 4)
 
 
 def test_translation_batch_three_fails_others_persist(conn, clean_db, fake, llm_env):
     add_story(conn, "s1", 2)
-    run([story_scores], clean_db, online(fake))
+    run(["story_scores"], clean_db, online(fake))
     # batch 3 = ("de", "es"): always invalid -> -1 for both; batches 1-2 and 4-5 are committed.
     fake.push(Reply.invalid_json(), match=lambda r: translate_requests(r) and '"de"' in r.user_text, times=100)
-    result = run([story_translations], clean_db, online(fake, concurrency=1))
+    result = run(["story_translations"], clean_db, online(fake, concurrency=1))
     states = translation_states(conn, "s1")
     assert {lang for lang, s in states.items() if s == 0} == {"zh", "ja", "ko", "fr", "pt", "ru", "ar", "hi"}
     assert states["de"] == states["es"] == -1
-    meta = result.asset_materializations_for_node("story_translations")[0].metadata
+    meta = result["story_translations"].metadata
     assert meta["batches_ok"].value == 4 and meta["batches_failed_permanent"].value == 1
     # with one worker, batches run in order: 1-2 were committed before 3 failed, 4-5 after it
     order = [json.loads(r.user_text)["target_languages"] for r in fake.requests if translate_requests(r)]
@@ -190,21 +192,21 @@ def test_translation_batch_three_fails_others_persist(conn, clean_db, fake, llm_
     assert "invalid" in err[0] and err[1] == 2
     # -1 is not retried
     before = fake.count()
-    run([story_translations], clean_db, online(fake))
+    run(["story_translations"], clean_db, online(fake))
     assert fake.count() == before
 
 
 def test_translation_failure_does_not_rescore(conn, clean_db, fake, llm_env):
     add_story(conn, "s1", 2)
-    run([story_scores], clean_db, online(fake))
+    run(["story_scores"], clean_db, online(fake))
     # batch ("ko", "fr") fails permanently, the rest succeed
     fake.push(Reply.invalid_json(), match=lambda r: translate_requests(r) and '"ko"' in r.user_text, times=100)
-    run([story_translations], clean_db, online(fake))
+    run(["story_translations"], clean_db, online(fake))
     states = translation_states(conn, "s1")
     assert states["ko"] == states["fr"] == -1 and states["zh"] == 0
     assert story_state(conn, "s1")[0] == 0
     fake.reset()
-    run([story_scores], clean_db, online(fake))
+    run(["story_scores"], clean_db, online(fake))
     assert fake.count(score_requests) == 0                          # scoring not re-triggered
     assert story_state(conn, "s1") == (0, 0, 2)
 
@@ -216,7 +218,7 @@ def test_translation_outage_burns_nothing(conn, clean_db, fake, llm_env):
     from newsdedup_dagster.llm.client import BackoffPolicy, LLMClient
 
     add_story(conn, "s1", 2)
-    run([story_scores], clean_db, online(fake))
+    run(["story_scores"], clean_db, online(fake))
     fake.push(Reply.status_code(500), match=translate_requests, times=1000)
     settings = online(fake).settings()
     with connection(clean_db) as c, LLMClient(settings, backoff=BackoffPolicy(0.01, 0.02, 1)) as client:
@@ -257,7 +259,7 @@ def test_api_key_never_in_logs_metadata_or_errors(conn, clean_db, fake, llm_env,
     # a provider that echoes the key in its error body
     fake.push(Reply.status_code(500, message=f"upstream rejected key {KEY}"), match=score_requests)
     fake.push(Reply.status_code(500, message=f"Authorization: Bearer {KEY}"), match=translate_requests)
-    result = run([story_scores, story_translations], clean_db, online(fake))
+    result = run(["story_scores", "story_translations"], clean_db, online(fake))
     assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in fake.requests)  # the key IS sent
     errors = [e for (e,) in conn.execute("SELECT error FROM llm_calls WHERE error IS NOT NULL")]
     assert len(errors) == 2 and all(KEY not in e and "***" in e for e in errors)

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from dagster import materialize
-
-from newsdedup_dagster.assets.neardup import item_duplicates
-from newsdedup_dagster.resources import PostgresResource
+from hourly_helpers import stage_hour
 
 H0 = datetime(2026, 11, 2, 5, tzinfo=timezone.utc)
 
@@ -34,11 +31,10 @@ def _item(conn, iid, title, source, lang, hour, url=None, minutes=10):
 
 
 def _run(url, hour, later_partitions=None):
-    run_config = {"ops": {"item_duplicates": {"config": {"later_partitions": later_partitions}}}} if later_partitions else None
-    result = materialize([item_duplicates], partition_key=_key(hour), run_config=run_config,
-                         resources={"postgres": PostgresResource(database_url=url)})
+    options = {"item_duplicates": {"later_partitions": later_partitions}} if later_partitions else None
+    result = stage_hour("item_duplicates", _key(hour), url, options=options)
     assert result.success
-    return result.asset_materializations_for_node("item_duplicates")[0].metadata
+    return result.metadata
 
 
 def _dups(conn):

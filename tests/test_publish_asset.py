@@ -10,11 +10,10 @@ from pathlib import Path
 
 import feedparser
 import pytest
-from dagster import materialize
+from hourly_helpers import stage_hour
 from test_events_fixtures import add_story, at, ensure_source, hour_of
 
-from newsdedup_dagster.assets.publish import story_feeds
-from newsdedup_dagster.resources import LLMResource, PostgresResource
+from newsdedup_dagster.resources import LLMResource
 
 H = "2026-11-02-10:00"
 H1 = "2026-11-02-11:00"
@@ -25,9 +24,8 @@ def _run(url, key, out_dir, **config):
     # The publish directory is the deployment's (environment), never run config.
     with pytest.MonkeyPatch.context() as env:
         env.setenv("NEWSDEDUP_PUBLISH_DIR", str(out_dir))
-        return materialize([story_feeds], partition_key=key,
-                           run_config={"ops": {"story_feeds": {"config": config}}} if config else None,
-                           resources={"postgres": PostgresResource(database_url=url), "llm": LLMResource()})
+        return stage_hour("story_feeds", key, url, llm=LLMResource(),
+                          options={"story_feeds": config} if config else None)
 
 
 def _seed(conn):
@@ -95,7 +93,7 @@ def test_feeds_parse_and_a_grown_story_updates_in_place(clean_db, conn, tmp_path
     _seed(conn)
     r1 = _run(clean_db, H, tmp_path)
     assert r1.success
-    md = r1.asset_materializations_for_node("story_feeds")[-1].metadata
+    md = r1.metadata
     assert md["feed_stories"].value == 2 and md["new_entries"].value == 4 and md["languages"].value == 2
     first = check_output_dir(tmp_path)
     en1 = {e.id: e for e in first["en"].entries}
@@ -121,7 +119,7 @@ def test_feeds_parse_and_a_grown_story_updates_in_place(clean_db, conn, tmp_path
     # The same hour again: nothing changes, not even a byte.
     before_bytes = raw_atom
     r_again = _run(clean_db, H, tmp_path)
-    md_again = r_again.asset_materializations_for_node("story_feeds")[-1].metadata
+    md_again = r_again.metadata
     assert md_again["new_entries"].value == 0 and md_again["updated_entries"].value == 0
     assert (tmp_path / "en" / "atom.xml").read_text(encoding="utf-8") == before_bytes
 
@@ -134,7 +132,7 @@ def test_feeds_parse_and_a_grown_story_updates_in_place(clean_db, conn, tmp_path
     assert s2_page.stat().st_mtime_ns == s2_mtime  # unchanged story: its page is not rewritten
     assert (tmp_path / "fr" / "story" / "s2.html").exists()
     assert "New outlet en" in (tmp_path / "fr" / "story" / "s1.html").read_text(encoding="utf-8")
-    md2 = r2.asset_materializations_for_node("story_feeds")[-1].metadata
+    md2 = r2.metadata
     assert md2["new_entries"].value == 0 and md2["updated_entries"].value >= 2  # s1 in en and fr
     second = check_output_dir(tmp_path)
     en2 = {e.id: e for e in second["en"].entries}
@@ -160,11 +158,11 @@ def test_an_older_hour_never_rolls_the_feed_back(clean_db, conn, tmp_path, monke
     assert _run(clean_db, H1, tmp_path).success
     atom = (tmp_path / "en" / "atom.xml").read_bytes()
     r = _run(clean_db, H, tmp_path)
-    md = r.asset_materializations_for_node("story_feeds")[-1].metadata
+    md = r.metadata
     assert "newer hour" in md["skipped"].value
     assert (tmp_path / "en" / "atom.xml").read_bytes() == atom
     forced = _run(clean_db, H, tmp_path, force=True)
-    assert "skipped" not in forced.asset_materializations_for_node("story_feeds")[-1].metadata
+    assert "skipped" not in forced.metadata
 
 
 def test_site_pages_and_window(clean_db, conn, tmp_path, monkeypatch):

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from dagster import materialize
+from hourly_helpers import stage_hour
 from test_events_fixtures import add_story, at, hour_of
 
-from newsdedup_dagster.assets.publish import story_feeds
-from newsdedup_dagster.resources import LLMResource, PostgresResource
+from newsdedup_dagster.resources import LLMResource
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -40,8 +39,7 @@ def site(clean_db, conn, tmp_path, monkeypatch):
     conn.commit()
     out = tmp_path / "public"
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_DIR", str(out))
-    result = materialize([story_feeds], partition_key="2026-11-02-10:00",
-                         resources={"postgres": PostgresResource(database_url=clean_db), "llm": LLMResource()})
+    result = stage_hour("story_feeds", "2026-11-02-10:00", clean_db, llm=LLMResource())
     assert result.success
     return out
 
@@ -153,8 +151,7 @@ def world_site(clean_db, conn, tmp_path, monkeypatch):
     conn.commit()
     out = tmp_path / "public"
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_DIR", str(out))
-    result = materialize([story_feeds], partition_key="2026-11-02-10:00",
-                         resources={"postgres": PostgresResource(database_url=clean_db), "llm": LLMResource()})
+    result = stage_hour("story_feeds", "2026-11-02-10:00", clean_db, llm=LLMResource())
     assert result.success
     return out
 

@@ -12,14 +12,13 @@ import re
 from pathlib import Path
 
 import pytest
-from dagster import materialize
 from feed_validators import VNU_JAR, atom_errors, atom_warnings, html_errors, java, json_feed_errors
+from hourly_helpers import stage_hour
 from lxml import etree
 from test_events_fixtures import add_story, at, ensure_source, hour_of
 
-from newsdedup_dagster.assets.publish import story_feeds
 from newsdedup_dagster.config import LLMSettings
-from newsdedup_dagster.resources import LLMResource, PostgresResource
+from newsdedup_dagster.resources import LLMResource
 
 H = "2026-11-02-10:00"
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -67,8 +66,7 @@ def site(clean_db, conn, tmp_path, monkeypatch):
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_LANGS", ",".join(LANGS))
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_DIR", str(tmp_path))
     _seed(conn)
-    result = materialize([story_feeds], partition_key=H,
-                         resources={"postgres": PostgresResource(database_url=clean_db), "llm": LLMResource()})
+    result = stage_hour("story_feeds", H, clean_db, llm=LLMResource())
     assert result.success
     return tmp_path
 

@@ -2,7 +2,7 @@
 
 The bundled sample day's first hours go through the real hourly job (Dagster, embedded Postgres,
 the offline e5 model, offline scores) twice, the second time the way `newsdedup demo` replays a
-day (`stories` op with later_partitions=reset, hours in time order). Every row the pipeline keeps
+day (`stories` with later_partitions=reset, hours in time order). Every row the pipeline keeps
 about duplicates, vectors, stories and scores must be identical, write timestamps aside.
 Hours 00-03 hold both things that used to differ: a Korean story scored at 02:00 whose wire copy
 arrives at 03:00, and two-article stories whose representative (the member nearest the centroid,
@@ -44,13 +44,14 @@ def _snapshot(url: str) -> dict[str, list[tuple]]:
 
 
 def _run_hours(job, instance) -> None:
+    from newsdedup_dagster.assets.hourly import hourly_run_config
     from newsdedup_dagster.instance import QUIET_RUN_CONFIG
 
     for hour in range(HOURS):
         result = job.execute_in_process(
             partition_key=f"{DAY}-{hour:02d}:00", instance=instance,
             # As cmd_demo does (commands/platform.py): the day is replayed in time order.
-            run_config={**QUIET_RUN_CONFIG, "ops": {"stories": {"config": {"later_partitions": "reset"}}}},
+            run_config={**QUIET_RUN_CONFIG, **hourly_run_config(stories={"later_partitions": "reset"})},
         )
         assert result.success
 

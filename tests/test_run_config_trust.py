@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from dagster._config import ConfigTypeKind
 
 from newsdedup_dagster import db
+from newsdedup_dagster.assets.hourly import HOURLY_OP, STAGES, hourly_run_config
 from newsdedup_dagster.assets.run_options import deployment_languages
 from newsdedup_dagster.definitions import defs
 
@@ -80,6 +81,36 @@ def hostile_values(tmp: Path) -> dict[str, object]:
     }
 
 
+# The hourly assets are one op that cannot be subset: a launch of any of them selects all eight.
+HOURLY_ASSETS = tuple(stage.key.to_user_string() for stage in STAGES)
+
+
+def _assets_of(op: str) -> tuple[str, ...]:
+    """The assets a launch of `op` selects (an asset job's selection)."""
+    return HOURLY_ASSETS if op == HOURLY_OP else (op,)
+
+
+def _options_field(op: str, name: str):
+    """(run options class, field) of `name` ("knn_k", or "stories.knn_k" in a section of the op)."""
+    from newsdedup_dagster.definitions import RUN_OPTIONS
+
+    options = RUN_OPTIONS[op]
+    *section, leaf = name.split(".")
+    if section:
+        options = options.sections()[section[0]]
+    return options, leaf
+
+
+def _accepts(op: str, name: str) -> str:
+    options, leaf = _options_field(op, name)
+    return options.accepts(leaf)
+
+
+def _op_config(name: str, value) -> dict:
+    """The op config that sets `name` (dotted through a section) to `value`."""
+    return _nested(tuple(name.split(".")), value)
+
+
 def _field_id(field) -> str:
     job, path, _ = field
     return f"{job}:{'.'.join(path)}"
@@ -91,8 +122,9 @@ def test_the_definitions_have_run_options_to_check():
     # Schedules and sensors launch runs of these jobs (the automation sensor: the asset job).
     assert {s.job_name for s in repo.schedule_defs} <= jobs
     paths = {".".join(path) for _, path, _ in FIELDS}
-    assert {"ops.story_feeds.config.langs.[]", "ops.raw_items.config.fetch_mode", "ops.digest.config.langs.[]",
-            "ops.stories.config.knn_k", "loggers.console.config.log_level"} <= paths
+    assert {"ops.hourly_chain.config.story_feeds.langs.[]", "ops.hourly_chain.config.raw_items.fetch_mode",
+            "ops.digest.config.langs.[]", "ops.hourly_chain.config.stories.knn_k",
+            "loggers.console.config.log_level"} <= paths
 
 
 @pytest.mark.parametrize("field", FIELDS, ids=_field_id)
@@ -190,8 +222,8 @@ def test_launches_leave_no_trace_of_the_canary(database_url, tmp_path):
             selector = {"repositoryLocationName": "newsdedup_dagster.definitions",
                         "repositoryName": "__repository__", "jobName": job_name}
             if job_name == "__ASSET_JOB":
-                op = path[1] if path[0] == "ops" else "story_feeds"
-                selector["assetSelection"] = [{"path": [op]}]
+                op = path[1] if path[0] == "ops" else HOURLY_OP
+                selector["assetSelection"] = [{"path": [a]} for a in _assets_of(op)]
                 tags = [{"key": "dagster/partition", "value": "2026-11-02" if op == "digest" else "2026-11-02-01:00"}] \
                     if op not in ("prune",) else []
             for what, value in hostile_values(outside).items():
@@ -202,26 +234,26 @@ def test_launches_leave_no_trace_of_the_canary(database_url, tmp_path):
                 assert canary not in json.dumps(result)
 
         # Dagster's CLI, as the first reports were made: each refused before a run exists.
+        # (story_feeds is one of the hourly assets: the selection is all eight, the hourly op's.)
         cli = [str(Path(sys.executable).with_name("dagster")), "asset", "materialize", "-m",
-               "newsdedup_dagster.definitions", "--select", "story_feeds", "--partition", "2026-11-02-01:00",
-               "--config-json"]
+               "newsdedup_dagster.definitions", "--select", ",".join(HOURLY_ASSETS), "--partition",
+               "2026-11-02-01:00", "--config-json"]
         for op_config in ({"output_dir": str(outside / "victim"), "langs": ["en"], "force": True},
                           {"langs": ["en", f"../../../../..{outside}/trav-out"], "force": True},
                           {"langs": {"env": "NEWSDEDUP_SMTP_PASSWORD"}},
                           {"langs": [{"env": CANARY_NAME}]}):
-            refused = subprocess.run([*cli, json.dumps({"ops": {"story_feeds": {"config": op_config}}})],
+            refused = subprocess.run([*cli, json.dumps(hourly_run_config(story_feeds=op_config))],
                                      env=dep.env, cwd=dep.root, capture_output=True, text=True, timeout=600)
             assert refused.returncode != 0, refused.stdout[-2000:]
             assert "config" in (refused.stdout + refused.stderr).lower()
             assert canary not in refused.stdout + refused.stderr
         refused = subprocess.run(
-            [*cli[:6], "raw_items", *cli[7:], json.dumps({"ops": {"raw_items": {"config": {
-                "fetch_mode": {"env": "NEWSDEDUP_LLM_API_KEY"}}}}})],
+            [*cli, json.dumps(hourly_run_config(raw_items={"fetch_mode": {"env": "NEWSDEDUP_LLM_API_KEY"}}))],
             env=dep.env, cwd=dep.root, capture_output=True, text=True, timeout=600)
         assert refused.returncode != 0 and canary not in refused.stdout + refused.stderr
 
         # A harmless launch is accepted and runs with the canary in its environment.
-        accepted = subprocess.run([*cli, json.dumps({"ops": {"story_feeds": {"config": {"langs": ["en"]}}}})],
+        accepted = subprocess.run([*cli, json.dumps(hourly_run_config(story_feeds={"langs": ["en"]}))],
                                   env=dep.env, cwd=dep.root, capture_output=True, text=True, timeout=900)
         assert accepted.returncode == 0, (accepted.stdout + accepted.stderr)[-3000:]
         assert (publish / "en" / "atom.xml").exists()
@@ -294,14 +326,14 @@ def _bounds(info) -> tuple[tuple[float, bool], tuple[float, bool]]:
 
 def numeric_fields() -> list[tuple[str, str, type, tuple, tuple]]:
     """(op, field, int or float, lower, upper) for every Int and Float leaf of every job's run
-    config, with the bounds its run options declare."""
-    from newsdedup_dagster.definitions import RUN_OPTIONS
-
+    config, with the bounds its run options declare; a field in a section of the op's options
+    (the hourly op's, one per asset) is named "<section>.<field>"."""
     found = {}
     for _, path, config_type in FIELDS:
         if path[0] == "ops" and getattr(config_type, "given_name", None) in ("Int", "Float"):
-            op, name = path[1], path[3]
-            info = RUN_OPTIONS[op].model_fields[name]
+            op, name = path[1], ".".join(path[3:])
+            options, leaf = _options_field(op, name)
+            info = options.model_fields[leaf]
             found[op, name] = (op, name, int if config_type.given_name == "Int" else float, *_bounds(info))
     return sorted(found.values())
 
@@ -321,12 +353,19 @@ def test_every_op_with_config_has_run_options_the_coordinator_knows():
     from newsdedup_dagster.definitions import RUN_OPTIONS
 
     with_config = {}
+    in_sections = {}
     for job, path, _ in FIELDS:
         if path[0] == "ops":
             with_config.setdefault(path[1], set()).add(path[3])
+            if path[3] in (RUN_OPTIONS[path[1]].sections() if path[1] in RUN_OPTIONS else {}):
+                in_sections.setdefault((path[1], path[3]), set()).add(path[4])
     assert set(with_config) == set(RUN_OPTIONS), "an asset with run config is missing from RUN_OPTIONS"
     for op, names in with_config.items():
         assert names == set(RUN_OPTIONS[op].model_fields), op
+    # The hourly op's options: one section per hourly asset that has options, each field known.
+    assert set(RUN_OPTIONS[HOURLY_OP].sections()) == {"raw_items", "item_duplicates", "stories", "events", "story_feeds"}
+    for (op, section), names in in_sections.items():
+        assert names == set(RUN_OPTIONS[op].sections()[section].model_fields), (op, section)
 
 
 def test_every_number_has_both_bounds():
@@ -342,10 +381,10 @@ def test_the_run_coordinators_check_refuses_each_bound(numeric):
 
     op, name, kind, lower, upper = numeric
     inside = kind(lower[0] if lower[1] else lower[0] + (1 if kind is int else 0.25))
-    assert run_config_refusal({"ops": {op: {"config": {name: inside}}}}, RUN_OPTIONS, lambda: None) is None
+    assert run_config_refusal({"ops": {op: {"config": _op_config(name, inside)}}}, RUN_OPTIONS, lambda: None) is None
     for value in out_of_bounds(kind, lower, upper):
-        refusal = run_config_refusal({"ops": {op: {"config": {name: value}}}}, RUN_OPTIONS, lambda: None)
-        assert refusal == f"run config refused (ops.{op}.config.{name}: {RUN_OPTIONS[op].accepts(name)})", refusal
+        refusal = run_config_refusal({"ops": {op: {"config": _op_config(name, value)}}}, RUN_OPTIONS, lambda: None)
+        assert refusal == f"run config refused (ops.{op}.config.{name}: {_accepts(op, name)})", refusal
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -359,11 +398,11 @@ def test_any_number_is_accepted_exactly_within_its_bounds_and_never_repeated(dat
                       st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**6, 10**6).map(float))
     inside = ((value >= lower[0]) if lower[1] else (value > lower[0])) and \
              ((value <= upper[0]) if upper[1] else (value < upper[0]))
-    refusal = run_config_refusal({"ops": {op: {"config": {name: value}}}}, RUN_OPTIONS, lambda: None)
+    refusal = run_config_refusal({"ops": {op: {"config": _op_config(name, value)}}}, RUN_OPTIONS, lambda: None)
     assert (refusal is None) == inside, (op, name, value, refusal)
     if refusal:
         # The field and what it accepts, nothing else: never the value.
-        assert refusal == f"run config refused (ops.{op}.config.{name}: {RUN_OPTIONS[op].accepts(name)})", refusal
+        assert refusal == f"run config refused (ops.{op}.config.{name}: {_accepts(op, name)})", refusal
 
 
 def test_languages_are_checked_against_the_runs_llm_settings():
@@ -378,15 +417,14 @@ def test_languages_are_checked_against_the_runs_llm_settings():
         calls.append(1)
         return llm
 
-    assert run_config_refusal({"ops": {"story_feeds": {"config": {"langs": ["fr", "en"]}}}}, RUN_OPTIONS,
-                              settings) is None
-    refusal = run_config_refusal({"ops": {"story_feeds": {"config": {"langs": ["en", "de"], "force": True}},
-                                          "stories": {"config": {"knn_k": 0}}}}, RUN_OPTIONS, settings)
-    assert "ops.story_feeds.config.langs: languages this deployment publishes: en, fr" in refusal
-    assert "ops.stories.config.knn_k" in refusal and "de" not in refusal.replace("deployment", "")
+    assert run_config_refusal(hourly_run_config(story_feeds={"langs": ["fr", "en"]}), RUN_OPTIONS, settings) is None
+    refusal = run_config_refusal(hourly_run_config(story_feeds={"langs": ["en", "de"], "force": True},
+                                                   stories={"knn_k": 0}), RUN_OPTIONS, settings)
+    assert "ops.hourly_chain.config.story_feeds.langs: languages this deployment publishes: en, fr" in refusal
+    assert "ops.hourly_chain.config.stories.knn_k" in refusal and "de" not in refusal.replace("deployment", "")
     # No languages named: the llm settings are not read (they may hold what the check does not need).
     calls.clear()
-    assert run_config_refusal({"ops": {"story_feeds": {"config": {"force": True}}}}, RUN_OPTIONS, settings) is None
+    assert run_config_refusal(hourly_run_config(story_feeds={"force": True}), RUN_OPTIONS, settings) is None
     assert calls == []
 
 
@@ -394,13 +432,13 @@ def test_languages_are_checked_against_the_runs_llm_settings():
 NEVER_STARTED = ("RUN_ENQUEUED", "RUN_DEQUEUED", "RUN_STARTING", "RUN_START", "STEP_START")
 
 
-def _launch_asset(dep, op: str, op_config: dict, *, with_assets: tuple[str, ...] = (), ops: dict | None = None) -> dict:
-    """The UI's launchpad for one asset's hour (or day), as in the test above; `with_assets` are
-    materialised in the same run, `ops` is further op config."""
+def _launch_asset(dep, op: str, op_config: dict) -> dict:
+    """The UI's launchpad for one op's assets, one hour (or day), as in the test above (the hourly
+    op: all eight hourly assets)."""
     selector = {"repositoryLocationName": "newsdedup_dagster.definitions", "repositoryName": "__repository__",
-                "jobName": "__ASSET_JOB", "assetSelection": [{"path": [a]} for a in (*with_assets, op)]}
+                "jobName": "__ASSET_JOB", "assetSelection": [{"path": [a]} for a in _assets_of(op)]}
     partition = "2026-11-02" if op == "digest" else "2026-11-02-01:00"
-    params = {"selector": selector, "runConfigData": {"ops": {op: {"config": op_config}, **(ops or {})}},
+    params = {"selector": selector, "runConfigData": {"ops": {op: {"config": op_config}}},
               "executionMetadata": {"tags": [{"key": "dagster/partition", "value": partition}]}}
     return dep.graphql(LAUNCH_RUN, {"executionParams": params})["launchRun"]
 
@@ -430,35 +468,37 @@ def test_out_of_bounds_launches_fail_before_the_run_starts(clean_db, tmp_path):
     with DagsterDeployment(tmp_path, clean_db, extra_env=env, run_coordinator=RUN_COORDINATOR) as dep:
         refused = {}
         for op, name, value in cases:
-            result = _launch_asset(dep, op, {name: value})
+            result = _launch_asset(dep, op, _op_config(name, value))
             assert result["__typename"] == "LaunchRunSuccess", (op, name, value, result)
             assert result["run"]["status"] == "FAILURE", (op, name, value, result)
             refused[result["run"]["runId"]] = (f"ops.{op}.config.{name}", value)
-        result = _launch_asset(dep, "story_feeds", {"langs": ["it"]})
+        result = _launch_asset(dep, HOURLY_OP, {"story_feeds": {"langs": ["it"]}})
         assert result["run"]["status"] == "FAILURE", result
-        refused[result["run"]["runId"]] = ("ops.story_feeds.config.langs", "it")
+        refused[result["run"]["runId"]] = ("ops.hourly_chain.config.story_feeds.langs", "it")
         # A backfill's runs are submitted by the daemon, through the same coordinator.
         backfill = dep.graphql(LAUNCH_BACKFILL, {"backfillParams": {
-            "assetSelection": [{"path": ["stories"]}], "partitionNames": ["2026-11-02-02:00"], "fromFailure": False,
-            "tags": [], "runConfigData": {"ops": {"stories": {"config": {"knn_k": 0}}}}}})["launchPartitionBackfill"]
+            "assetSelection": [{"path": [a]} for a in HOURLY_ASSETS], "partitionNames": ["2026-11-02-02:00"],
+            "fromFailure": False, "tags": [],
+            "runConfigData": hourly_run_config(stories={"knn_k": 0})}})["launchPartitionBackfill"]
         assert backfill["__typename"] == "LaunchBackfillSuccess", backfill
 
         # In bounds, every numeric field at once (each at its inclusive bound or next to it), in one
-        # run of the hour's item_embeddings (stories need the embedding model it registers), stories and events.
+        # run of the hour's chain (its stories and events sections).
         inside = {}
         for op, name, kind, lower, _ in NUMERIC:
-            inside.setdefault(op, {})[name] = kind(lower[0] if lower[1] else lower[0] + 1)
+            assert op == HOURLY_OP, (op, name)
+            section, leaf = name.split(".")
+            inside.setdefault(section, {})[leaf] = kind(lower[0] if lower[1] else lower[0] + 1)
         assert set(inside) == {"stories", "events"}, inside
-        accepted = _launch_asset(dep, "stories", inside["stories"], with_assets=("item_embeddings", "events"),
-                                 ops={"events": {"config": inside["events"]}})
+        accepted = _launch_asset(dep, HOURLY_OP, inside)
         assert accepted["__typename"] == "LaunchRunSuccess" and accepted["run"]["status"] != "FAILURE", accepted
-        feeds = _launch_asset(dep, "story_feeds", {"langs": ["fr"]})
+        feeds = _launch_asset(dep, HOURLY_OP, {"story_feeds": {"langs": ["fr"]}})
         assert feeds["run"]["status"] != "FAILURE", feeds
 
         instance = dep.instance()
         dep.wait_for_backfill(backfill["backfillId"], timeout=300)
         (backfill_run,) = instance.get_runs(filters=RunsFilter(tags={"dagster/backfill": backfill["backfillId"]}))
-        refused[backfill_run.run_id] = ("ops.stories.config.knn_k", 0)
+        refused[backfill_run.run_id] = ("ops.hourly_chain.config.stories.knn_k", 0)
         deadline = time.time() + 600
         for run_id in (accepted["run"]["runId"], feeds["run"]["runId"]):
             while not instance.get_run_by_id(run_id).is_finished and time.time() < deadline:
@@ -477,8 +517,9 @@ def test_out_of_bounds_launches_fail_before_the_run_starts(clean_db, tmp_path):
             assert not kinds & set(NEVER_STARTED), (field, value, kinds)
             (failure,) = [e for e in events if e.dagster_event
                           and e.dagster_event.event_type == DagsterEventType.RUN_FAILURE]
+            op, name = field.split(".")[1], ".".join(field.split(".")[3:])
             accepts = ("languages this deployment publishes: en, fr" if field.endswith(".langs")
-                       else RUN_OPTIONS[field.split(".")[1]].accepts(field.split(".")[-1]))
+                       else _accepts(op, name))
             # The field and what it accepts, nothing else: never the value.
             assert failure.dagster_event.message == f"run config refused ({field}: {accepts}); the run was not started"
         instance.dispose()
