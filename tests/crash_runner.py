@@ -5,12 +5,14 @@
 Everything comes from the environment the suite sets (NEWSDEDUP_DATABASE_URL, the LLM endpoint,
 and the test-only NEWSDEDUP_TEST_CRASH_AT read by newsdedup_dagster/crashpoints.py). Exit code 0
 when every step succeeded, 1 otherwise; a crash point ends the process with SIGKILL. Prints one
-line per step failure Dagster retried (`up for retry: <step>`), so a test can tell a run that
-succeeded on its retry from one that never failed.
+line per step failure Dagster retried (`up for retry: <step>: <asset>`, the hourly asset whose hour
+failed, as the step's error names it), so a test can tell a run that succeeded on its retry from
+one that never failed.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 
 from dagster import DagsterInstance
@@ -27,7 +29,9 @@ def main(partition_key: str, events: bool = False) -> int:
                                     raise_on_error=False, run_config=run_config)
     for event in result.all_events:
         if event.event_type_value == "STEP_UP_FOR_RETRY":
-            print(f"up for retry: {event.step_key}", flush=True)
+            error = getattr(event.event_specific_data, "error", None)
+            failed = re.search(r"StageFailed: (\w+)\[", error.to_string()) if error else None
+            print(f"up for retry: {event.step_key}: {failed.group(1) if failed else '?'}", flush=True)
     return 0 if result.success else 1
 
 

@@ -1,7 +1,7 @@
 """A kill at any step loses nothing.
 
 For each hourly asset, the hour is run in a subprocess (tests/crash_runner.py, the whole hourly job)
-that is stopped at a point inside that asset's step (newsdedup_dagster/crashpoints.py: the process
+that is stopped at a point inside that asset's stage of the hourly step (`hourly_chain`) (newsdedup_dagster/crashpoints.py: the process
 SIGKILLs itself there), then the hour is run again; every application table must end identical
 to an uninterrupted run of the same hour (a fingerprint of all rows, without surrogate ids and
 write timestamps). The same with PostgreSQL stopped in immediate mode (no checkpoint, crash recovery
@@ -33,6 +33,7 @@ import psycopg
 import pytest
 
 from newsdedup_dagster import db
+from newsdedup_dagster.assets.hourly import HOURLY_OP
 from newsdedup_dagster.commands.platform import SAMPLE_DAY
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,8 +53,8 @@ KILL_POINTS = {
     "events": "events.after_first_narrative",                        # events grouped, one narrative written
 }
 PG_STOP_POINTS = {"stories": "stories.after_pass1", "story_translations": "story_translations.after_first_batch"}
-# Steps whose retry policy retries them in the same run after the database came back: raw_items
-# after 10 s, story_translations after 0-120 s (its policy's jitter).
+# Stages after which the hourly step's retry policy retries the step in the same run once the
+# database came back (after 30 s +- jitter); the retry continues with the stage that failed.
 RETRY_POINTS = {"raw_items": "raw_items.after_upsert",
                 "story_translations": "story_translations.after_first_batch"}
 
@@ -86,10 +87,23 @@ def database_url(server, name: str) -> str:
 
 
 def create_database(server, name: str, template: str | None = None) -> str:
-    with psycopg.connect(admin_url(server), autocommit=True) as conn:
+    with _admin_connection(server) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
     return database_url(server, name)
+
+
+def _admin_connection(server, timeout_s: float = 180) -> psycopg.Connection:
+    """An autocommit connection to the server, waiting while it is still in crash recovery after an
+    earlier scenario's immediate stop ("the database system is not yet accepting connections")."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return psycopg.connect(admin_url(server), autocommit=True, connect_timeout=5)
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
 
 
 def stop_immediate_and_restart(server) -> None:
@@ -109,7 +123,8 @@ def stop_immediate_and_restart(server) -> None:
                 server.ensure_postgres_running()
             with psycopg.connect(admin_url(server), connect_timeout=5):
                 return
-        except (subprocess.SubprocessError, psycopg.OperationalError):
+        except (subprocess.SubprocessError, psycopg.OperationalError, AssertionError):
+            # AssertionError: pgserver found the postmaster running but not yet "ready" (recovering).
             if time.monotonic() > deadline:
                 raise
             time.sleep(1)
@@ -258,9 +273,9 @@ def test_postgres_stopped_immediately_inside_step_then_rerun_matches(suite, asse
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()
     try:
         stop_database_at(server, proc, point, tmp_path)
-        # The step's next statement meets a dead connection and fails. The process is stopped as
-        # soon as Dagster reports that (its retry policy would otherwise retry the step in the same
-        # run, 0-120 s later): what follows is the rerun of the hour, as after any crash.
+        # The stage's next statement meets a dead connection and the hourly step fails. The process
+        # is stopped as soon as Dagster reports that (its retry policy would otherwise retry the step
+        # in the same run, 30 s +- jitter later): what follows is the rerun of the hour, as after any crash.
         failed = False
         deadline = time.monotonic() + 60
         while not failed and time.monotonic() < deadline and (proc.poll() is None or not lines.empty()):
@@ -268,7 +283,7 @@ def test_postgres_stopped_immediately_inside_step_then_rerun_matches(suite, asse
                 line = lines.get(timeout=0.5)
             except queue.Empty:
                 continue
-            failed = f"- {asset} - STEP_UP_FOR_RETRY" in line or f"- {asset} - STEP_FAILURE" in line
+            failed = f"- {HOURLY_OP} - STEP_UP_FOR_RETRY" in line or f"- {HOURLY_OP} - STEP_FAILURE" in line
         proc.kill()
         proc.wait()
         assert failed, f"{asset} did not fail after the database stopped"
@@ -302,7 +317,7 @@ def test_step_retried_in_the_same_run_then_rerun_matches(suite, asset, tmp_path)
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 0 and f"up for retry: {asset}" in out, (out, err[-3000:])
+    assert proc.returncode == 0 and f"up for retry: {HOURLY_OP}: {asset}\n" in out, (out, err[-3000:])
     run_ok(hour_env(url, suite["llm"], suite["home"]))
     assert fingerprint(url) == suite["want"], differences(url, suite["reference"])
     assert paid_twice(url) == []
