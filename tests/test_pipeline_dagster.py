@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 def test_hourly_partition_materialises_through_dagster_on_postgres_storage(clean_db, monkeypatch):
     from dagster_postgres import PostgresRunStorage
 
+    from newsdedup_dagster.assets.hourly import HOURLY_OP, STAGES
     from newsdedup_dagster.definitions import HOURLY_JOB_NAME, defs
     from newsdedup_dagster.instance import QUIET_RUN_CONFIG, get_instance
 
@@ -40,6 +41,10 @@ def test_hourly_partition_materialises_through_dagster_on_postgres_storage(clean
         for key in instance.get_asset_keys()
     }
     assert {"raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores", "events"} <= stored
+    # One step, the hourly chain, materialised the hour of all eight hourly assets.
+    materialized = sorted((m.asset_key.to_user_string(), m.partition)
+                          for m in result.asset_materializations_for_node(HOURLY_OP))
+    assert materialized == sorted((stage.key.to_user_string(), key) for stage in STAGES)
     evaluations = result.get_asset_check_evaluations()
     assert evaluations and all(e.passed for e in evaluations), [e.check_name for e in evaluations if not e.passed]
     with db.connection(clean_db) as conn:
