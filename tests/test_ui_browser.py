@@ -86,6 +86,16 @@ def test_operator_launches_a_backfill_from_the_asset_graph(tmp_path, clean_db):
 
         status = dep.wait_for_backfill(backfill_id, timeout=1200)
         assert status in ("COMPLETED", "COMPLETED_SUCCESS"), f"{status}\n{dep.log_tail()}"
+        # The hourly assets' backfill policy is a single run: the three hours are one run of the chain.
+        from dagster import AssetKey, RunsFilter
+
+        instance = dep.instance()
+        runs = instance.get_runs(filters=RunsFilter(tags={"dagster/backfill": backfill_id}))
+        chain_runs = [r for r in runs if AssetKey("stories") in (r.asset_selection or set())]
+        assert len(chain_runs) == 1, [(r.run_id, r.asset_selection, r.tags) for r in runs]
+        assert (chain_runs[0].tags.get("dagster/asset_partition_range_start"),
+                chain_runs[0].tags.get("dagster/asset_partition_range_end")) == ("2026-11-02-05:00", "2026-11-02-07:00")
+        instance.dispose()
         page.goto(f"{dep.url}/runs/b/{backfill_id}")
         page.get_by_text("2026-11-02-05:00...2026-11-02-07:00").first.wait_for()
         page.get_by_text("Completed", exact=False).first.wait_for()
