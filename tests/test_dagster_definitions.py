@@ -125,23 +125,30 @@ def test_run_config_cannot_set_resource_endpoints_secrets_or_directories(resourc
             validate_run_config(job, {"resources": {resource: {"config": config}}})
 
 
-@pytest.mark.parametrize("op, config, message", [
+@pytest.mark.parametrize("asset_name, config, message", [
     ("raw_items", {"sources_file": "/etc/passwd"}, "unexpected config entry"),
     ("raw_items", {"fetch_mode": "../../x"}, "fetch_mode"),
     ("digest", {"langs": ["en", "../../../tmp/x"]}, "langs"),
     ("story_feeds", {"output_dir": "/tmp/x"}, "unexpected config entry"),
     ("story_feeds", {"force": {"env": "HOME"}}, "force"),
 ])
-def test_run_config_cannot_choose_paths(op, config, message):
-    job = defs.resolve_job_def(DAILY_JOB_NAME if op == "digest" else HOURLY_JOB_NAME)
+def test_run_config_cannot_choose_paths(asset_name, config, message):
+    from newsdedup_dagster.assets.hourly import hourly_run_config
+
+    if asset_name == "digest":
+        job, run_config = defs.resolve_job_def(DAILY_JOB_NAME), {"ops": {"digest": {"config": config}}}
+    else:
+        # An hourly asset's options are its section of the hourly op's config.
+        job, run_config = defs.resolve_job_def(HOURLY_JOB_NAME), hourly_run_config(**{asset_name: config})
     with pytest.raises(DagsterInvalidConfigError, match=message):
-        validate_run_config(job, {"ops": {op: {"config": config}}})
+        validate_run_config(job, run_config)
 
 
 def test_harmless_run_config_still_accepted():
+    from newsdedup_dagster.assets.hourly import hourly_run_config
+
     job = defs.resolve_job_def(HOURLY_JOB_NAME)
-    validate_run_config(job, {"ops": {"raw_items": {"config": {"fetch_mode": "replay"}},
-                                      "stories": {"config": {"later_partitions": "reset"}}}})
+    validate_run_config(job, hourly_run_config(raw_items={"fetch_mode": "replay"}, stories={"later_partitions": "reset"}))
     validate_run_config(defs.resolve_job_def(DAILY_JOB_NAME),
                         {"ops": {"digest": {"config": {"send": False, "langs": ["en", "fr"]}}}})
 
@@ -175,16 +182,17 @@ def key_length(llm: LLMResource) -> int:
 def test_clustering_busy_requests_a_retry_instead_of_failing(clean_db, monkeypatch):
     from clustering_fixtures import H0, QUAKE_DAY1, insert_items, key
 
-    from newsdedup_dagster.assets.embeddings import item_embeddings
-    from newsdedup_dagster.assets.stories import stories
+    from newsdedup_dagster.assets.hourly import HOURLY_OP, hourly_chain
     from newsdedup_dagster.clustering.store import CLUSTER_LOCK_KEY
+    from newsdedup_dagster.instance import QUIET_RUN_CONFIG
     from newsdedup_dagster.resources import EmbedderResource, PostgresResource
 
-    resources = {"postgres": PostgresResource(database_url=clean_db), "embedder": EmbedderResource()}
+    monkeypatch.setenv("NEWSDEDUP_FETCH_MODE", "replay")
+    resources = {"postgres": PostgresResource(database_url=clean_db), "embedder": EmbedderResource(),
+                 "llm": LLMResource()}
     with db.connection(clean_db) as conn:
         insert_items(conn, QUAKE_DAY1, H0)
         conn.commit()
-    assert materialize([item_embeddings], partition_key=key(H0), resources=resources).success
     monkeypatch.setenv("NEWSDEDUP_LOCK_TIMEOUT_S", "0.3")
     monkeypatch.setenv("NEWSDEDUP_CLUSTERING_BUSY_WAIT", "1")
     holder = db.connect(clean_db, autocommit=True)
@@ -202,10 +210,15 @@ def test_clustering_busy_requests_a_retry_instead_of_failing(clean_db, monkeypat
     release = threading.Thread(target=release_after_a_refused_attempt)
     release.start()
     try:
-        result = materialize([stories], partition_key=key(H0), resources=resources, raise_on_error=False)
+        # The hour's chain: raw_items, item_duplicates and item_embeddings, then stories waits on the lock.
+        result = materialize([hourly_chain], partition_key=key(H0), resources=resources, raise_on_error=False,
+                             run_config=QUIET_RUN_CONFIG)
     finally:
         release.join()
         holder.close()
-    types = [e.event_type for e in result.all_events if e.step_key == "stories"]
+    types = [e.event_type for e in result.all_events if e.step_key == HOURLY_OP]
     assert DagsterEventType.STEP_UP_FOR_RETRY in types and DagsterEventType.STEP_FAILURE not in types
     assert result.success and result.dagster_run.status == DagsterRunStatus.SUCCESS
+    # The retry continued with stories: each asset of the hour materialised once.
+    materialized = [m.asset_key.to_user_string() for m in result.asset_materializations_for_node(HOURLY_OP)]
+    assert sorted(materialized) == sorted(STAGE_GROUPS.keys() - {"digest", "prune"})
