@@ -24,10 +24,10 @@ though they read stories and scores, translations and events): Dagster 1.13's
 which also compares a lazily counted field that an asset reached from two parents leaves unset, and
 refuses the backfill at random ("Targeted subset must match"). One parent per asset avoids it.
 
-A ranged run reports each hour's materialisation of each asset as it lands, so a failure at hour k
-leaves hours before k materialised and hours from k failed (the UI shows both). A retry of the step
-in the same run, or a re-execution from failure, continues where it stopped: the (asset, hour) pairs
-materialised by the run (or by the runs it resumes) are not computed again. Asset checks run every
+A run reports each hour's materialisations when the hour's last stage is done, so a failure at hour k
+leaves hours before k materialised and hours from k failed, for every asset alike (the UI shows
+both). A retry of the step in the same run, or a re-execution from failure, continues where it
+stopped: the hours materialised by the run (or by the runs it resumes) are not computed again. Asset checks run every
 hour; a ranged run reports each check once, for the range (Dagster checks are per asset, not per
 partition), and stops at the first hour whose blocking check fails.
 """
@@ -193,6 +193,11 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
                   in_backfill=bool(context.run.tags.get("dagster/backfill")))
     checks = _RangeChecks()
     for hour in hours:
+        # An hour is reported when all its stages are done: a failure inside hour k leaves every
+        # asset's hours before k materialised and hour k of none, so a backfill's re-execution from
+        # failure asks for the same hours of every asset (Dagster requires that of a
+        # non-subsettable multi-asset), and a retry starts hour k again from its first stage.
+        landed: list[tuple[HourlyStage, dict, list[AssetCheckResult]]] = []
         for stage in selected:
             if (stage.key, hour) in done:
                 continue
@@ -206,19 +211,22 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
                 raise StageFailed(f"{stage.key.to_user_string()}[{hour}]: {type(exc).__name__}: {exc}") from exc
             metadata = {**result.metadata, "stage_seconds": MetadataValue.float(round(time.perf_counter() - started, 3))}
             check_results = [_for(stage.key, r) for r in (result.check_results or [])]
+            checks.add(stage.key, hour, check_results)
             failed = _blocking_failures(stage, check_results)
-            if ranged:
-                yield AssetMaterialization(asset_key=stage.key, partition=hour, metadata=metadata)
-                checks.add(stage.key, hour, check_results)
-            else:
-                yield MaterializeResult(asset_key=stage.key, metadata=metadata, check_results=check_results)
             if failed:
                 yield from checks.results()
                 raise Failure(
                     description=f"{stage.key.to_user_string()}[{hour}]: blocking check failed ({', '.join(failed)}); "
                                 "the assets after it and the later hours were not computed",
                     allow_retries=False)
-    yield from checks.results()
+            landed.append((stage, metadata, check_results))
+        for stage, metadata, check_results in landed:
+            if ranged:
+                yield AssetMaterialization(asset_key=stage.key, partition=hour, metadata=metadata)
+            else:
+                yield MaterializeResult(asset_key=stage.key, metadata=metadata, check_results=check_results)
+    if ranged:
+        yield from checks.results()
 
 
 def stage_named(name: str) -> HourlyStage:
