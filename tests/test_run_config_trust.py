@@ -455,7 +455,6 @@ def test_out_of_bounds_launches_fail_before_the_run_starts(clean_db, tmp_path):
     from dagster import DagsterEventType, DagsterRunStatus, RunsFilter
     from dagster_deployment import LAUNCH_BACKFILL, DagsterDeployment
 
-    from newsdedup_dagster.definitions import RUN_OPTIONS
     from newsdedup_dagster.instance import RUN_COORDINATOR
 
     # `it` is a narrative language (so in the run-config enum), not a pivot or translation language.
