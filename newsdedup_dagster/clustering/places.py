@@ -45,8 +45,11 @@ _MAX_WORDS = 3
 _NOT_PLACES = frozenset(fold(w) for w in """
 mobile reading surprise independence orange temple victoria concord providence lincoln jackson
 hamilton florence regina gary lafayette columbia salvador santiago union american national
-premier sale deal burlington arlington centre center china-town north south east west
-""".split())
+premier sale deal burlington arlington centre center metro north south east west
+julia elizabeth philip maria sunak король северный
+""".split()) | frozenset("""
+مالی میانه باري
+""".split())   # Persian "financial", "middle"; Arabic "Bari" stands in other words too
 # Han text: regions whose names hold a country's (Inner Mongolia holds Mongolia) resolve to the
 # country they are in before the shorter name is tried.
 _REGIONS = {"内蒙古": "CN", "內蒙古": "CN", "内モンゴル": "CN", "北海道": "JP"}
@@ -100,7 +103,7 @@ def gazetteer() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], i
             if "," in name or len(name.split()) > _MAX_WORDS:
                 return
             short = _MIN_CJK_CHARS if _CJK.search(name) else _MIN_CHARS
-            if len(name) >= short:
+            if len(name) >= short and name not in _NOT_PLACES:
                 uncased.setdefault(name, set()).add(country)
 
     from babel.localedata import load, locale_identifiers
@@ -125,7 +128,8 @@ def gazetteer() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], i
         for name in [city["name"], *(city.get("alternatenames") or [])]:
             add(name, country)
     for name, country in _SHORT_FORMS.items():
-        uncased.setdefault(name, set()).add(country)
+        (cased.setdefault(fold(name), set()) if name.upper() != name.lower()
+         else uncased.setdefault(name, set())).add(country)
     for name, country in _REGIONS.items():
         uncased[name] = {country}
     # stems for the inflecting languages: Москва -> москв (Москве, Москвы), Praha -> prah (Praze no)
@@ -142,8 +146,8 @@ def _stems(key: str, lang: str) -> list[str]:
     if lang == "de" and key.endswith("s") and len(key) > _MIN_CHARS:
         out.append(key[:-1])
     elif lang in _INFLECTING:
-        cut = [key[:-n] for n in (1, 2) if len(key) - n >= _MIN_CHARS]
-        out += cut + ["~" + key] + ["~" + c for c in cut]
+        cut = [key[:-n] for n in (1, 2) if len(key) - n > _MIN_CHARS]   # "sunak" is not "suna"
+        out += cut + ["~" + c for c in [key, *cut] if len(c) > _MIN_CHARS]
     return out
 
 
