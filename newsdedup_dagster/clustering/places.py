@@ -55,7 +55,8 @@ julia elizabeth philip maria sunak король северный
 _REGIONS = {"内蒙古": "CN", "內蒙古": "CN", "内モンゴル": "CN", "北海道": "JP"}
 # Short forms the press writes that CLDR does not list (CLDR has アメリカ合衆国, not 米国).
 _SHORT_FORMS = {"米国": "US", "アメリカ": "US", "英国": "GB", "美國": "US", "中国": "CN", "韓国": "KR",
-                "北朝鮮": "KP", "独": "DE", "仏": "FR"}
+                "北朝鮮": "KP", "USA": "US", "США": "US", "UK": "GB", "ФРГ": "DE", "КНР": "CN", "UAE": "AE",
+                "EEUU": "US"}
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
 # what follows a Han place name in Japanese and Chinese: city, prefecture, province, state, ward...
 _ADMIN_SUFFIXES = frozenset("市県都府州省区町村郡")
@@ -147,7 +148,8 @@ def _stems(key: str, lang: str) -> list[str]:
         out.append(key[:-1])
     elif lang in _INFLECTING:
         cut = [key[:-n] for n in (1, 2) if len(key) - n > _MIN_CHARS]   # "sunak" is not "suna"
-        out += cut + ["~" + c for c in [key, *cut] if len(c) > _MIN_CHARS]
+        # a stem only for one case ending: Москве -> москв(а), not Американцы -> американ(а)
+        out += cut + (["~" + key[:-1]] if len(key) - 1 > _MIN_CHARS else [])
     return out
 
 
@@ -171,7 +173,8 @@ def _token_places(text: str, lang: str, cased: dict[str, frozenset[str]],
         return _is_capitalised(word) and fold(word) not in _FUNCTION_WORDS
 
     def adjacent(a: int, b: int) -> bool:   # words a < b with only spaces between
-        return not text[words[a].end():words[b].start()].strip()
+        between = text[words[a].end():words[b].start()]
+        return bool(between) and not between.strip(" \t\u00a0")   # not across a line or a mark
 
     i = 0
     while i < len(words):
