@@ -140,3 +140,11 @@ def test_apart_is_symmetric_and_false_when_a_country_is_shared(a, b):
     assert places.apart(a, b) == places.apart(b, a)
     if a & b or not a or not b:
         assert not places.apart(a, b)
+
+
+def test_building_the_gazetteer_leaves_babels_locales_whole():
+    from babel.numbers import format_decimal
+    places.gazetteer.cache_clear()
+    places.gazetteer()
+    assert format_decimal(1234.5, locale="zh") == "1,234.5"   # the digest formats numbers after clustering
+    assert format_decimal(1234.5, locale="de") == "1.234,5"

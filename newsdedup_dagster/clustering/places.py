@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import json
+import pickle
 import re
 import unicodedata
 from importlib import resources
@@ -107,14 +108,19 @@ def gazetteer() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], i
             if len(name) >= short and name not in _NOT_PLACES:
                 uncased.setdefault(name, set()).add(country)
 
-    from babel.localedata import load, locale_identifiers
+    from babel.localedata import locale_identifiers
+    data = resources.files("babel").joinpath("locale-data")
     for ident in locale_identifiers():
         parts = ident.split("_")
         if len(parts) > 2 or (len(parts) == 2 and len(parts[1]) != 4):   # regional variants: same names
             continue
-        try:  # a base locale's own file holds its territory names (nothing to inherit but root's)
-            territories = load(ident, merge_inherited=False).get("territories", {})
-        except Exception:  # a locale Babel lists but cannot load: its names are left out
+        # A base locale's own file holds its territory names. Read directly, not through
+        # babel.localedata.load(merge_inherited=False), whose cache would then hand the site and
+        # digest an unmerged locale (no number symbols).
+        try:
+            with data.joinpath(f"{ident}.dat").open("rb") as fh:
+                territories = pickle.load(fh).get("territories", {})   # Babel's own bundled CLDR data
+        except Exception:  # a locale Babel lists but cannot read: its names are left out
             continue
         for code, name in territories.items():
             if len(code) == 2 and code.isalpha() and code not in ("EU", "EZ", "UN", "ZZ", "XA", "XB", "XK"):
