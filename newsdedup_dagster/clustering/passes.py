@@ -7,8 +7,8 @@
           raw directed KNN triples, components >= 2 with an item of H -> stories
   pass 3  H's items still alone -> the best story founded in pass 2 of H, if cosine to the centroid
           of all its members >= story_threshold (and the pass-1 time gates hold)
-  anchors a pass-2 edge, a pass-1 or pass-3 attachment is refused when the two sides' years or
-          same-language names conflict, and a pass-2 community whose names say "two events" is
+  anchors a pass-2 edge, a pass-1 or pass-3 attachment is refused when the two sides' years,
+          same-language names or cross-language places (places.py) conflict, and a pass-2 community whose names say "two events" is
           split again (anchors.py, guard.split_by_anchors); each refusal is recorded on the story
   after   centroid (avg of the 3 most recent members), first/latest published, representative, in SQL
   explain what admitted each member (pass, similarity, neighbour, threshold: story_items) and, for
