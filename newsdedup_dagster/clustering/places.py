@@ -12,9 +12,12 @@ capital to find. A gazetteer resolves those spellings to one key, the country:
 
 Matching: in scripts with letter case, capitalised words and runs of up to three words
 (case- and accent-folded, like anchors.fold; a German genitive "Deutschlands" and the case
-endings of Slavic and Baltic languages are tried without their last one or two letters); in
-scripts without (Han, kana, Hangul, Arabic, Hebrew, Thai, Indic), the longest gazetteer name at
-each position of the text. A name that several countries hold ("Paris", "Córdoba") stands for
+endings of Slavic, Baltic and Finnic languages are tried without their last one or two
+letters); whole words in Arabic, Hebrew, Indic and Hangul text (a Korean particle tried off); in
+Han and kana text, which has no spaces, the longest name that stands apart from its neighbours
+(旭川で, 東京都), not a piece of a longer word (北海 in 北海道). A capitalised match next to another
+capitalised word is part of a longer name and does not count ("Rishi Sunak", "Paris Saint-Germain").
+Two sides conflict (anchors.conflict) only when their countries are neither shared nor neighbours. A name that several countries hold ("Paris", "Córdoba") stands for
 all of them. German capitalises every noun, so a German capitalised word counts only when the
 gazetteer knows it, like any other language's here.
 
@@ -40,9 +43,9 @@ MIN_CITY_POPULATION = 100_000
 _MIN_CJK_CHARS = 2
 _MIN_CHARS = 4
 _MAX_WORDS = 3
-# Names GeoNames and CLDR give to places that are ordinary words of some language in headlines
-# (English "Mobile", "Reading", "Surprise"; Spanish "Mañana"...), and substrings of the names of
-# regions the gazetteer does not hold (内蒙古 Inner Mongolia holds 蒙古 Mongolia). Sample day + ITN dev.
+# Names GeoNames and CLDR give to places that headlines use as ordinary words or given names
+# (English "Mobile", "Reading", "Surprise", "Julia"; Russian "король" king). Sample day + ITN dev:
+# docs/CALIBRATION.md#places-across-languages
 _NOT_PLACES = frozenset(fold(w) for w in """
 mobile reading surprise independence orange temple victoria concord providence lincoln jackson
 hamilton florence regina gary lafayette columbia salvador santiago union american national
@@ -77,10 +80,6 @@ _ELISION = re.compile(r"^(?:[lLdD]|[dD]ell|[aA]ll|[dD]all)['’]")
 
 def _cased(word: str) -> bool:
     return word.upper() != word.lower()
-
-
-def _no_case_script(ch: str) -> bool:
-    return ch.isalpha() and ch.upper() == ch.lower()
 
 
 @functools.lru_cache(maxsize=1)
