@@ -169,3 +169,67 @@ def test_pass1_refuses_a_later_item_of_the_other_event(conn):
     assert refused and refused[0].pass_no == 1 and refused[0].other is None
     assert refused[0].kinds == ["years"] and refused[0].item_anchors["years"] == ["2008"]
     assert "2013" in refused[0].other_anchors["years"]
+
+
+# The sample day's first snows: Denver (two English reports), Asahikawa (Japanese), Zugspitze
+# (German). Their vectors are one point; only the places tell them apart, across languages.
+SNOW = [
+    ("denver-a", "en", "First snow of the season blankets Denver, snarling evening commute",
+     "Up to 6 inches fell across the metro area, and Denver International Airport reported de-icing delays."),
+    ("denver-b", "en", "Denver wakes up to first snow of the season",
+     "Crews in Denver treated roads overnight as the first storm of the season arrived."),
+    ("asahikawa", "ja", "北海道 旭川で初雪 平年より遅く",
+     "北海道の旭川市で2日夜、初雪が観測されました。平年より11日遅い観測です。"),
+    ("zugspitze", "de", "Zugspitze: Erster Schnee lockt Skifahrer – Saisonstart verschoben",
+     "Auf Deutschlands höchstem Berg liegen 40 Zentimeter Schnee, für den Liftbetrieb reicht das noch nicht."),
+]
+
+
+def store_snow(conn):
+    info = store(conn)
+    conn.execute("DELETE FROM item_embeddings")
+    conn.execute("DELETE FROM items")
+    for n, (item_id, lang, title, summary) in enumerate(SNOW):
+        conn.execute(
+            "INSERT INTO items (id, canonical_url, url, title, summary, lang, published_at, partition_hour, source_id)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s::timestamptz + %s * interval '5 minutes', %s, 'wire')",
+            (item_id, f"http://x/{item_id}", f"http://x/{item_id}", title, summary, lang, H0, n, H0))
+    v = np.zeros(DIMS)
+    v[2] = 1.0
+    v = (v / np.linalg.norm(v)).astype(np.float32)
+    for item_id, *_ in SNOW:
+        conn.execute(
+            "INSERT INTO item_embeddings (item_id, model, text_hash, embedding, raw_embedding, partition_hour, published_at)"
+            " SELECT id, %s, id, %s::vector, %s::vector, partition_hour, published_at FROM items WHERE id = %s",
+            (info.model, vector_literal(v), vector_literal(v), item_id))
+    conn.commit()
+    return info
+
+
+def test_first_snows_in_three_countries_stay_apart_across_languages_and_explain_shows_the_places(conn, capsys):
+    info = store_snow(conn)
+    cluster_partition(conn, info, H0, settings_for(info.model, {"anchor_places": "false"}))
+    stories = memberships(conn)
+    assert len(set(stories.values())) == 1 and len(stories) == 4   # without places: one story of snow
+
+    result = cluster_partition(conn, info, H0, settings_for(info.model, {}))
+    stories = memberships(conn)
+    assert stories["denver-a"] == stories["denver-b"]
+    assert "asahikawa" not in stories and "zugspitze" not in stories
+    assert result.anchor_vetoes >= 3      # en-ja twice, en-de twice, ja-de: every cross-language pair
+    sid = stories["denver-a"]
+    rows = json.loads(dict(vetoes(conn))[sid])
+    refused = {r[0] if r[1] in ("denver-a", "denver-b") else r[1]: r for r in rows}
+    assert {"asahikawa", "zugspitze"} <= set(refused)
+    assert all(r[4] == ["places"] for r in refused.values())
+
+    story = explain.load(conn, sid)
+    by_other = {(v.other if v.item_id.startswith("denver") else v.item_id): v for v in story.vetoes}
+    assert by_other["asahikawa"].kinds == ["places"]
+    mine, theirs = (by_other["asahikawa"].item_anchors["places"], by_other["asahikawa"].other_anchors["places"])
+    assert {"denver US"} <= set(mine) | set(theirs) and any("旭川" in p for p in mine + theirs)
+    assert main(["explain", sid[:12]]) == 0
+    out = capsys.readouterr().out
+    assert "refused by the anchor check" in out and "places" in out
+    assert "denver US" in out and "旭川 JP" in out and "deutschlands DE" in out
+    assert "places" in explain.render_markdown(story)

@@ -12,14 +12,20 @@ an item's headline and lead, in a form that survives translation into another la
           Luxembourgish, whose nouns are all capitalised), plus all-capital acronyms of 2-5
           letters; compared case- and accent-folded (NFKD without combining marks), so
           "São Paulo" and "Sao Paulo" agree. Chinese and Japanese names have no capital to find
-          and are left out: their items carry years only.
+          and are left out here (see places).
+  places  the countries of the places the headline and lead name, resolved through a gazetteer
+          of country and city names in every script (places.py): "Denver" and "デンバー" are
+          US, "旭川" is JP, "Deutschlands" is DE. Only used across languages.
 
 Two items *conflict* when both carry anchors of a kind and share none of them:
   years   both name at least one year and no year is shared (the ECB+ topics' second events
           happened in other years than the first);
   names   both carry at least `min_names` names, share none, and are written in the same
           language (across languages the same place is spelled differently: Moskau, Moscow,
-          Moscou; so names only ever veto within one language).
+          Moscou; so names only ever veto within one language);
+  places  the two are written in different languages, both name a place the gazetteer knows,
+          and no country is shared or borders one of the other side's (a name several countries hold stands for all of them, so a
+          wrong reading of an ambiguous name can only keep a pair, not split it).
 A pair that shares a name or a year does not conflict on that kind. Method: the idea of
 Cybulska & Vossen (LREC 2014, ECB+) that event coreference rests on the time, place and
 participants of an event, applied as a cheap veto on top of vector similarity.
@@ -63,9 +69,16 @@ class Anchors:
     lang: str
     years: frozenset[str] = frozenset()
     names: frozenset[str] = frozenset()
+    places: frozenset[str] = frozenset()          # country codes
+    place_names: frozenset[str] = frozenset()     # what was read, "denver US", for explanations
 
     def as_dict(self) -> dict:
-        return {"years": sorted(self.years), "names": sorted(self.names)}
+        return {"years": sorted(self.years), "names": sorted(self.names), "places": self.shown("places")}
+
+    def shown(self, kind: str) -> list[str]:
+        if kind == "places":
+            return sorted(self.place_names) or sorted(self.places)
+        return sorted(getattr(self, kind))
 
 
 @dataclass(frozen=True)
@@ -129,7 +142,8 @@ def names_in(text: str) -> set[str]:
     return out
 
 
-def extract(title: str | None, summary: str | None, lang: str | None, lead_chars: int = 200) -> Anchors:
+def extract(title: str | None, summary: str | None, lang: str | None, lead_chars: int = 200,
+            places: bool = True) -> Anchors:
     """The anchors of one item: its headline and the lead the embedder sees (embeddings/text.py)."""
     head = normalise_space(title)
     # the lead is at most lead_chars of the summary's start: cleaning a whole article costs ~7 ms
@@ -141,7 +155,11 @@ def extract(title: str | None, summary: str | None, lang: str | None, lead_chars
         if not _title_case(head):
             names |= names_in(head)
         names |= names_in(lead)
-    return Anchors(code, frozenset(years), frozenset(names))
+    from . import places as gazetteer  # places.py reads fold() from this module
+    found = gazetteer.places_in(head + "\n" + lead, code) if places else {}
+    return Anchors(code, frozenset(years), frozenset(names),
+                   frozenset().union(*found.values()),
+                   frozenset(f"{name} {'/'.join(sorted(cc))}" for name, cc in found.items()))
 
 
 @dataclass(frozen=True)
@@ -149,6 +167,7 @@ class AnchorRules:
     """When two items' anchors veto a merge (clustering settings anchor_years, anchor_min_names)."""
     years: bool = True
     min_names: int = 2     # 0 = names never veto
+    places: bool = True    # places veto across languages
 
 
 def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conflict | None:
@@ -160,21 +179,27 @@ def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conf
             and len(a.names) >= rules.min_names and len(b.names) >= rules.min_names
             and not (a.names & b.names)):
         kinds.append("names")
+    if rules.places and not (a.lang and a.lang == b.lang) and a.places and b.places:
+        from . import places as gazetteer
+        if gazetteer.apart(a.places, b.places):
+            kinds.append("places")
     if not kinds:
         return None
-    return Conflict(tuple(kinds), {k: sorted(getattr(a, k)) for k in kinds},
-                    {k: sorted(getattr(b, k)) for k in kinds})
+    return Conflict(tuple(kinds), {k: a.shown(k) for k in kinds}, {k: b.shown(k) for k in kinds})
 
 
 def story_anchors(item: Anchors, members: Iterable[Anchors]) -> Anchors:
     """The anchors a story holds against `item`: every member's years, and the names of the
     members written in the item's language (the union: a story conflicts only with what none of
-    its members says)."""
+    its members says). A story with members in the item's language is compared in it (names);
+    one without, across languages (places, every member's)."""
     members = list(members)
     same = [m for m in members if m.lang and m.lang == item.lang]
     return Anchors(item.lang if same else "",
                    frozenset().union(*(m.years for m in members)),
-                   frozenset().union(*(m.names for m in same)))
+                   frozenset().union(*(m.names for m in same)),
+                   frozenset().union(*(m.places for m in members)),
+                   frozenset().union(*(m.place_names for m in members)))
 
 
 def name_weights(anchors: Iterable[Anchors]) -> dict[str, float]:

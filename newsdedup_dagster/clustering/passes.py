@@ -7,8 +7,8 @@
           raw directed KNN triples, components >= 2 with an item of H -> stories
   pass 3  H's items still alone -> the best story founded in pass 2 of H, if cosine to the centroid
           of all its members >= story_threshold (and the pass-1 time gates hold)
-  anchors a pass-2 edge, a pass-1 or pass-3 attachment is refused when the two sides' years or
-          same-language names conflict, and a pass-2 community whose names say "two events" is
+  anchors a pass-2 edge, a pass-1 or pass-3 attachment is refused when the two sides' years,
+          same-language names or cross-language places (places.py) conflict, and a pass-2 community whose names say "two events" is
           split again (anchors.py, guard.split_by_anchors); each refusal is recorded on the story
   after   centroid (avg of the 3 most recent members), first/latest published, representative, in SQL
   explain what admitted each member (pass, similarity, neighbour, threshold: story_items) and, for
@@ -282,16 +282,17 @@ def _top_names(members: list[str], found: dict[str, anchor_check.Anchors], n: in
 
 def anchor_rules(settings: ClusterSettings) -> anchor_check.AnchorRules | None:
     """The anchor check's rules, or None when both kinds are off."""
-    if not settings.anchor_years and settings.anchor_min_names <= 0:
+    if not settings.anchor_years and settings.anchor_min_names <= 0 and not settings.anchor_places:
         return None
-    return anchor_check.AnchorRules(years=settings.anchor_years, min_names=settings.anchor_min_names)
+    return anchor_check.AnchorRules(years=settings.anchor_years, min_names=settings.anchor_min_names,
+                                    places=settings.anchor_places)
 
 
-def _anchors_for(conn, hour: _Hour, ids) -> dict[str, anchor_check.Anchors]:
+def _anchors_for(conn, settings: ClusterSettings, hour: _Hour, ids) -> dict[str, anchor_check.Anchors]:
     """Anchors of these items (read from their headline and summary once per run)."""
     missing = sorted(set(ids) - set(hour.anchors))
     for item, (title, summary, lang) in store.item_texts(conn, missing).items():
-        hour.anchors[item] = anchor_check.extract(title, summary, lang, LEAD_CHARS)
+        hour.anchors[item] = anchor_check.extract(title, summary, lang, LEAD_CHARS, settings.anchor_places)
     return hour.anchors
 
 
@@ -301,7 +302,7 @@ def _anchor_check_edges(conn, settings: ClusterSettings, hour: _Hour, raw: list[
     rules = anchor_rules(settings)
     if (rules is None and not settings.anchor_split) or not raw:
         return raw
-    found = _anchors_for(conn, hour, {n for a, b, _ in raw for n in (a, b)})
+    found = _anchors_for(conn, settings, hour, {n for a, b, _ in raw for n in (a, b)})
     if rules is None:
         return raw
     kept, vetoed = [], {}
@@ -335,9 +336,9 @@ def _anchor_check_attachments(conn, settings: ClusterSettings, hour: _Hour, matc
         for by_item in texts.values():
             for item, (title, summary, lang) in by_item.items():
                 if item not in hour.anchors:
-                    hour.anchors[item] = anchor_check.extract(title, summary, lang, LEAD_CHARS)
+                    hour.anchors[item] = anchor_check.extract(title, summary, lang, LEAD_CHARS, settings.anchor_places)
         members = {story: sorted(by_item) for story, by_item in texts.items()}
-    found = _anchors_for(conn, hour, {m[0] for m in matches} | {i for ids in members.values() for i in ids})
+    found = _anchors_for(conn, settings, hour, {m[0] for m in matches} | {i for ids in members.values() for i in ids})
     kept = []
     for match in matches:
         item, story, sim = match[0], match[1], match[2]

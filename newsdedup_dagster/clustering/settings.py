@@ -63,6 +63,10 @@ class ClusterSettings:
     anchor_years: bool = True
     # ... or when both sides, in one language, carry at least this many names and share none; 0 = off
     anchor_min_names: int = 2
+    # ... or when the two are in different languages, both name places (clustering/places.py: a
+    # gazetteer of countries and cities in every script) and no country is shared or borders one;
+    # sample day + ITN dev: docs/CALIBRATION.md#places-across-languages
+    anchor_places: bool = True
     # pass 2: a community of >= 6 items is split again on its own edges weighted by name agreement
     # (Louvain at this resolution) when names agree more inside the parts than across them by at
     # least anchor_split_margin (mean IDF-weighted name cosine); clustering/guard.py split_by_anchors
@@ -206,6 +210,7 @@ BOUNDS: dict[str, Bound] = {
     "guard_resolution": Bound(float, 0.001, 1000.0),
     "anchor_years": Bound(bool),
     "anchor_min_names": Bound(int, 0, 1000),   # 0 = names never veto
+    "anchor_places": Bound(bool),
     "anchor_split": Bound(bool),
     "anchor_split_resolution": Bound(float, 0.001, 1000.0),
     "anchor_split_margin": Bound(float, 0.0, 1.0),   # a difference of mean cosines of non-negative weights
