@@ -32,6 +32,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from fingerprints import table_rows
 from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import HOURLY_OP
 from newsdedup_dagster.commands.platform import SAMPLE_DAY
@@ -59,7 +60,6 @@ RETRY_POINTS = {"raw_items": "raw_items.after_upsert",
                 "story_translations": "story_translations.after_first_batch"}
 
 # Columns that say when a row was written, not what it holds.
-WRITE_TIME_COLUMNS = {"narrative_generated_at", "sent_at"}
 
 
 # ------------------------------------------------------------------ the dedicated server
@@ -179,36 +179,6 @@ def fingerprint(url: str) -> dict[str, str]:
     sorted order, without serial ids (and columns referring to them) and write timestamps."""
     return {table: f"{len(rows)}:" + hashlib.sha256("\n".join(rows).encode()).hexdigest()[:16]
             for table, rows in table_rows(url).items()}
-
-
-def table_rows(url: str) -> dict[str, list[str]]:
-    out = {}
-    with psycopg.connect(url) as conn:
-        serial = {(t, c) for t, c in conn.execute(
-            "SELECT table_name, column_name FROM information_schema.columns"
-            " WHERE table_schema = 'public' AND column_default LIKE 'nextval%%'")}
-        referring = {(t, c) for t, c, rt, rc in conn.execute(
-            "SELECT k.conrelid::regclass::text, a.attname, k.confrelid::regclass::text, ra.attname"
-            "  FROM pg_constraint k"
-            "  JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = k.conkey[1]"
-            "  JOIN pg_attribute ra ON ra.attrelid = k.confrelid AND ra.attnum = k.confkey[1]"
-            " WHERE k.contype = 'f'") if (rt, rc) in serial}
-        columns: dict[str, list[str]] = {}
-        for table, column, default in conn.execute(
-                "SELECT c.table_name, c.column_name, c.column_default FROM information_schema.columns c"
-                "  JOIN information_schema.tables t USING (table_schema, table_name)"
-                " WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'"
-                " ORDER BY c.table_name, c.ordinal_position"):
-            written_at = default is not None and ("now()" in default or "clock_timestamp" in default)
-            if (table, column) in serial or (table, column) in referring or written_at or column in WRITE_TIME_COLUMNS:
-                continue
-            columns.setdefault(table, []).append(column)
-        for table, cols in columns.items():
-            if table in ("llm_calls", "schema_migrations"):
-                continue  # the call log is compared by paid_twice(); migrations are the same files
-            select = ", ".join(f'"{c}"::text' for c in cols)
-            out[table] = sorted(repr(r) for r in conn.execute(f'SELECT {select} FROM "{table}"'))
-    return out
 
 
 def paid_twice(url: str) -> list[tuple]:

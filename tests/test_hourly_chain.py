@@ -15,6 +15,7 @@ import psycopg
 import pytest
 from dagster import AssetKey, DagsterInstance
 
+from fingerprints import WRITE_TIME_COLUMNS, table_rows
 from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import HOURLY_OP, STAGES, hourly_run_config
 from newsdedup_dagster.instance import QUIET_RUN_CONFIG
@@ -27,7 +28,7 @@ RANGE_TAGS = {"dagster/asset_partition_range_start": HOURS[0], "dagster/asset_pa
 
 # Columns that say when a row was written (or where the run's files went: each run publishes
 # into a directory of its own), not what it holds.
-WRITE_TIME_COLUMNS = {"narrative_generated_at", "sent_at", "written_at", "output_dir"}
+IGNORED_COLUMNS = WRITE_TIME_COLUMNS | {"written_at", "output_dir"}
 
 
 def _database(admin_url: str, name: str) -> str:
@@ -46,38 +47,6 @@ def _drop(admin_url: str, url: str, name: str) -> None:
         pool.close()
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def table_rows(url: str) -> dict[str, list[str]]:
-    """{table: its rows as text, sorted}, every base table, without serial ids (and the columns
-    referring to them) and write times (tests/test_crash_suite.py's fingerprint)."""
-    out = {}
-    with psycopg.connect(url) as conn:
-        serial = {(t, c) for t, c in conn.execute(
-            "SELECT table_name, column_name FROM information_schema.columns"
-            " WHERE table_schema = 'public' AND column_default LIKE 'nextval%%'")}
-        referring = {(t, c) for t, c, rt, rc in conn.execute(
-            "SELECT k.conrelid::regclass::text, a.attname, k.confrelid::regclass::text, ra.attname"
-            "  FROM pg_constraint k"
-            "  JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = k.conkey[1]"
-            "  JOIN pg_attribute ra ON ra.attrelid = k.confrelid AND ra.attnum = k.confkey[1]"
-            " WHERE k.contype = 'f'") if (rt, rc) in serial}
-        columns: dict[str, list[str]] = {}
-        for table, column, default in conn.execute(
-                "SELECT c.table_name, c.column_name, c.column_default FROM information_schema.columns c"
-                "  JOIN information_schema.tables t USING (table_schema, table_name)"
-                " WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'"
-                " ORDER BY c.table_name, c.ordinal_position"):
-            written_at = default is not None and ("now()" in default or "clock_timestamp" in default)
-            if (table, column) in serial or (table, column) in referring or written_at or column in WRITE_TIME_COLUMNS:
-                continue
-            columns.setdefault(table, []).append(column)
-        for table, cols in columns.items():
-            if table in ("llm_calls", "schema_migrations"):
-                continue  # the call log holds durations; migrations are the same files
-            select = ", ".join(f'"{c}"::text' for c in cols)
-            out[table] = sorted(repr(r) for r in conn.execute(f'SELECT {select} FROM "{table}"'))
-    return out
 
 
 def differences(got: dict[str, list[str]], want: dict[str, list[str]]) -> dict[str, dict]:
@@ -130,7 +99,7 @@ def test_a_ranged_run_leaves_the_rows_of_the_hourly_runs(clean_db, tmp_path, mon
                 assert evaluations and all(e.passed for e in evaluations), \
                     (hour, [e.check_name for e in evaluations if not e.passed])
                 hourly += done
-        want = table_rows(urls["hourly"])
+        want = table_rows(urls["hourly"], IGNORED_COLUMNS)
         assert len(want["stories"]) >= 5 and want["story_scores"] and want["events"], \
             {table: len(rows) for table, rows in want.items()}
 
@@ -159,7 +128,7 @@ def test_a_ranged_run_leaves_the_rows_of_the_hourly_runs(clean_db, tmp_path, mon
                 assert metadata["hours_checked"].value == f"{HOURS[0]} .. {HOURS[-1]} ({len(HOURS)})", evaluation
                 assert metadata["hours_failed"].value == "none"
 
-        got = table_rows(urls["ranged"])
+        got = table_rows(urls["ranged"], IGNORED_COLUMNS)
         assert got == want, differences(got, want)
         # Everything went through the runs' postgres resource: the default database stayed empty.
         with db.connection(database_url) as conn:
