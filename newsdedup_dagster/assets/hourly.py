@@ -7,7 +7,7 @@ Each asset stays an asset of its own (its page, partitions, checks, metadata per
 share is the op, which always computes all of them (Dagster's non-subsettable multi-asset: the
 backfill daemon then keeps them in one run). A run of one hour (the hourly schedule, "Materialize"
 on one partition) computes that hour of each asset, in graph order. A run of a partition range (a backfill: the
-backfill policy is a single run) computes hour H of every selected asset before hour H+1 of any, so
+backfill policy is a single run) computes hour H of every asset before hour H+1 of any, so
 each hour sees exactly what the earlier hours left, as the hourly runs did; one run, one process,
 one set of loaded models for the whole range.
 
@@ -100,22 +100,22 @@ class StageFailed(Exception):
 RESUME_RETRY_TAG = "dagster/is_resume_retry"
 
 
-def _materialized_by(context: AssetExecutionContext) -> set[tuple[AssetKey, str]]:
-    """(asset, hour) pairs this run already materialised (an earlier attempt of the step) and, for a
-    re-execution from failure, those of the runs it resumes."""
+def _hours_landed(context: AssetExecutionContext) -> set[str]:
+    """The hours this run already materialised (an earlier attempt of the step) and, for a
+    re-execution from failure, those of the runs it resumes (an hour lands whole)."""
     instance, run = context.instance, context.run
     run_ids = [run.run_id]
     current = run
     while current is not None and current.tags.get(RESUME_RETRY_TAG) == "true" and current.parent_run_id:
         run_ids.append(current.parent_run_id)
         current = instance.get_run_by_id(current.parent_run_id)
-    done: set[tuple[AssetKey, str]] = set()
+    landed: set[tuple[AssetKey, str]] = set()
     for run_id in run_ids:
         for record in instance.all_logs(run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION):
             materialization = record.asset_materialization
             if materialization is not None and materialization.partition:
-                done.add((materialization.asset_key, materialization.partition))
-    return done
+                landed.add((materialization.asset_key, materialization.partition))
+    return {hour for _key, hour in landed if all((stage.key, hour) in landed for stage in STAGES)}
 
 
 def _for(key: AssetKey, result: AssetCheckResult) -> AssetCheckResult:
@@ -184,23 +184,22 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
     else:
         hours = [context.partition_key]
     ranged = len(hours) > 1
-    selected = STAGES
-    done = _materialized_by(context)
+    done = _hours_landed(context)
     if done:
-        context.log.info("continuing: %d (asset, hour) pairs already materialised by this run or the one it "
+        context.log.info("continuing: %d hours already materialised by this run or the ones it "
                          "resumes", len(done))
     run = HourRun(log=context.log, postgres=postgres, embedder=embedder, llm=llm, options=options,
                   in_backfill=bool(context.run.tags.get("dagster/backfill")))
     checks = _RangeChecks()
     for hour in hours:
+        if hour in done:
+            continue
         # An hour is reported when all its stages are done: a failure inside hour k leaves every
         # asset's hours before k materialised and hour k of none, so a backfill's re-execution from
         # failure asks for the same hours of every asset (Dagster requires that of a
         # non-subsettable multi-asset), and a retry starts hour k again from its first stage.
         landed: list[tuple[HourlyStage, dict, list[AssetCheckResult]]] = []
-        for stage in selected:
-            if (stage.key, hour) in done:
-                continue
+        for stage in STAGES:
             started = time.perf_counter()
             try:
                 result = stage.materialize_hour(run, hour)
@@ -255,9 +254,3 @@ ASSETS = [hourly_chain]
 def hourly_run_config(**sections: dict) -> dict:
     """Run config for the hourly assets, by asset: `hourly_run_config(stories={"later_partitions": "reset"})`."""
     return {"ops": {HOURLY_OP: {"config": sections}}}
-
-
-def materializations_of(result, name: str) -> list[AssetMaterialization]:
-    """The materialisations of one hourly asset in an in-process run's result, in order."""
-    key = AssetKey(name)
-    return [m for m in result.asset_materializations_for_node(HOURLY_OP) if m.asset_key == key]
