@@ -333,10 +333,10 @@ def _make_socket_private(server) -> None:
 
 def _ensure_database(admin_url: str, dbname: str) -> None:
     with psycopg.connect(admin_url, autocommit=True, connect_timeout=10) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
+        exists = conn.execute(load_sql("db_database_exists"), (dbname,)).fetchone()
         if not exists:
             try:
-                conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(dbname)))
+                conn.execute(pgsql.SQL(load_sql("db_create_database")).format(pgsql.Identifier(dbname)))
             except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
                 pass  # another process created it first
 
@@ -386,7 +386,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _database_exists(conn: psycopg.Connection, dbname: str) -> bool:
-    return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone() is not None
+    return conn.execute(load_sql("db_database_exists"), (dbname,)).fetchone() is not None
 
 
 def _server_and_role(url: str) -> tuple:
@@ -416,7 +416,7 @@ def ensure_dagster_database(dagster_url: str, app_url: str | None = None, *,
         )
     # Same server and role as the application: ask there whether the database exists.
     with connect(app_url, autocommit=True) as conn:
-        role = conn.execute("SELECT current_user").fetchone()[0]
+        role = conn.execute(load_sql("db_current_role")).fetchone()[0]
         database = sql_identifier(dbname)
         grantee = sql_identifier(role)
         if _database_exists(conn, dbname):
@@ -426,7 +426,7 @@ def ensure_dagster_database(dagster_url: str, app_url: str | None = None, *,
                 f"GRANT CONNECT, CREATE ON DATABASE {database} TO {grantee}; or {alternative}"
             )
         try:
-            conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(dbname)))
+            conn.execute(pgsql.SQL(load_sql("db_create_database")).format(pgsql.Identifier(dbname)))
         except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
             pass  # another process created it first
         except psycopg.errors.InsufficientPrivilege:
@@ -461,10 +461,10 @@ def _register_vector(conn: psycopg.Connection) -> None:
 
 def check_pgvector(conn: psycopg.Connection) -> str:
     """Installed pgvector version, or DatabaseError if missing or older than 0.8."""
-    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    row = conn.execute(load_sql("db_pgvector_installed")).fetchone()
     if row is None:
         available = conn.execute(
-            "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
+            load_sql("db_pgvector_available")
         ).fetchone()
         if available is None:
             raise DatabaseError(
@@ -489,7 +489,7 @@ def require_pgvector_version(version: str) -> None:
 
 def _session_identity(conn: psycopg.Connection) -> tuple[str, str]:
     """(role, database) of the connection, for messages."""
-    return conn.execute("SELECT current_user, current_database()").fetchone()
+    return conn.execute(load_sql("db_session_identity")).fetchone()
 
 
 def ensure_pgvector(conn: psycopg.Connection) -> str:
@@ -500,12 +500,12 @@ def ensure_pgvector(conn: psycopg.Connection) -> str:
     if installed:
         return installed
     available = conn.execute(
-        "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
+        load_sql("db_pgvector_available")
     ).fetchone()[0]
     require_pgvector_version(available)
     role, dbname = _session_identity(conn)
     try:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute(load_sql("db_pgvector_create"))
     except psycopg.errors.InsufficientPrivilege:
         conn.rollback()
         raise DatabaseError(
@@ -519,7 +519,7 @@ def ensure_pgvector(conn: psycopg.Connection) -> str:
 def _require_create_privilege(conn: psycopg.Connection) -> None:
     """Migrations create tables in the role's current schema: say so before the first one fails."""
     schema, allowed = conn.execute(
-        "SELECT current_schema(), has_schema_privilege(current_schema(), 'CREATE')"
+        load_sql("db_schema_create_privilege")
     ).fetchone()
     role, dbname = _session_identity(conn)
     if schema is None:
@@ -544,7 +544,7 @@ def _privilege_error(conn: psycopg.Connection, what: str, exc: psycopg.Error) ->
         conn.rollback()
     role, dbname = _session_identity(conn)
     owner = conn.execute(
-        "SELECT tableowner FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'schema_migrations'"
+        load_sql("db_migrations_owner")
     ).fetchone()
     owned = (
         f"; newsdedup's tables belong to role \"{owner[0]}\": run `newsdedup migrate` as that role, "
@@ -653,7 +653,7 @@ def _verify_applied(conn: psycopg.Connection, version: int, path: Path, body: st
             log.info("migration %s (%s): re-recording a checksum of the earlier form; the file was "
                      "edited since it was applied here", version, path.name)
         with contextlib.suppress(psycopg.errors.InsufficientPrivilege):  # a read-only role keeps the old form
-            conn.execute("UPDATE schema_migrations SET checksum = %s WHERE version = %s", (current, version))
+            conn.execute(load_sql("db_migration_checksum_update"), (current, version))
         return
     log.warning("migration %s (%s) changed after it was applied here; "
                 "put schema changes in a new migration file", version, path.name)
@@ -666,13 +666,13 @@ def migrate(url: str | None = None, migrations_dir: Path | None = None) -> list[
     applied_now: list[int] = []
     with connect(url, autocommit=True) as conn:
         check_pgvector(conn)
-        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
+        conn.execute(load_sql("db_migration_lock"), (MIGRATION_LOCK_KEY,))
         try:
             ensure_pgvector(conn)
             files = migration_files(migrations_dir)
-            has_table = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
+            has_table = conn.execute(load_sql("db_migrations_table_exists")).fetchone()[0]
             try:
-                done = (dict(conn.execute("SELECT version, checksum FROM schema_migrations").fetchall())
+                done = (dict(conn.execute(load_sql("db_migrations_applied")).fetchall())
                         if has_table else {})
             except psycopg.errors.InsufficientPrivilege as exc:
                 raise _privilege_error(conn, "reading schema_migrations", exc) from None
@@ -680,9 +680,7 @@ def migrate(url: str | None = None, migrations_dir: Path | None = None) -> list[
                 _require_create_privilege(conn)
             if not has_table:  # (IF NOT EXISTS alone would still need CREATE on the schema)
                 conn.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                    " version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
-                    " applied_at timestamptz NOT NULL DEFAULT now())"
+                    load_sql("db_migrations_table_create")
                 )
             for version, name, path in files:
                 body = path.read_text(encoding="utf-8")
@@ -693,7 +691,7 @@ def migrate(url: str | None = None, migrations_dir: Path | None = None) -> list[
                     with conn.transaction():
                         conn.execute(body)
                         conn.execute(
-                            "INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
+                            load_sql("db_migration_record"),
                             (version, name, migration_checksum(body)),
                         )
                 except psycopg.errors.InsufficientPrivilege as exc:
@@ -702,7 +700,7 @@ def migrate(url: str | None = None, migrations_dir: Path | None = None) -> list[
             check_pgvector(conn)
         finally:
             with contextlib.suppress(psycopg.Error):
-                conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+                conn.execute(load_sql("db_migration_unlock"), (MIGRATION_LOCK_KEY,))
     return applied_now
 
 

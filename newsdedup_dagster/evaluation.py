@@ -161,26 +161,25 @@ def temporary_database(base_url: str | None = None) -> Iterator[str]:
     base_url = base_url or db.app_database_url()
     name = f"newsdedup_eval_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     with db.connect(base_url, autocommit=True) as admin:
-        admin.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))
+        admin.execute(pgsql.SQL(db.load_sql("db_create_database")).format(pgsql.Identifier(name)))
     url = db.with_database(base_url, name)
     try:
         db.migrate(url)
         yield url
     finally:
         with contextlib.suppress(Exception), db.connect(base_url, autocommit=True) as admin:
-            admin.execute(pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(name)))
+            admin.execute(pgsql.SQL(db.load_sql("eval_database_drop")).format(pgsql.Identifier(name)))
 
 
 def load_into(conn: psycopg.Connection, rows: list[Row]) -> None:
     """Sources and items (COPY), as the ingest stage would have written them."""
     sources = sorted({r.source or EVAL_SOURCE for r in rows})
     with conn.transaction():
-        with conn.cursor().copy("COPY sources (id, name, feed_url, language) FROM STDIN") as copy:
+        with conn.cursor().copy(db.load_sql("eval_sources_copy")) as copy:
             for s in sources:
                 copy.write_row((s, s, f"eval://{s}", "und"))
         with conn.cursor().copy(
-            "COPY items (id, canonical_url, url, title, summary, lang, lang_origin, published_at,"
-            " date_flag, partition_hour, source_id) FROM STDIN"
+            db.load_sql("eval_items_copy")
         ) as copy:
             for r in rows:
                 summary = r.text if r.text and r.text != r.title else ""
@@ -193,14 +192,14 @@ def load_into(conn: psycopg.Connection, rows: list[Row]) -> None:
 
 def predictions(conn: psycopg.Connection) -> dict[str, str]:
     """item id -> story id for every article in a story (duplicates through story_articles)."""
-    rows = conn.execute("SELECT item_id, story_id FROM story_articles").fetchall()
+    rows = conn.execute(db.load_sql("eval_story_articles")).fetchall()
     conn.commit()
     return dict(rows)
 
 
 def reset_clustering(conn: psycopg.Connection) -> None:
     with conn.transaction():
-        conn.execute("TRUNCATE story_items, stories CASCADE")
+        conn.execute(db.load_sql("eval_stories_clear"))
 
 
 # ------------------------------------------------------------- persistent eval embedding cache
@@ -212,16 +211,15 @@ EVAL_CACHE_DB = "newsdedup_eval_cache"
 
 def _eval_cache_url(base_url: str) -> str:
     with db.connect(base_url, autocommit=True) as admin:
-        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (EVAL_CACHE_DB,)).fetchone()
+        exists = admin.execute(db.load_sql("db_database_exists"), (EVAL_CACHE_DB,)).fetchone()
         if not exists:
             with contextlib.suppress(psycopg.errors.DuplicateDatabase):
-                admin.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(EVAL_CACHE_DB)))
+                admin.execute(pgsql.SQL(db.load_sql("db_create_database")).format(pgsql.Identifier(EVAL_CACHE_DB)))
     url = db.with_database(base_url, EVAL_CACHE_DB)
     with db.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute(db.load_sql("db_pgvector_create"))
         conn.execute(
-            "CREATE TABLE IF NOT EXISTS eval_embedding_cache (text_hash text NOT NULL, model text NOT NULL,"
-            " embedding vector NOT NULL, PRIMARY KEY (text_hash, model))"
+            db.load_sql("eval_cache_table_create")
         )
     return url
 
@@ -241,25 +239,24 @@ def cache_fetch(cache_url: str, conn: psycopg.Connection, model: str, hashes: li
     moved = 0
     with db.connect(cache_url) as src, conn.transaction():
         with src.cursor().copy(
-            "COPY (SELECT text_hash, model, embedding FROM eval_embedding_cache"
-            " WHERE model = %s AND text_hash = ANY(%s)) TO STDOUT", (model, hashes)
-        ) as out, conn.cursor().copy("COPY embedding_cache (text_hash, model, embedding) FROM STDIN") as into:
+            db.load_sql("eval_cache_copy_out"), (model, hashes)
+        ) as out, conn.cursor().copy(db.load_sql("eval_embedding_cache_copy_in")) as into:
             for data in out:
                 into.write(data)
-        moved = conn.execute("SELECT count(*) FROM embedding_cache WHERE model = %s", (model,)).fetchone()[0]
+        moved = conn.execute(db.load_sql("eval_embedding_cache_count"), (model,)).fetchone()[0]
     return int(moved)
 
 
 def cache_store(cache_url: str, conn: psycopg.Connection, model: str) -> None:
     """Add the temporary database's new raw vectors to the persistent eval cache."""
     with db.connect(cache_url) as dst, dst.transaction():
-        dst.execute("CREATE TEMP TABLE incoming (text_hash text, model text, embedding vector) ON COMMIT DROP")
+        dst.execute(db.load_sql("eval_cache_incoming_create"))
         with conn.cursor().copy(
-            "COPY (SELECT text_hash, model, embedding FROM embedding_cache WHERE model = %s) TO STDOUT", (model,)
-        ) as out, dst.cursor().copy("COPY incoming FROM STDIN") as into:
+            db.load_sql("eval_embedding_cache_copy_out"), (model,)
+        ) as out, dst.cursor().copy(db.load_sql("eval_cache_incoming_copy_in")) as into:
             for data in out:
                 into.write(data)
-        dst.execute("INSERT INTO eval_embedding_cache SELECT * FROM incoming ON CONFLICT DO NOTHING")
+        dst.execute(db.load_sql("eval_cache_store"))
     conn.commit()
 
 

@@ -118,7 +118,7 @@ def prune(conn: psycopg.Connection, settings: RetentionSettings, now: datetime |
     (progress for the command)."""
     check_settings(settings, longest_vector_window_hours)
     if now is None:
-        now = conn.execute("SELECT now()").fetchone()[0]
+        now = conn.execute(db.load_sql("server_now")).fetchone()[0]
         conn.commit()
     report = PruneReport(now=now.astimezone(timezone.utc), dry_run=dry_run)
     limits = cutoffs(settings, report.now)

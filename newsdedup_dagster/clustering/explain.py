@@ -124,8 +124,7 @@ def load(conn: psycopg.Connection, story_id: str) -> Explanation:
     sid, headline, created, count = rows[0]
     members = [Member(*r) for r in conn.execute(db.load_sql("cluster_explain_members"), {"id": sid})]
     decisions = conn.execute(
-        "SELECT partition_hour, edges, cut_groups, vetoes FROM story_decisions WHERE story_id = %s"
-        " ORDER BY partition_hour",
+        db.load_sql("cluster_explain_decisions"),
         (sid,)).fetchall()
     conn.commit()
     out = Explanation(sid, headline or "", created, int(count), members)

@@ -553,7 +553,7 @@ def check_invariants(conn: psycopg.Connection, info: ModelInfo, h: datetime, set
         "h": h, "model": info.model, "threshold": settings.item_threshold,
     }).fetchall()
     members = conn.execute(
-        "SELECT story_id, item_id FROM story_items WHERE partition_hour = %s AND pass = 2", (h,)
+        db.load_sql("cluster_pass2_members"), (h,)
     ).fetchall()
     embedded, elsewhere = conn.execute(db.load_sql("cluster_check_considered"), {
         "h": h, "h_end": h + timedelta(hours=1), "model": info.model,

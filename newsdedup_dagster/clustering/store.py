@@ -55,38 +55,38 @@ def knn_plan(conn: psycopg.Connection, search: str):
     per-item time windows are guesses (EXPLAIN on gnews: 56 estimated vs 11,108 actual) and it then
     picked a 141 ms exact scan per item. "auto" leaves the choice to the planner."""
     if search == "hnsw":
-        conn.execute("SET LOCAL enable_sort = off")
+        conn.execute(db.load_sql("knn_sort_off"))
     try:
         yield
     finally:
         if search == "hnsw":
-            conn.execute("SET LOCAL enable_sort = on")
+            conn.execute(db.load_sql("knn_sort_on"))
 
 
 def begin_clustering(conn: psycopg.Connection, ef_search: int, lock_timeout_s: float) -> None:
     """Inside an explicit transaction: take the clustering lock, then the HNSW search settings.
     SET LOCAL dies with the transaction, so a pooled connection never carries them over."""
-    conn.execute(pgsql.SQL("SET LOCAL lock_timeout = {}").format(pgsql.Literal(f"{int(lock_timeout_s * 1000)}ms")))
+    conn.execute(pgsql.SQL(db.load_sql("cluster_lock_timeout_set")).format(pgsql.Literal(f"{int(lock_timeout_s * 1000)}ms")))
     try:
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (CLUSTER_LOCK_KEY,))
+        conn.execute(db.load_sql("advisory_xact_lock"), (CLUSTER_LOCK_KEY,))
     except psycopg.errors.LockNotAvailable as exc:
         raise ClusteringBusy(
             f"another clustering run held the lock for more than {lock_timeout_s:.0f}s; retry when it finishes"
         ) from exc
-    conn.execute("SET LOCAL lock_timeout = 0")
+    conn.execute(db.load_sql("cluster_lock_timeout_clear"))
     search_settings(conn, ef_search)
 
 
 def search_settings(conn: psycopg.Connection, ef_search: int) -> None:
     """The KNN statements' settings, for this transaction only."""
-    conn.execute(pgsql.SQL("SET LOCAL hnsw.ef_search = {}").format(pgsql.Literal(int(ef_search))))
+    conn.execute(pgsql.SQL(db.load_sql("knn_ef_search_set")).format(pgsql.Literal(int(ef_search))))
     # Time filters with HNSW otherwise silently return fewer than k rows (pgvector README, "Iterative
     # Index Scans": a filter applied after an ef_search-wide scan).
-    conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    conn.execute(db.load_sql("knn_iterative_scan"))
     # Every clustering statement is index-driven. With stale statistics on the membership tables
     # (fresh database, first hours of a backfill) the planner probes `NOT EXISTS story_items` with a
     # sequential scan per candidate row: bench/clustering.py measured 0.43 s per KNN query that way.
-    conn.execute("SET LOCAL enable_seqscan = off")
+    conn.execute(db.load_sql("knn_seqscan_off"))
 
 
 @dataclass
@@ -168,7 +168,7 @@ def pass1_matches(conn, info: ModelInfo, h: datetime, published: dict[str, datet
 
 def stories_boundary(conn, info: ModelInfo) -> datetime | None:
     """Every story of the model whose latest item is at or after this is searchable (None: all)."""
-    row = conn.execute("SELECT stories_from FROM cluster_recent_state WHERE model = %s", (info.model,)).fetchone()
+    row = conn.execute(db.load_sql("cluster_recent_stories_from"), (info.model,)).fetchone()
     return row[0] if row else None
 
 
@@ -180,10 +180,10 @@ def sync_stories(conn, info: ModelInfo, h: datetime, settings) -> int:
     target = recent_bounds(h, settings)[1]
     current = stories_boundary(conn, info)
     if current is None or target > current:
-        conn.execute("UPDATE cluster_recent_state SET stories_from = %s WHERE model = %s", (target, info.model))
+        conn.execute(db.load_sql("cluster_recent_stories_from_set"), (target, info.model))
         current = target
     return conn.execute(  # stories_searchable_latest_idx: the searchable ones behind the boundary
-        "UPDATE stories SET searchable = false WHERE model = %s AND searchable AND latest_published_at < %s",
+        db.load_sql("cluster_unsearchable_behind"),
         (info.model, current)).rowcount
 
 
@@ -223,7 +223,7 @@ KNN_SPLIT_MIN_ITEMS = 32
 
 def export_snapshot(conn: psycopg.Connection) -> str:
     """The clustering transaction's snapshot before its first change, for a SnapshotReader."""
-    return conn.execute("SELECT pg_export_snapshot()").fetchone()[0]
+    return conn.execute(db.load_sql("snapshot_export")).fetchone()[0]
 
 
 class SnapshotReader:
@@ -238,8 +238,8 @@ class SnapshotReader:
         self.freed, self.attached = sorted(freed), sorted(attached)
         self.conn = connect()
         try:
-            self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            self.conn.execute(pgsql.SQL("SET TRANSACTION SNAPSHOT {}").format(pgsql.Literal(snapshot)))
+            self.conn.execute(db.load_sql("snapshot_reader_begin"))
+            self.conn.execute(pgsql.SQL(db.load_sql("snapshot_reader_set")).format(pgsql.Literal(snapshot)))
             search_settings(self.conn, settings.ef_search)
         except Exception:
             self.conn.close()
@@ -269,7 +269,7 @@ def sync_recent(conn, info: ModelInfo, h: datetime, settings) -> dict[str, int]:
     out-of-order rerun); pruning only ever moves the boundary forward to H's window minus a margin,
     so re-running the last hours costs nothing. Then the mirror's HNSW index, built once in bulk."""
     need, prune_to = recent_bounds(h, settings)
-    row = conn.execute("SELECT recent_from FROM cluster_recent_state WHERE model = %s FOR UPDATE",
+    row = conn.execute(db.load_sql("cluster_recent_from_lock"),
                        (info.model,)).fetchone()
     loaded = pruned = 0
     if row is None or need < row[0]:
@@ -280,7 +280,7 @@ def sync_recent(conn, info: ModelInfo, h: datetime, settings) -> dict[str, int]:
     elif prune_to > row[0]:
         conn.execute(db.load_sql("cluster_recent_state_set"), {"model": info.model, "recent_from": prune_to})
         pruned = conn.execute(
-            "DELETE FROM cluster_recent_items WHERE model = %s AND partition_hour < %s", (info.model, prune_to)
+            db.load_sql("cluster_recent_prune"), (info.model, prune_to)
         ).rowcount
     ensure_recent_index(conn, info, settings)
     return {"loaded": loaded, "pruned": pruned}
@@ -294,9 +294,9 @@ def ensure_recent_index(conn, info: ModelInfo, settings) -> None:
     """Per-model partial HNSW expression index on the mirror, the same expression as item_embeddings'
     (so query() fills both). Created after the first load: a bulk build, not row-by-row inserts."""
     name = recent_index_name(info.model)
-    if conn.execute("SELECT 1 FROM pg_class WHERE relname = %s AND relkind = 'i'", (name,)).fetchone():
+    if conn.execute(db.load_sql("index_exists"), (name,)).fetchone():
         return
-    conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+    conn.execute(db.load_sql("index_build_memory"))
     create_index(conn, info, name, "cluster_recent_items", "embedding", settings.hnsw_m, settings.hnsw_ef_construction)
 
 
@@ -354,7 +354,7 @@ def recompute(conn, info: ModelInfo, story_ids, window: int) -> None:
 
 def published_at(conn, info: ModelInfo, ids: list[str]) -> dict[str, datetime]:
     rows = conn.execute(
-        "SELECT item_id, published_at FROM item_embeddings WHERE model = %s AND item_id = ANY(%s)", (info.model, ids)
+        db.load_sql("cluster_item_published"), (info.model, ids)
     ).fetchall()
     return dict(rows)
 

@@ -300,7 +300,7 @@ class _Run:
     def run(self, sleep: Callable[[float], None]) -> None:
         try:
             for pass_no in range(2):
-                pass_started = self.conn.execute("SELECT clock_timestamp()").fetchone()[0]
+                pass_started = self.conn.execute(db.load_sql("server_clock")).fetchone()[0]
                 self.conn.commit()
                 transient, reachable = self._pass(pass_started)
                 # An unreachable server is left to the step retry (minutes apart), not retried here.

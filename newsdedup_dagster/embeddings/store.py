@@ -85,7 +85,7 @@ def ensure_indexes(conn: psycopg.Connection, info: ModelInfo, m: int = 16, ef_co
     REINDEX by hand); the centroid index is (ensure_centroid_index)."""
     with conn.transaction():
         # Index builds spill to disk at the 64 MB default around 28k rows (design notes).
-        conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+        conn.execute(db.load_sql("index_build_memory"))
         create_index(conn, info, _index_name("item_embeddings", info.model), "item_embeddings", "embedding",
                      m, ef_construction)
         ensure_centroid_index(conn, info, centroid_m, centroid_ef_construction)
@@ -110,7 +110,7 @@ def ensure_centroid_index(conn: psycopg.Connection, info: ModelInfo, m: int, ef_
     """The searchable stories' centroid index, rebuilt when it differs from the one asked for (build
     parameters, or built before stories had the flag): stories are few next to items."""
     name = _index_name("stories", info.model)
-    row = conn.execute("SELECT reloptions, pg_get_indexdef(oid) FROM pg_class WHERE relname = %s AND relkind = 'i'",
+    row = conn.execute(db.load_sql("embed_index_definition"),
                        (name,)).fetchone()
     if row is not None:
         options = dict(option.split("=", 1) for option in (row[0] or []))
@@ -119,13 +119,13 @@ def ensure_centroid_index(conn: psycopg.Connection, info: ModelInfo, m: int, ef_
         flagged = CENTROID_INDEX_FLAG in row[1].split(" WHERE ", 1)[-1]
         if built != (int(m), int(ef_construction)) or not flagged:
             log.warning("rebuilding %s with m=%d, ef_construction=%d", name, m, ef_construction)
-            conn.execute(pgsql.SQL("DROP INDEX {}").format(pgsql.Identifier(name)))
+            conn.execute(pgsql.SQL(db.load_sql("embed_index_drop")).format(pgsql.Identifier(name)))
     create_index(conn, info, name, "stories", "centroid", m, ef_construction, f" AND {CENTROID_INDEX_FLAG}")
 
 
 def active_model(conn: psycopg.Connection) -> ModelInfo | None:
     row = conn.execute(
-        "SELECT model, provider, dims, index_type, centring FROM embedding_models WHERE active"
+        db.load_sql("embed_model_active")
     ).fetchone()
     return ModelInfo(*row) if row else None
 
@@ -143,22 +143,17 @@ def ensure_model(
     centring = centring_enabled(embedder.model_id, settings.centre)
     wanted = ModelInfo(embedder.model_id, embedder.provider, dims, index_type_for(dims), centring)
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MODEL_LOCK_KEY,))
+        conn.execute(db.load_sql("advisory_xact_lock"), (MODEL_LOCK_KEY,))
         current = active_model(conn)
         if current is None:
             recorded = conn.execute(
-                "INSERT INTO embedding_models (model, provider, dims, index_type, active, centring)"
-                " VALUES (%s, %s, %s, %s, true, %s)"
-                # a model active before keeps its recorded choice: its old vectors are stored that way
-                " ON CONFLICT (model) DO UPDATE SET active = true,"
-                " centring = coalesce(embedding_models.centring, EXCLUDED.centring)"
-                " RETURNING centring",
+                db.load_sql("embed_model_activate"),
                 (wanted.model, wanted.provider, wanted.dims, wanted.index_type, wanted.centring),
             ).fetchone()[0]
             current = ModelInfo(wanted.model, wanted.provider, wanted.dims, wanted.index_type, recorded)
         elif current.model == wanted.model and current.centring is None:
             # Recorded before migration 032 with no vectors yet: the first run's choice is the record.
-            conn.execute("UPDATE embedding_models SET centring = %s WHERE model = %s", (centring, current.model))
+            conn.execute(db.load_sql("embed_model_centring_set"), (centring, current.model))
             current = ModelInfo(current.model, current.provider, current.dims, current.index_type, centring)
     if current.model != wanted.model or current.dims != wanted.dims:
         raise EmbeddingModelMismatch(
@@ -187,9 +182,9 @@ def switch_model(conn: psycopg.Connection, embedder: Embedder, settings: Embeddi
     Same model, other centring choice: switch_centring rewrites its stored vectors in place."""
     settings = settings or EmbeddingSettings()
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MODEL_LOCK_KEY,))
-        conn.execute("UPDATE embedding_models SET active = false WHERE active AND model <> %s", (embedder.model_id,))
-    row = conn.execute("SELECT model, provider, dims, index_type, centring FROM embedding_models WHERE model = %s",
+        conn.execute(db.load_sql("advisory_xact_lock"), (MODEL_LOCK_KEY,))
+        conn.execute(db.load_sql("embed_models_deactivate_others"), (embedder.model_id,))
+    row = conn.execute(db.load_sql("embed_model_get"),
                        (embedder.model_id,)).fetchone()
     conn.commit()
     recorded = ModelInfo(*row) if row else None
@@ -213,14 +208,14 @@ def switch_centring(conn: psycopg.Connection, info: ModelInfo, centring: bool,
     if centring and embedder is not None:
         fill_cache(conn, embedder, info, {text_hash(t): t for t in PRIOR_TEXTS}, batch_size)
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MODEL_LOCK_KEY,))
+        conn.execute(db.load_sql("advisory_xact_lock"), (MODEL_LOCK_KEY,))
         # Rows written before migration 031 hold the raw vector only in `embedding`.
-        conn.execute("UPDATE item_embeddings SET raw_embedding = embedding WHERE model = %s AND raw_embedding IS NULL",
+        conn.execute(db.load_sql("embed_raw_keep"),
                      (info.model,))
-        conn.execute("DELETE FROM embedding_language_means WHERE model = %s", (info.model,))
+        conn.execute(db.load_sql("embed_language_means_delete"), (info.model,))
         if centring:
             hours = [h for (h,) in conn.execute(
-                "SELECT DISTINCT partition_hour FROM item_embeddings WHERE model = %s ORDER BY 1", (info.model,))]
+                db.load_sql("embed_partitions"), (info.model,))]
             rewritten = 0
             if hours:
                 _require_prior_cached(conn, info)
@@ -228,15 +223,15 @@ def switch_centring(conn: psycopg.Connection, info: ModelInfo, centring: bool,
                 rewritten += centre_partition(conn, info, hour, hour + timedelta(hours=1))
         else:
             rewritten = conn.execute(
-                "UPDATE item_embeddings SET embedding = raw_embedding WHERE model = %s", (info.model,)).rowcount
-        conn.execute("UPDATE embedding_models SET centring = %s WHERE model = %s", (centring, info.model))
+                db.load_sql("embed_raw_restore"), (info.model,)).rowcount
+        conn.execute(db.load_sql("embed_model_centring_set"), (centring, info.model))
     return rewritten
 
 
 def _require_prior_cached(conn: psycopg.Connection, info: ModelInfo) -> None:
     """The centring prior needs its texts' raw vectors in the cache (fill_cache puts them there)."""
     hashes = [text_hash(t) for t in PRIOR_TEXTS]
-    found = conn.execute("SELECT count(*) FROM embedding_cache WHERE model = %s AND text_hash = ANY(%s)",
+    found = conn.execute(db.load_sql("embed_cache_count_texts"),
                          (info.model, hashes)).fetchone()[0]
     if found == 0:
         raise RuntimeError(

@@ -60,7 +60,7 @@ def stored_vectors(path: str, ids: list[str], settings: EmbeddingSettings) -> tu
         evaluation.embed_all(conn, embedder, evaluation.partitions_of(rows), settings)
         evaluation.cache_store(cache_url, conn, info.model)
         got = dict(conn.execute(
-            "SELECT item_id, embedding::text FROM item_embeddings WHERE model = %s", (info.model,)
+            db.load_sql("calibrate_item_vectors"), (info.model,)
         ).fetchall())
     vectors = np.array([json.loads(got[i]) for i in ids], dtype=np.float32)
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True), info.model

@@ -59,7 +59,7 @@ def group_hour(
     now = hour + timedelta(hours=1)
     result = HourResult(hour=hour)
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (EVENTS_LOCK_KEY,))
+        conn.execute(db.load_sql("advisory_xact_lock"), (EVENTS_LOCK_KEY,))
         undone = {r[0] for r in conn.execute(db.load_sql("event_undo_memberships"), {"hour": hour})}
         result.reopened = len(conn.execute(db.load_sql("event_reopen"), {"hour": hour}).fetchall())
         stale = {r[0] for r in conn.execute(db.load_sql("event_stale"), {"hour": hour})}
@@ -112,7 +112,7 @@ def group_hour(
             conn.execute(db.load_sql("event_timeline_positions"), {"event_ids": touched})
         if plan.closes:
             conn.execute(db.load_sql("event_close"), {"event_ids": plan.closes, "hour": hour, "now": now})
-        existing = {r[0] for r in conn.execute("SELECT id FROM events WHERE id = ANY(%s)", (touched,))} if touched else set()
+        existing = {r[0] for r in conn.execute(db.load_sql("event_ids_existing"), (touched,))} if touched else set()
         result.touched_event_ids = [e for e in touched if e in existing]
     return result
 

@@ -482,13 +482,13 @@ def ingest_partition(
     partition_start = _utc_hour(partition_start)
     fetch_config = fetch_config or FetchConfig()
     lock_key = int(partition_start.timestamp() // 3600)
-    conn.execute("SELECT pg_advisory_lock(%s, %s)", (INGEST_LOCK_NAMESPACE, lock_key))
+    conn.execute(load_sql("advisory_lock_pair"), (INGEST_LOCK_NAMESPACE, lock_key))
     conn.commit()
     try:
         return _ingest_locked(conn, sources, partition_start, mode, fetch_config, parse_config, sync)
     finally:
         conn.rollback()
-        conn.execute("SELECT pg_advisory_unlock(%s, %s)", (INGEST_LOCK_NAMESPACE, lock_key))
+        conn.execute(load_sql("advisory_unlock_pair"), (INGEST_LOCK_NAMESPACE, lock_key))
         conn.commit()
 
 

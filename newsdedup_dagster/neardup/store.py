@@ -81,7 +81,7 @@ def dedup_partition(conn: psycopg.Connection, hour: datetime, *, lookback_hours:
     report = DedupReport()
     lock = int(hour.timestamp() // 3600)
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (NEARDUP_LOCK_NAMESPACE, lock))
+        conn.execute(load_sql("advisory_xact_lock_pair"), (NEARDUP_LOCK_NAMESPACE, lock))
         later_anchors: set[str] = set()
         if later_partitions == "reset":
             removed = conn.execute(load_sql("neardup_undo_later"), {"hour": hour}).fetchall()

@@ -1,0 +1,1 @@
+SELECT recent_from FROM cluster_recent_state WHERE model = %s FOR UPDATE

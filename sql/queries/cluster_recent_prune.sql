@@ -1,0 +1,1 @@
+DELETE FROM cluster_recent_items WHERE model = %s AND partition_hour < %s

@@ -1,0 +1,1 @@
+SELECT stories_from FROM cluster_recent_state WHERE model = %s

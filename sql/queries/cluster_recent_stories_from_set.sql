@@ -1,0 +1,1 @@
+UPDATE cluster_recent_state SET stories_from = %s WHERE model = %s

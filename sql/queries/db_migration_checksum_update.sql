@@ -1,0 +1,1 @@
+UPDATE schema_migrations SET checksum = %s WHERE version = %s

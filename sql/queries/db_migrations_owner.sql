@@ -1,0 +1,1 @@
+SELECT tableowner FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'schema_migrations'

@@ -1,0 +1,1 @@
+SELECT current_schema(), has_schema_privilege(current_schema(), 'CREATE')

@@ -1,0 +1,1 @@
+SELECT count(*) FROM embedding_cache WHERE model = %s AND text_hash = ANY(%s)

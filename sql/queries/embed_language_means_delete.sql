@@ -1,0 +1,1 @@
+DELETE FROM embedding_language_means WHERE model = %s

@@ -1,0 +1,1 @@
+UPDATE embedding_models SET centring = %s WHERE model = %s

@@ -1,0 +1,1 @@
+UPDATE embedding_models SET active = false WHERE active AND model <> %s

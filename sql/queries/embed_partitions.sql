@@ -1,0 +1,1 @@
+SELECT DISTINCT partition_hour FROM item_embeddings WHERE model = %s ORDER BY 1

@@ -1,0 +1,1 @@
+UPDATE item_embeddings SET embedding = raw_embedding WHERE model = %s

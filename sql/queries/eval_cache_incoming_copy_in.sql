@@ -1,0 +1,1 @@
+COPY incoming FROM STDIN

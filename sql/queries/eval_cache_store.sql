@@ -1,0 +1,1 @@
+INSERT INTO eval_embedding_cache SELECT * FROM incoming ON CONFLICT DO NOTHING

@@ -1,0 +1,1 @@
+COPY embedding_cache (text_hash, model, embedding) FROM STDIN

@@ -1,0 +1,1 @@
+SELECT count(*) FROM embedding_cache WHERE model = %s

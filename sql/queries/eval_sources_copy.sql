@@ -1,0 +1,1 @@
+COPY sources (id, name, feed_url, language) FROM STDIN

@@ -1,0 +1,1 @@
+TRUNCATE story_items, stories CASCADE

@@ -1,0 +1,1 @@
+SELECT item_id, story_id FROM story_articles

@@ -1,0 +1,1 @@
+SELECT id FROM events WHERE id = ANY(%s)

@@ -1,0 +1,1 @@
+SET LOCAL maintenance_work_mem = '256MB'

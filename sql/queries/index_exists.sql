@@ -1,0 +1,1 @@
+SELECT 1 FROM pg_class WHERE relname = %s AND relkind = 'i'

@@ -1,0 +1,1 @@
+SET LOCAL hnsw.ef_search = {}

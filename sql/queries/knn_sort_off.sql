@@ -1,0 +1,1 @@
+SET LOCAL enable_sort = off

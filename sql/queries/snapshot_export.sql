@@ -1,0 +1,1 @@
+SELECT pg_export_snapshot()
