@@ -115,7 +115,9 @@ def main() -> None:
 
     from newsdedup_dagster.ingest.fetch import FetchConfig, FetchRequest, fetch_feeds_sync
     from newsdedup_dagster.ingest.netguard import AddressPolicy
-    from newsdedup_dagster.ingest.parse import ParseConfig, parse_fetch_result, parse_many
+    from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
+    from newsdedup_dagster.ingest.parse_pool import parse_many
+    from newsdedup_dagster.ingest.parse_types import ParseConfig
     from newsdedup_dagster.ingest.pipeline import fetch_and_parse
     from newsdedup_dagster.ingest.sources import Source
 

@@ -93,7 +93,7 @@ def sample_day_rows() -> list[Row]:
     per item id, i.e. per canonical URL) with their gold stories from sample_data/gold.jsonl."""
     from .config import SAMPLE_DATA_DIR
     from .ingest.canonical_url import canonical_url, item_id
-    from .ingest.parse import parse_feed
+    from .ingest.feed_parse import parse_feed
     from .ingest.sources import load_sources
 
     gold: dict[str, str] = {}

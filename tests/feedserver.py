@@ -276,7 +276,8 @@ from datetime import datetime as _datetime, timezone as _timezone  # noqa: E402
 
 from newsdedup_dagster.ingest.fetch import FetchConfig, FetchRequest, fetch_feeds_sync  # noqa: E402
 from newsdedup_dagster.ingest.netguard import AddressPolicy  # noqa: E402
-from newsdedup_dagster.ingest.parse import ParseConfig, parse_fetch_result  # noqa: E402
+from newsdedup_dagster.ingest.feed_parse import parse_fetch_result  # noqa: E402
+from newsdedup_dagster.ingest.parse_types import ParseConfig  # noqa: E402
 
 # The feed server listens on loopback, which the fetcher refuses unless allowed:
 # tests allow it explicitly (tests/test_ingest_ssrf.py shows the refusal without).

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from newsdedup_dagster.ingest.canonical_url import (
     LinkRefused, browser_url, canonical_url, google_news_target, outlet_of, registrable_domain)
-from newsdedup_dagster.ingest.parse import parse_feed
+from newsdedup_dagster.ingest.feed_parse import parse_feed
 from newsdedup_dagster.ingest.sources import Source
 from newsdedup_dagster.ingest.store import ingest_partition
 

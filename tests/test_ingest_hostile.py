@@ -22,7 +22,8 @@ import psycopg
 import pytest
 from feedserver import FAST, GOOD_A, GOOD_B, FeedServer, rss, rss_entries
 
-from newsdedup_dagster.ingest.parse import ParseConfig, parse_feed
+from newsdedup_dagster.ingest.feed_parse import parse_feed
+from newsdedup_dagster.ingest.parse_types import ParseConfig
 from newsdedup_dagster.ingest.sources import Source
 from newsdedup_dagster.ingest.store import ingest_partition
 
@@ -328,7 +329,7 @@ def test_skipped_entries_are_counted_per_reason(conn):
 
 def test_an_entry_that_raises_is_skipped_alone(monkeypatch):
     # Fault injection (no real input is known to still raise): canonical_url fails on one link.
-    from newsdedup_dagster.ingest import parse as parse_module
+    from newsdedup_dagster.ingest import feed_parse as parse_module
 
     real = parse_module.canonical_url
 

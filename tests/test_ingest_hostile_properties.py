@@ -13,7 +13,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from newsdedup_dagster.ingest.parse import ParseConfig, clean_text, parse_feed, sanitise_document
+from newsdedup_dagster.ingest.feed_parse import parse_feed
+from newsdedup_dagster.ingest.parse_types import ParseConfig
+from newsdedup_dagster.ingest.sanitise import clean_text, sanitise_document
 
 FETCHED = datetime(2026, 11, 2, 12, tzinfo=timezone.utc)
 CONFIG = ParseConfig(max_entries=50, time_budget=5.0)

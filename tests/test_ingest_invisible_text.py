@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from test_events_fixtures import add_story
 
 from newsdedup_dagster.digest.render import SourceLink, StoryRecord, build_view, render
-from newsdedup_dagster.ingest.parse import clean_text
+from newsdedup_dagster.ingest.sanitise import clean_text
 from newsdedup_dagster.ingest.sources import Source
 from newsdedup_dagster.ingest.store import ingest_partition
 from newsdedup_dagster.llm.text import BIDI_CONTROLS, KEPT_FORMAT, clean_model_text

@@ -16,12 +16,10 @@ from feedserver import (
 )
 
 from newsdedup_dagster.ingest.fetch import FetchRequest
-from newsdedup_dagster.ingest.parse import (
-    ParseConfig,
-    clean_text,
-    decode_feed_bytes,
-    parse_feed,
-)
+from newsdedup_dagster.ingest.encoding import decode_feed_bytes
+from newsdedup_dagster.ingest.feed_parse import parse_feed
+from newsdedup_dagster.ingest.parse_types import ParseConfig
+from newsdedup_dagster.ingest.sanitise import clean_text
 
 
 @pytest.fixture()

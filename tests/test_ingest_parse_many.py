@@ -9,9 +9,11 @@ from datetime import datetime, timezone
 
 from feedserver import rss, rss_entries
 
-from newsdedup_dagster.ingest import parse as parse_module
+from newsdedup_dagster.ingest import parse_pool
 from newsdedup_dagster.ingest.fetch import FetchResult
-from newsdedup_dagster.ingest.parse import ParseConfig, parse_fetch_result, parse_many
+from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
+from newsdedup_dagster.ingest.parse_pool import parse_many
+from newsdedup_dagster.ingest.parse_types import ParseConfig
 from newsdedup_dagster.ingest.sources import Source
 
 FETCHED = datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)
@@ -46,13 +48,13 @@ def _hang(job):
             pass
     if job[0].source_id == "s2":
         os._exit(3)  # a worker killed mid-parse (segfault, OOM killer)
-    return parse_module.parse_fetch_result(job[0], job[1], visible_before=job[2], config=job[3])
+    return parse_fetch_result(job[0], job[1], visible_before=job[2], config=job[3])
 
 
 def test_overrun_and_dead_worker_fail_only_their_feed(monkeypatch):
     # The hard budget is what matters here: the cooperative one never runs inside _hang.
-    monkeypatch.setattr(parse_module, "_parse_job", _hang)
-    monkeypatch.setattr(parse_module, "HARD_BUDGET_GRACE", 0.0)
+    monkeypatch.setattr(parse_pool, "_parse_job", _hang)
+    monkeypatch.setattr(parse_pool, "HARD_BUDGET_GRACE", 0.0)
     config = replace(ParseConfig(), time_budget=1.0)
     jobs = [_job(i, rss(rss_entries(5, prefix=f"f{i}")), config) for i in range(4)]
     results = parse_many(jobs, workers=2)

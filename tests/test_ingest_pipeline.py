@@ -10,9 +10,11 @@ from dataclasses import replace
 import pytest
 from feedserver import FAST, FeedServer, rss, rss_entries
 
-from newsdedup_dagster.ingest import parse as parse_module
+from newsdedup_dagster.ingest import parse_pool
 from newsdedup_dagster.ingest.fetch import FetchRequest, fetch_feeds_sync
-from newsdedup_dagster.ingest.parse import ParseConfig, ParsePool, parse_fetch_result
+from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
+from newsdedup_dagster.ingest.parse_pool import ParsePool
+from newsdedup_dagster.ingest.parse_types import ParseConfig
 from newsdedup_dagster.ingest.pipeline import fetch_and_parse
 
 
@@ -71,14 +73,14 @@ def test_archive_failure_stops_the_hour_and_is_raised(server):
 def _kill_on_s2(job):
     if job[0].source_id == "s2":
         os._exit(7)  # a worker killed mid-parse, in a batch with healthy feeds
-    return parse_module.parse_fetch_result(job[0], job[1], visible_before=job[2], config=job[3])
+    return parse_fetch_result(job[0], job[1], visible_before=job[2], config=job[3])
 
 
 def test_a_worker_death_in_a_batch_fails_only_its_feed(server, monkeypatch):
-    monkeypatch.setattr(parse_module, "_parse_job", _kill_on_s2)
+    monkeypatch.setattr(parse_pool, "_parse_job", _kill_on_s2)
     results = fetch_feeds_sync(_requests(server)[:6], FAST)
     jobs = [(r, None, None, replace(ParseConfig(), time_budget=5.0)) for r in results]
-    assert len(parse_module._batches(jobs)) == 1  # all six small feeds travel in one task
+    assert len(parse_pool._batches(jobs)) == 1  # all six small feeds travel in one task
     with ParsePool(workers=2) as pool:
         pool.submit(jobs)
         parsed = pool.results()
@@ -98,11 +100,11 @@ def test_batches_respect_feed_and_byte_bounds():
                              elapsed_ms=0, etag=None, last_modified=None, body=b"x" * size, content_type=None)
         return (result, None, None, ParseConfig())
 
-    big = parse_module.BATCH_MAX_BYTES + 1
-    sizes = [10] * (parse_module.BATCH_MAX_FEEDS + 3) + [big, 10, big]
-    batches = parse_module._batches([job(s) for s in sizes])
-    assert [len(b) for b in batches] == [parse_module.BATCH_MAX_FEEDS, 3, 1, 1, 1]
+    big = parse_pool.BATCH_MAX_BYTES + 1
+    sizes = [10] * (parse_pool.BATCH_MAX_FEEDS + 3) + [big, 10, big]
+    batches = parse_pool._batches([job(s) for s in sizes])
+    assert [len(b) for b in batches] == [parse_pool.BATCH_MAX_FEEDS, 3, 1, 1, 1]
     assert sum(len(b) for b in batches) == len(sizes)
     for batch in batches:
         total = sum(len(j[0].body) for j in batch)
-        assert len(batch) == 1 or total <= parse_module.BATCH_MAX_BYTES
+        assert len(batch) == 1 or total <= parse_pool.BATCH_MAX_BYTES

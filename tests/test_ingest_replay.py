@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 from feedserver import rss
 
-from newsdedup_dagster.ingest.parse import parse_fetch_result
+from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
 from newsdedup_dagster.ingest.replay import load_jsonl_partition, replay_fetch_results, replay_window
 from newsdedup_dagster.ingest.sources import Source
 

@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .fetch import FetchConfig, FetchRequest, FetchResult, iter_fetch_feeds
-from .parse import ParsePool, ParseResult
+from .parse_pool import ParsePool
+from .parse_types import ParseResult
 
 ParseJob = tuple  # (FetchResult, Source | None, visible_before | None, ParseConfig)
 

@@ -27,7 +27,10 @@ from pathlib import Path
 
 from .canonical_url import canonical_url, item_id, outlet_of
 from .fetch import FetchResult
-from .parse import ParseConfig, ParsedItem, _synthetic_id, _title_from_summary, clean_text, detect_language
+from .feed_parse import synthetic_id
+from .language import detect_language
+from .parse_types import ParseConfig, ParsedItem
+from .sanitise import clean_text, title_from_summary
 from .sources import Source, normalise_language
 
 REPLAY_MAX_BYTES = 50 * 1024 * 1024  # a replay file is ours, but a wrong path to a huge file should fail clearly
@@ -141,13 +144,13 @@ def load_jsonl_partition(path: str | Path, partition_start: datetime, *, partiti
                 if not text:
                     skipped["no_title"] += 1
                     continue
-                title, title_origin = _title_from_summary(text, config.synthetic_title_chars), "summary"
+                title, title_origin = title_from_summary(text, config.synthetic_title_chars), "summary"
             guid = str(row["id"]) if row.get("id") is not None else None
             url = row.get("url") or None
             if url:
                 canonical = canonical_url(url)
             elif guid or title:
-                canonical = _synthetic_id(source_id, guid or title)
+                canonical = synthetic_id(source_id, guid or title)
             else:
                 skipped["no_identity"] += 1
                 continue

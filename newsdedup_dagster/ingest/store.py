@@ -34,7 +34,8 @@ import psycopg
 from ..db import load_sql
 from .fetch import FetchConfig, FetchRequest, FetchResult
 from .netguard import AddressPolicy
-from .parse import ParseConfig, ParsedItem, ParsePool, ParseResult
+from .parse_pool import ParsePool
+from .parse_types import ParseConfig, ParsedItem, ParseResult
 from .pipeline import fetch_and_parse
 from .replay import load_jsonl_partition, replay_fetch_results, replay_window
 from .sources import Source

@@ -3,7 +3,7 @@
 Everything a model writes (scores' headlines and summaries, translations, event narratives) passes
 through `clean_model_output` in the client before it is validated, cached or stored. Every
 human-visible text a feed supplies (titles, summaries, content, authors, feed titles) is cleaned
-by the same rules at ingest (`ingest/parse.py: clean_text`), and every line the site, the feeds and
+by the same rules at ingest (`ingest/sanitise.py: clean_text`), and every line the site, the feeds and
 the digest show passes `clean_visible_line`, so rows stored before a rule existed are cleaned too:
 
 - NUL and the other C0/C1 control characters are removed (PostgreSQL text cannot hold NUL, and

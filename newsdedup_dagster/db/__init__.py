@@ -1,0 +1,38 @@
+"""Database access: embedded server or $NEWSDEDUP_DATABASE_URL, migrations, named SQL, pools.
+
+Pure plumbing, no Dagster imports. Vectors stay in PostgreSQL: callers pass ids. One module per
+responsibility; callers use the names re-exported here (`db.connection()`, `db.load_sql(name)`):
+
+- errors: DatabaseError          - urls: URLs and identifiers for messages
+- sql_files: named SQL            - embedded: the embedded PostgreSQL server
+- locations: which databases      - connections: one connection
+- dagster_storage: Dagster's db   - extension: pgvector
+- migrations: schema migrations   - pool: process-wide pools, ensure_ready
+"""
+
+from __future__ import annotations
+
+from .connections import connect, session_identity
+from .dagster_storage import ensure_dagster_database
+from .embedded import embedded_server
+from .embedded import _fallback_socket_dir  # noqa: F401  (tests check the socket directory's name)
+from .errors import DatabaseError
+from .extension import MIN_PGVECTOR, check_pgvector, ensure_pgvector, require_pgvector_version
+from .locations import APP_DATABASE, DAGSTER_DATABASE, app_database_url, dagster_database_url, ensure_database
+from .migrations import CHECKSUM_PREFIX, MIGRATION_LOCK_KEY, migrate, migration_checksum, migration_files, normalise_sql
+from .pool import _pools  # noqa: F401  (tests drop a pool whose database they remove)
+from .pool import connection, ensure_ready, get_pool, stop_embedded_server
+from .sql_files import SQL_DIR, load_sql
+from .urls import describe_url, redact_url, sql_identifier, sqlalchemy_psycopg2_url, with_database
+
+# The name tests and benchmarks use for creating a database on the embedded server.
+_ensure_database = ensure_database
+
+__all__ = [
+    "APP_DATABASE", "CHECKSUM_PREFIX", "DAGSTER_DATABASE", "MIGRATION_LOCK_KEY", "MIN_PGVECTOR", "SQL_DIR",
+    "DatabaseError", "app_database_url", "check_pgvector", "connect", "connection", "dagster_database_url",
+    "describe_url", "embedded_server", "ensure_dagster_database", "ensure_database", "ensure_pgvector",
+    "ensure_ready", "get_pool", "load_sql", "migrate", "migration_checksum", "migration_files", "normalise_sql",
+    "redact_url", "require_pgvector_version", "session_identity", "sql_identifier", "sqlalchemy_psycopg2_url",
+    "stop_embedded_server", "with_database",
+]
