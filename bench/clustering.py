@@ -61,7 +61,7 @@ from newsdedup_dagster.clustering.passes import cluster_partition  # noqa: E402
 from newsdedup_dagster.clustering.settings import settings_for  # noqa: E402
 from newsdedup_dagster.embeddings.providers import EmbeddingSettings  # noqa: E402
 from newsdedup_dagster.embeddings.store import active_model, ensure_centroid_index, ensure_model  # noqa: E402
-from newsdedup_dagster.evaluation import temporary_database  # noqa: E402
+from newsdedup_dagster.evaluation.clustering import temporary_database  # noqa: E402
 
 DIMS = 384
 NEW_PER_HOUR = 500

@@ -40,7 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from newsdedup_dagster.clustering import GuardConfig, UnionFind, attach_leftovers, guarded_components  # noqa: E402
-from newsdedup_dagster.metrics import summary  # noqa: E402
+from newsdedup_dagster.evaluation.metrics import summary  # noqa: E402
 
 CACHE = Path(os.environ.get("ND_CACHE", "/tmp/nd_cache"))
 

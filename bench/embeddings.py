@@ -42,7 +42,7 @@ def load_texts(path: str | None, n: int) -> list[str]:
         with open(path, encoding="utf-8") as handle:
             texts = [json.loads(line)["title"] for line in handle if line.strip()]
     else:
-        from newsdedup_dagster.evaluation import sample_day_rows
+        from newsdedup_dagster.evaluation.clustering import sample_day_rows
         from newsdedup_dagster.embeddings.text import embedding_text
 
         texts = [embedding_text(r.title, r.text) for r in sample_day_rows()]

@@ -4,7 +4,7 @@
         --msrp ../shared/data/msrp_train_pairs.jsonl \
         [--itn ITN_PAIRS.jsonl] [--gn GN_PAIRS.jsonl] [--folds 5] [--seeds 0 1 2] [--C 1.0]
 
-ITN/GN pair files come from `python -m newsdedup_dagster.neardup.pairs_eval derive`
+ITN/GN pair files come from `python -m newsdedup_dagster.evaluation.neardup_pairs derive`
 (see NearDupConfig's docstring). Data is read at run time, never copied.
 
 What it prints:
@@ -43,7 +43,7 @@ from newsdedup_dagster.neardup.headline import (  # noqa: E402
     model_features,
     pair_overlaps,
 )
-from newsdedup_dagster.neardup.pairs_eval import (  # noqa: E402
+from newsdedup_dagster.evaluation.neardup_pairs import (  # noqa: E402
     cross_validate,
     evaluate_pairs,
     feature_matrix,
@@ -102,7 +102,7 @@ def main(argv=None) -> int:
         # for the model vs the gram-only score (word features off everywhere).
         gram_only = replace(config, word_features=False, word_features_by_lang={}, threshold_by_lang={})
         for label, cfg in (("model", config), ("gram-only", gram_only)):
-            from newsdedup_dagster.neardup.pairs_eval import score_pairs
+            from newsdedup_dagster.evaluation.neardup_pairs import score_pairs
 
             scores, gate_ok, labels, _ = score_pairs(pairs, cfg)
             scores = np.where(gate_ok, scores, 0.0)

@@ -15,7 +15,7 @@ import argparse
 import collections
 import random
 
-from newsdedup_dagster import evaluation
+from newsdedup_dagster.evaluation import clustering as evaluation
 from newsdedup_dagster.clustering import anchors
 
 

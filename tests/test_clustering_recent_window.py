@@ -19,7 +19,7 @@ from newsdedup_dagster.clustering import store
 from newsdedup_dagster.clustering.passes import cluster_partition
 from newsdedup_dagster.clustering.settings import settings_for
 from newsdedup_dagster.embeddings.store import ModelInfo, vector_literal
-from newsdedup_dagster.evaluation import temporary_database
+from newsdedup_dagster.evaluation.clustering import temporary_database
 
 pytestmark = pytest.mark.timeout(240)
 MODEL = "fake:recent"

@@ -38,7 +38,7 @@ def test_eval_json_has_exactly_the_documented_keys(labelled, capsys):
 
 
 def test_eval_sweep_runs_once_per_value_on_one_database(labelled):
-    from newsdedup_dagster.evaluation import evaluate
+    from newsdedup_dagster.evaluation.clustering import evaluate
 
     results = evaluate(labelled, {}, ("item_threshold", [0.4, 0.99]))
     assert [r["sweep"]["item_threshold"] for r in results] == [0.4, 0.99]
@@ -55,7 +55,7 @@ def test_eval_rejects_unknown_settings(labelled, capsys):
 
 def test_eval_leaves_no_temporary_database(labelled, database_url):
     from newsdedup_dagster import db
-    from newsdedup_dagster.evaluation import EVAL_CACHE_DB, evaluate
+    from newsdedup_dagster.evaluation.clustering import EVAL_CACHE_DB, evaluate
 
     evaluate(labelled)
     with db.connect(database_url) as conn:
@@ -67,7 +67,7 @@ def test_eval_leaves_no_temporary_database(labelled, database_url):
 
 def test_eval_reuses_raw_vectors_across_runs(labelled):
     """The persistent eval cache: a second run embeds nothing (every vector comes from the cache)."""
-    from newsdedup_dagster.evaluation import evaluate
+    from newsdedup_dagster.evaluation.clustering import evaluate
 
     first = evaluate(labelled)[0]
     second = evaluate(labelled)[0]
@@ -78,7 +78,7 @@ def test_eval_reuses_raw_vectors_across_runs(labelled):
 
 def test_resamples_report_mean_and_spread_over_subsets_of_stories(labelled, capsys):
     from newsdedup_dagster.cli import main
-    from newsdedup_dagster.evaluation import load_rows, resample_stories
+    from newsdedup_dagster.evaluation.clustering import load_rows, resample_stories
 
     rows = load_rows(labelled)
     subset = resample_stories(rows, 0.8, seed=3)
@@ -97,7 +97,7 @@ def test_resamples_report_mean_and_spread_over_subsets_of_stories(labelled, caps
 
 
 def test_titles_from_splits_headline_and_snippet(tmp_path):
-    from newsdedup_dagster.evaluation import load_data
+    from newsdedup_dagster.evaluation.clustering import load_data
 
     titles = tmp_path / "titles.jsonl"
     both = tmp_path / "snippets.jsonl"
@@ -114,7 +114,7 @@ def test_titles_from_splits_headline_and_snippet(tmp_path):
 
 
 def test_sample_day_rows_are_the_parsed_feed_items_with_gold_stories():
-    from newsdedup_dagster.evaluation import sample_day_rows
+    from newsdedup_dagster.evaluation.clustering import sample_day_rows
 
     rows = sample_day_rows()
     assert len(rows) > 200 and len({r.id for r in rows}) == len(rows)
@@ -126,7 +126,7 @@ def test_sample_day_rows_are_the_parsed_feed_items_with_gold_stories():
 
 
 def _rows(spec):
-    from newsdedup_dagster.evaluation import Row
+    from newsdedup_dagster.evaluation.clustering import Row
 
     return [Row(id=i, title=i, text="", lang=lang, published_at=None, source=source, cluster=gold)
             for i, lang, source, gold in spec]
@@ -135,8 +135,8 @@ def _rows(spec):
 def test_breakdown_by_language_and_source_agrees_with_bcubed():
     """Per-language B-cubed from the item table; the item-weighted mean of the groups is the run's
     B-cubed of metrics.py (computed there without pandas)."""
-    from newsdedup_dagster import metrics
-    from newsdedup_dagster.evaluation import breakdown, item_table
+    from newsdedup_dagster.evaluation import metrics
+    from newsdedup_dagster.evaluation.clustering import breakdown, item_table
 
     rows = _rows([("e1", "en", "bbc", "quake"), ("e2", "en", "cnn", "quake"), ("f1", "fr", "lemonde", "quake"),
                   ("e3", "en", "bbc", "vote"), ("f2", "fr", "lemonde", "vote"), ("f3", "fr", "lemonde", "rain")])

@@ -1,6 +1,6 @@
 import pytest
 
-from newsdedup_dagster.metrics import ari, bcubed, nmi, summary
+from newsdedup_dagster.evaluation.metrics import ari, bcubed, nmi, summary
 
 # Gold: X = {a, b, c}, Y = {d, e}.
 GOLD = {"a": "X", "b": "X", "c": "X", "d": "Y", "e": "Y"}

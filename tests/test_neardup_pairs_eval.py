@@ -1,11 +1,11 @@
-"""evaluate_pairs (core of `newsdedup neardup-eval`) and the derived second check."""
+"""evaluation.neardup_pairs.evaluate_pairs (core of `newsdedup neardup-eval`) and the derived second check."""
 
 import json
 
 import pytest
 
-from newsdedup_dagster.neardup import NearDupConfig, derive_pairs_from_articles, evaluate_pairs, parse_sweep
-from newsdedup_dagster.neardup.pairs_eval import main
+from newsdedup_dagster.evaluation.neardup_pairs import derive_pairs_from_articles, evaluate_pairs, main, parse_sweep
+from newsdedup_dagster.neardup import NearDupConfig
 
 PAIRS = [
     {"id": "1", "a": "Liz Truss resigns as UK prime minister", "b": "UK Prime Minister Liz Truss resigns", "label": 1},

@@ -1,10 +1,14 @@
-"""`newsdedup eval --data FILE [--json] [--set key=value ...] [--sweep key=start:stop:step]`."""
+"""`newsdedup eval --data NAME [--data-dir DIR] [--json] [--set key=value ...] [--sweep key=start:stop:step]`."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+
+from .. import config
+from ..clustering.settings import parse_assignments
+from ..evaluation.data import DATA_DIR_VARIABLE, data_directory, resolve_data_argument, resolve_data_file
 
 HELP_KEYS = "story_threshold, item_threshold, max_gap_hours, story_max_age_hours, knn_k, centroid_window, batch_size, ef_search (+ guard keys)"
 
@@ -19,7 +23,10 @@ def register(subparsers) -> None:
             "B-cubed precision/recall/F1, NMI, ARI, number of clusters and the largest cluster."
         ),
     )
-    parser.add_argument("--data", required=True, help='labelled JSON-lines file, or "sample" for the bundled sample day')
+    parser.add_argument("--data", required=True, metavar="NAME",
+                        help='labelled JSON-lines file: a path, or a file name in the data directory; '
+                             '"sample" for the bundled sample day')
+    add_data_dir_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON (one object per line when sweeping)")
     parser.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
                         help=f"override a clustering setting ({HELP_KEYS})")
@@ -27,7 +34,7 @@ def register(subparsers) -> None:
     parser.add_argument("--no-cache", action="store_true",
                         help="do not reuse (or keep) raw vectors in the persistent eval cache database")
     parser.add_argument("--titles-from", metavar="FILE",
-                        help="split each row's title into headline (this file's title of the same row number) "
+                        help="(a path, or a file name in the data directory) split each row's title into headline (this file's title of the same row number) "
                              "+ summary (the rest): gnews_titles_snippets.jsonl with gnews_titles.jsonl")
     parser.add_argument("--text", choices=("title_lead", "title"), default=None,
                         help="embedded text (default NEWSDEDUP_EMBEDDING_TEXT, title_lead)")
@@ -42,6 +49,16 @@ def register(subparsers) -> None:
                         help="also write the results as one CSV table (a row per configuration and per --by group; "
                              "resamples' mean and sd as columns)")
     parser.set_defaults(func=handle)
+
+
+def add_data_dir_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", default=None, metavar="DIR",
+                        help=f"where bare file names are found (default ${DATA_DIR_VARIABLE}, else ./data)")
+
+
+def data_dir_of(args: argparse.Namespace):
+    """The data directory of this invocation: --data-dir, else $NEWSDEDUP_EVAL_DATA_DIR, else ./data."""
+    return data_directory(getattr(args, "data_dir", None), config.env_str(DATA_DIR_VARIABLE))
 
 
 # Column labels of the printed table (the CSV keeps the full names).
@@ -68,12 +85,15 @@ def format_table(table, by: tuple[str, ...]) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import config
-    from ..clustering.settings import parse_assignments
+    # deferred: the embedders and the evaluation tooling (pandas, scikit-learn) load only when eval runs
     from ..embeddings.store import EmbeddingModelMismatch
-    from ..evaluation import RESULT_KEYS, evaluate, frange
+    from ..evaluation.clustering import RESULT_KEYS, evaluate, frange, results_table
 
     try:
+        data_dir = data_dir_of(args)
+        data = resolve_data_argument(args.data, data_dir)
+        titles_from = getattr(args, "titles_from", None)
+        titles_from = resolve_data_file(titles_from, data_dir) if titles_from else None
         overrides = parse_assignments(args.assignments)
         config.clustering_settings(None, overrides)  # validate keys and values before any work
         sweep = None
@@ -88,16 +108,14 @@ def handle(args: argparse.Namespace) -> int:
                                      lead_chars=getattr(args, "lead_chars", None))
         if getattr(args, "resamples", 0) < 0:
             raise ValueError("--resamples must be >= 0")
-        results = evaluate(args.data, overrides, sweep, emb_settings=emb_settings,
+        results = evaluate(data, overrides, sweep, emb_settings=emb_settings,
                            cluster_environment=config.clustering_environment(),
                            use_cache=not getattr(args, "no_cache", False),
-                           titles_from=getattr(args, "titles_from", None),
+                           titles_from=titles_from,
                            resamples=getattr(args, "resamples", 0), seed=getattr(args, "seed", 0))
     except (ValueError, FileNotFoundError, EmbeddingModelMismatch) as exc:
         print(f"newsdedup eval: error: {exc}", file=sys.stderr)
         return 2
-    from ..evaluation import results_table
-
     by = tuple(dict.fromkeys(getattr(args, "by", None) or ()))
     table = results_table(results, by)
     if getattr(args, "csv", None):

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import json
 
+from .evaluate import add_data_dir_argument, data_dir_of
+from ..evaluation.data import resolve_data_file
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("neardup-eval", help="near-duplicate precision/recall on labelled pairs")
-    p.add_argument("--pairs", required=True, help='JSON-lines of {"id","a","b","label"} (label 1 = same content)')
+    p.add_argument("--pairs", required=True, metavar="NAME",
+                   help='JSON-lines of {"id","a","b","label"} (label 1 = same content): a path, or a file name '
+                        'in the data directory')
+    add_data_dir_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--sweep", default=None, metavar="START:STOP:STEP", help="threshold sweep, e.g. 0.60:0.74:0.02 (the score is a probability; default threshold 0.67)")
     p.add_argument("--lang", default="en", help="language of pairs without a 'lang' field (default en)")
@@ -19,10 +25,11 @@ def register(subparsers) -> None:
 
 
 def cmd_neardup_eval(args) -> int:
-    from ..neardup.pairs_eval import config_from_options, evaluate_pairs, format_report, load_jsonl
+    # deferred: scikit-learn and scipy load only when the evaluation runs
+    from ..evaluation.neardup_pairs import config_from_options, evaluate_pairs, format_report, load_jsonl
 
     try:
-        pairs = load_jsonl(args.pairs)
+        pairs = load_jsonl(resolve_data_file(args.pairs, data_dir_of(args)))
     except (OSError, ValueError) as exc:
         print(f"newsdedup: error: cannot read pairs file {args.pairs}: {exc}")
         return 2

@@ -139,7 +139,7 @@ def _gold_evaluation(conn, gold_path: Path) -> dict | None:
     if not gold_path.exists():
         return None
     from ..ingest.canonical_url import canonical_url, item_id
-    from ..metrics import summary
+    from ..evaluation.metrics import summary
 
     gold = {}
     for line in gold_path.read_text(encoding="utf-8").splitlines():

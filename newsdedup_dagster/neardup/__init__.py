@@ -13,13 +13,11 @@ Entry points:
     is_duplicate(a, b, idf, lang=None, config=None) -> bool     (gate applied)
     build_idf(texts) -> IdfTable
     choose_representative(members) -> HeadlineItem
-    evaluate_pairs(pairs, config=None, sweep=None) -> dict      (neardup-eval core)
-    pairs_eval.format_report(result) -> str                      (its text output)
 
 Modules: headline (normalisation, features, IDF, scoring, NearDupConfig with the
 calibration evidence), representative (which member is canonical), cluster (the
-vectorised engine and greedy clustering), pairs_eval (evaluation, second check).
-Benchmark: bench/neardup.py.
+vectorised engine and greedy clustering). Evaluation on labelled pairs (`newsdedup neardup-eval`):
+newsdedup_dagster.evaluation.neardup_pairs. Benchmark: bench/neardup.py.
 """
 
 from .cluster import DuplicateMatch, HeadlineIndex, cluster_headlines
@@ -46,23 +44,10 @@ from .representative import (
     is_syndicated,
 )
 
-_PAIRS_EVAL_NAMES = ("derive_pairs_from_articles", "evaluate_pairs", "parse_sweep")
-
-
-def __getattr__(name: str):
-    # Imported on first use, so `python -m newsdedup_dagster.neardup.pairs_eval`
-    # does not find its own module half-imported (runpy warning).
-    if name in _PAIRS_EVAL_NAMES:
-        from . import pairs_eval
-
-        return getattr(pairs_eval, name)
-    raise AttributeError(name)
-
-
 __all__ = [
     "SYNDICATOR_HOSTS", "DuplicateMatch", "HeadlineFeatures", "HeadlineIndex", "HeadlineItem", "IdfTable",
     "NearDupConfig", "build_idf", "char_ngrams", "choose_representative", "cluster_headlines",
-    "derive_pairs_from_articles", "evaluate_pairs", "exact_key", "headline_features", "is_duplicate",
-    "is_opaque_redirect", "is_syndicated", "lead_token", "normalize_headline", "parse_sweep", "score_pair",
+    "exact_key", "headline_features", "is_duplicate",
+    "is_opaque_redirect", "is_syndicated", "lead_token", "normalize_headline", "score_pair",
     "strip_outlet_suffix", "weighted_jaccard",
 ]

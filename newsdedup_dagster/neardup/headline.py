@@ -91,7 +91,7 @@ LEXICAL_MODEL = LexicalModel(
 )
 
 # FIGURES AT THE DEFAULTS (NearDupConfig; $E = .venv/bin/python -m
-# newsdedup_dagster.neardup.pairs_eval; `$E eval --pairs FILE`; the fit script
+# newsdedup_dagster.evaluation.neardup_pairs; `$E eval --pairs FILE`; the fit script
 # prints all of them):
 #   MSRP out of fold P 0.853 / R 0.696 / F1 0.766 (`$E cv`; in-sample P 0.856 / R 0.695);
 #   ITN  P 0.992 / R 0.794 / F1 0.882 (en P 1.000 / R 0.847, fr P 0.965 / R 0.814,
@@ -129,7 +129,7 @@ class NearDupConfig:
              same-story title (positive; often a different headline of the
              story, so recall here is low for any near-duplicate rule) and its
              nearest other-story title (negative).
-    Commands (E = .venv/bin/python -m newsdedup_dagster.neardup.pairs_eval):
+    Commands (E = .venv/bin/python -m newsdedup_dagster.evaluation.neardup_pairs):
       $E derive --articles .../itn_multilingual_dev.jsonl --out itn_pairs.jsonl
       $E derive --articles .../gnews_titles.jsonl --out gn_pairs.jsonl --positives nearest
       $E eval --pairs FILE [--sweep 0.30:0.50:0.02] [--gate on|off] [--set KNOB=VALUE]

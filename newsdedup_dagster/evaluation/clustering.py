@@ -1,7 +1,8 @@
 """`newsdedup eval`: run the real embedding + clustering path on a labelled JSON-lines file in a
 fresh temporary database and score it against the gold clusters.
 
-Input rows: {"id", "title", "text", "lang", "published_at", "source", "cluster"} (../shared/data).
+Input rows: {"id", "title", "text", "lang", "published_at", "source", "cluster"} (where the files
+are found: data.py).
 One partition per hour of published_at that holds items (empty hours are never walked), or one
 partition for rows without a timestamp. The temporary database is created on the configured
 server (embedded or $NEWSDEDUP_DATABASE_URL), migrated, used, and dropped.
@@ -13,6 +14,8 @@ import contextlib
 import json
 import logging
 import os
+import random
+import statistics
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -24,13 +27,19 @@ import pandas as pd
 import psycopg
 from psycopg import sql as pgsql
 
-from . import db, metrics
-from .clustering.passes import cluster_partition
-from .clustering.settings import ClusterSettings, settings_for
-from .embeddings import EmbeddingSettings, embed_partition, ensure_model, make_embedder
-from .embeddings.centring_prior import PRIOR_TEXTS
-from .embeddings.text import LEAD_CHARS, embedding_key, embedding_parts, text_hash
-from .progress import progress
+from .. import db
+from ..clustering.passes import cluster_partition
+from ..clustering.settings import ClusterSettings, settings_for
+from ..config import SAMPLE_DATA_DIR
+from ..embeddings import EmbeddingSettings, embed_partition, ensure_model, make_embedder
+from ..embeddings.centring_prior import PRIOR_TEXTS
+from ..embeddings.text import LEAD_CHARS, embedding_key, embedding_parts, text_hash
+from ..ingest.canonical_url import canonical_url, item_id
+from ..ingest.feed_parse import parse_feed
+from ..ingest.sources import load_sources
+from ..progress import progress
+from . import metrics
+from .data import SAMPLE_DATA
 
 log = logging.getLogger(__name__)
 
@@ -84,18 +93,10 @@ def load_rows(path: str | Path) -> list[Row]:
     return rows
 
 
-# `--data sample`: the bundled sample day, parsed from its feeds exactly as ingest parses them.
-SAMPLE_DATA = "sample"
-
-
 def sample_day_rows() -> list[Row]:
     """The bundled sample day's items (title and summary as the feed parser produces them, one row
-    per item id, i.e. per canonical URL) with their gold stories from sample_data/gold.jsonl."""
-    from .config import SAMPLE_DATA_DIR
-    from .ingest.canonical_url import canonical_url, item_id
-    from .ingest.feed_parse import parse_feed
-    from .ingest.sources import load_sources
-
+    per item id, i.e. per canonical URL) with their gold stories from sample_data/gold.jsonl.
+    `--data sample` evaluates these: the sample day parsed from its feeds exactly as ingest parses them."""
     gold: dict[str, str] = {}
     for line in (SAMPLE_DATA_DIR / "gold.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
@@ -137,8 +138,6 @@ def split_titles(rows: list[Row], titles_path: str | Path) -> list[Row]:
 
 def resample_stories(rows: list[Row], fraction: float, seed: int) -> list[Row]:
     """The rows of a random `fraction` of the gold stories (whole stories, so each keeps its size)."""
-    import random
-
     stories = sorted({r.cluster for r in rows})
     keep = set(random.Random(seed).sample(stories, max(1, round(fraction * len(stories)))))
     return [r for r in rows if r.cluster in keep]
@@ -209,7 +208,7 @@ def reset_clustering(conn: psycopg.Connection) -> None:
 EVAL_CACHE_DB = "newsdedup_eval_cache"
 
 
-def _eval_cache_url(base_url: str) -> str:
+def eval_cache_url(base_url: str) -> str:
     with db.connect(base_url, autocommit=True) as admin:
         exists = admin.execute(db.load_sql("db_database_exists"), (EVAL_CACHE_DB,)).fetchone()
         if not exists:
@@ -406,8 +405,6 @@ RESAMPLED_KEYS = ("bcubed_precision", "bcubed_recall", "bcubed_f1", "nmi", "ari"
 
 
 def summarise_resamples(runs: list[dict], fraction: float, seed: int) -> dict:
-    import statistics
-
     out: dict = {"n": len(runs), "fraction": fraction, "seed": seed, "mean": {}, "sd": {}}
     for key in RESAMPLED_KEYS:
         values = [r[key] for r in runs]
@@ -437,7 +434,7 @@ def evaluate(
     emb_settings = emb_settings or EmbeddingSettings()
     embedder = make_embedder(emb_settings)
     base_url = base_url or db.app_database_url()
-    cache_url = _eval_cache_url(base_url) if use_cache else None
+    cache_url = eval_cache_url(base_url) if use_cache else None
     values = sweep[1] if sweep else [None]
     configs = []
     for value in values:

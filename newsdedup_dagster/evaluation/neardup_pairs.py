@@ -9,11 +9,12 @@ same language + same cluster = positive, and for every text its nearest
 same-language text of another cluster (by plain 3-gram IDF Jaccard, so the
 negatives are hard ones and not chosen by the scorer under test) = negative.
 
-Run without the lead's CLI:
-    python -m newsdedup_dagster.neardup.pairs_eval eval --pairs FILE [--json] [--sweep 0.2:0.6:0.05]
-    python -m newsdedup_dagster.neardup.pairs_eval cv --pairs FILE [--folds 5] [--seed 0]
-    python -m newsdedup_dagster.neardup.pairs_eval derive --articles FILE --out PAIRS.jsonl \
+Run without the lead's CLI (FILE: a path, or a file name in the data directory, see data.py):
+    python -m newsdedup_dagster.evaluation.neardup_pairs eval --pairs FILE [--json] [--sweep 0.2:0.6:0.05]
+    python -m newsdedup_dagster.evaluation.neardup_pairs cv --pairs FILE [--folds 5] [--seed 0]
+    python -m newsdedup_dagster.evaluation.neardup_pairs derive --articles FILE --out PAIRS.jsonl \
         [--positives all|nearest] [--langs en,zh]
+each with [--data-dir DIR].
 """
 
 from __future__ import annotations
@@ -26,15 +27,23 @@ from dataclasses import replace
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+from scipy import sparse
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
 
-from .headline import (
+from .. import config as settings_config
+from ..neardup.headline import (
+    MODEL_FEATURES,
     HeadlineFeatures,
     NearDupConfig,
     build_idf,
     gate_passes,
     headline_features,
+    model_features,
+    pair_overlaps,
     score_features,
 )
+from .data import DATA_DIR_VARIABLE, data_directory, resolve_data_file
 
 DEFAULT_LANG = "en"
 
@@ -134,8 +143,6 @@ TARGET_PRECISION = 0.85
 def feature_matrix(pairs: Sequence[Mapping], ngram: int = 3):
     """(X [pairs x MODEL_FEATURES], 3-gram Jaccard, exact-match flag, labels); IDF over the pairs'
     texts, as score_pairs computes it. Features come from the code the scorer runs."""
-    from .headline import MODEL_FEATURES, model_features, pair_overlaps
-
     cache: dict[str, HeadlineFeatures] = {}
 
     def feats(text: str) -> HeadlineFeatures:
@@ -177,9 +184,6 @@ def cross_validate(pairs: Sequence[Mapping], config: NearDupConfig | None = None
     fitted and the threshold chosen (lowest with precision >= `precision`), then applied to the
     held-out fold. Returns the folds' thresholds, their mean (the threshold to ship), and the
     out-of-fold precision/recall/F1 both at each fold's own threshold and at the mean one."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold
-
     config = config or NearDupConfig()
     X, gram_j, exact, y = feature_matrix(pairs, config.ngram)
     oof_scores = np.zeros(len(y))
@@ -283,8 +287,6 @@ def derive_pairs_from_articles(
 def _nearest_same_and_other(feats, clusters, idf, chunk: int = 1000):
     """For each text: index of its nearest text sharing a cluster and of its nearest
     text sharing none (plain 3-gram IDF-weighted Jaccard), -1 when there is none."""
-    from scipy import sparse
-
     n = len(feats)
     if n < 2:
         return []
@@ -386,9 +388,12 @@ def config_from_options(assignments: Sequence[str] = (), gate: str = "config",
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m newsdedup_dagster.neardup.pairs_eval")
+    parser = argparse.ArgumentParser(prog="python -m newsdedup_dagster.evaluation.neardup_pairs")
     sub = parser.add_subparsers(dest="cmd", required=True)
-    ev = sub.add_parser("eval", help="precision/recall of the scorer on a pair file")
+    data_dir = argparse.ArgumentParser(add_help=False)
+    data_dir.add_argument("--data-dir", default=None, metavar="DIR",
+                          help=f"where bare file names are found (default ${DATA_DIR_VARIABLE}, else ./data)")
+    ev = sub.add_parser("eval", help="precision/recall of the scorer on a pair file", parents=[data_dir])
     ev.add_argument("--pairs", required=True)
     ev.add_argument("--json", action="store_true")
     ev.add_argument("--sweep", default=None, help="START:STOP:STEP")
@@ -398,20 +403,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--threshold", type=float, default=None, help="override the threshold for every language")
     ev.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
                     help="override a NearDupConfig number, e.g. --set min_gram_jaccard=0.3 --set gram_only_threshold=0.4")
-    cv = sub.add_parser("cv", help="cross-validated precision/recall (model and threshold refit per fold)")
+    cv = sub.add_parser("cv", help="cross-validated precision/recall (model and threshold refit per fold)",
+                        parents=[data_dir])
     cv.add_argument("--pairs", required=True)
     cv.add_argument("--folds", type=int, default=5)
     cv.add_argument("--seed", type=int, default=0)
     cv.add_argument("--json", action="store_true")
-    dv = sub.add_parser("derive", help="labelled pairs from clustered articles")
+    dv = sub.add_parser("derive", help="labelled pairs from clustered articles", parents=[data_dir])
     dv.add_argument("--articles", required=True)
     dv.add_argument("--out", required=True)
     dv.add_argument("--positives", choices=("all", "nearest"), default="all")
     dv.add_argument("--langs", default=None, help="comma-separated languages to keep")
     args = parser.parse_args(argv)
+    directory = data_directory(args.data_dir, settings_config.env_str(DATA_DIR_VARIABLE))
     if args.cmd == "derive":
         pairs = derive_pairs_from_articles(
-            load_jsonl(args.articles), positives=args.positives,
+            load_jsonl(resolve_data_file(args.articles, directory)), positives=args.positives,
             langs=args.langs.split(",") if args.langs else None)
         with open(args.out, "w", encoding="utf-8") as fh:
             for p in pairs:
@@ -419,11 +426,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{len(pairs)} pairs ({sum(p['label'] for p in pairs)} positive) -> {args.out}")
         return 0
     if args.cmd == "cv":
-        result = cross_validate(load_jsonl(args.pairs), folds=args.folds, seed=args.seed)
+        result = cross_validate(load_jsonl(resolve_data_file(args.pairs, directory)), folds=args.folds, seed=args.seed)
         print(json.dumps(result) if args.json else format_cv(result))
         return 0
     config = config_from_options(args.set, args.gate, args.threshold)
-    result = evaluate_pairs(load_jsonl(args.pairs), config, args.sweep, default_lang=args.lang)
+    result = evaluate_pairs(load_jsonl(resolve_data_file(args.pairs, directory)), config, args.sweep,
+                            default_lang=args.lang)
     print(json.dumps(result, ensure_ascii=False, indent=2) if args.json else format_report(result))
     return 0
 

@@ -1,16 +1,18 @@
 """Calibrate the event threshold and quiet period on labelled multi-day, multi-language data.
 
-    python -m newsdedup_dagster.events.calibrate ../shared/data/itn_multilingual_dev.jsonl
+    python -m newsdedup_dagster.evaluation.events_calibrate itn_multilingual_dev.jsonl [--data-dir DIR]
 
 Each labelled row (Wikipedia "In the news" blurb; `cluster` = Wikidata subject = one event;
 `published_at` = when that language edition posted it, often days apart) is fed as one story
 through the real grouping rules (grouping.plan_hour), hour by hour in time order. Vectors: the
 ones the pipeline would store for the configured provider (NEWSDEDUP_EMBEDDING_PROVIDER or
 --provider; e5 = the default, per-language centred), produced by the real embedding step in a
-temporary database (newsdedup_dagster.evaluation, which reuses the eval embedding cache). Event
-centroids = average of member vectors, as the SQL does. Scores: B-cubed P/R/F1 against the subject labels (newsdedup_dagster.metrics).
+temporary database (evaluation.clustering, which reuses the eval embedding cache). Event
+centroids = average of member vectors, as the SQL does. Scores: B-cubed P/R/F1 against the subject
+labels (evaluation.metrics).
 
-The data is read from the given path at run time and never copied into the repository.
+The data is read at run time from the given path, or from the data directory when the argument is a
+bare file name (evaluation.data), and never copied into the repository.
 """
 
 from __future__ import annotations
@@ -24,9 +26,14 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-from .. import metrics
+from .. import config, db
+from ..embeddings import ensure_model, make_embedder
+from ..embeddings.centring_prior import PRIOR_TEXTS
 from ..embeddings.providers import EmbeddingSettings
-from .grouping import GroupingSettings, OpenEvent, StoryCandidate, plan_hour
+from ..embeddings.text import text_hash
+from ..events.grouping import GroupingSettings, OpenEvent, StoryCandidate, plan_hour
+from . import clustering, metrics
+from .data import DATA_DIR_VARIABLE, data_directory, resolve_data_file
 
 
 def load_rows(path: str, limit: int | None = None) -> list[dict]:
@@ -45,20 +52,17 @@ def load_rows(path: str, limit: int | None = None) -> list[dict]:
 def stored_vectors(path: str, ids: list[str], settings: EmbeddingSettings) -> tuple[np.ndarray, str]:
     """The vectors item_embeddings would hold for these rows (embedding step of the pipeline, one
     hour partition at a time, centring included), in the order of ids; and the model id."""
-    from .. import db, evaluation
-    from ..embeddings import ensure_model, make_embedder
-
-    rows = evaluation.load_rows(path)
+    rows = clustering.load_rows(path)
     embedder = make_embedder(settings)
     base_url = db.app_database_url()
-    cache_url = evaluation._eval_cache_url(base_url)
-    with evaluation.temporary_database(base_url) as url, db.connect(url) as conn:
-        evaluation.load_into(conn, rows)
+    cache_url = clustering.eval_cache_url(base_url)
+    with clustering.temporary_database(base_url) as url, db.connect(url) as conn:
+        clustering.load_into(conn, rows)
         info = ensure_model(conn, embedder, settings)
-        texts = evaluation.eval_texts(rows, settings.text_mode) + list(evaluation.PRIOR_TEXTS)
-        evaluation.cache_fetch(cache_url, conn, info.model, sorted({evaluation.text_hash(t) for t in texts}))
-        evaluation.embed_all(conn, embedder, evaluation.partitions_of(rows), settings)
-        evaluation.cache_store(cache_url, conn, info.model)
+        texts = clustering.eval_texts(rows, settings.text_mode) + list(PRIOR_TEXTS)
+        clustering.cache_fetch(cache_url, conn, info.model, sorted({text_hash(t) for t in texts}))
+        clustering.embed_all(conn, embedder, clustering.partitions_of(rows), settings)
+        clustering.cache_store(cache_url, conn, info.model)
         got = dict(conn.execute(
             db.load_sql("calibrate_item_vectors"), (info.model,)
         ).fetchall())
@@ -135,7 +139,9 @@ def pair_similarity_stats(rows: list[dict], vectors: np.ndarray) -> dict[str, fl
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("path")
+    parser.add_argument("path", help="labelled JSON-lines file: a path, or a file name in the data directory")
+    parser.add_argument("--data-dir", default=None, metavar="DIR",
+                        help=f"where bare file names are found (default ${DATA_DIR_VARIABLE}, else ./data)")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--thresholds", default="0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7")
     parser.add_argument("--quiet-hours", default="24,72,168")
@@ -143,14 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--provider", help="embedding provider (default: NEWSDEDUP_EMBEDDING_PROVIDER / e5)")
     args = parser.parse_args(argv)
 
-    rows = load_rows(args.path, args.limit)
+    path = resolve_data_file(args.path, data_directory(args.data_dir, config.env_str(DATA_DIR_VARIABLE)))
+    rows = load_rows(path, args.limit)
     if args.langs:
         keep = set(args.langs.split(","))
         rows = [r for r in rows if r["lang"] in keep]
-    from .. import config
-
     emb_settings = config.merged(config.embedding_settings(), provider=args.provider or None)
-    vectors, model = stored_vectors(args.path, [r["id"] for r in rows], emb_settings)
+    vectors, model = stored_vectors(path, [r["id"] for r in rows], emb_settings)
     gold = {r["id"]: r["cluster"] for r in rows}
     print(f"model={model} rows={len(rows)} subjects={len(set(gold.values()))}")
     print("same-subject posting gaps:", {k: round(v, 2) for k, v in cluster_gap_stats(rows).items()})

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Hashable, Mapping
 
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
 __all__ = ["bcubed", "nmi", "ari", "summary", "aligned_labels"]
 
 
@@ -73,16 +75,12 @@ def _codes(labels: list[Hashable]) -> list[int]:
 
 def nmi(pred: Mapping[Hashable, Hashable], gold: Mapping[Hashable, Hashable]) -> float:
     """Normalised mutual information (arithmetic mean normalisation, sklearn's default)."""
-    from sklearn.metrics import normalized_mutual_info_score
-
     _, p, g = aligned_labels(pred, gold)
     return float(normalized_mutual_info_score(_codes(g), _codes(p)))
 
 
 def ari(pred: Mapping[Hashable, Hashable], gold: Mapping[Hashable, Hashable]) -> float:
     """Adjusted Rand index."""
-    from sklearn.metrics import adjusted_rand_score
-
     _, p, g = aligned_labels(pred, gold)
     return float(adjusted_rand_score(_codes(g), _codes(p)))
 
