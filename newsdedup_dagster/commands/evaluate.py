@@ -85,9 +85,8 @@ def format_table(table, by: tuple[str, ...]) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    # deferred: the embedders and the evaluation tooling (pandas, scikit-learn) load only when eval runs
-    from ..embeddings.store import EmbeddingModelMismatch
-    from ..evaluation.clustering import RESULT_KEYS, evaluate, frange, results_table
+    from ..embeddings.store import EmbeddingModelMismatch  # deferred: the embedders load only when eval runs
+    from ..evaluation.clustering import RESULT_KEYS, evaluate, frange, results_table  # deferred: pandas, scikit-learn
 
     try:
         data_dir = data_dir_of(args)

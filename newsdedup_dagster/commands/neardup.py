@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from .evaluate import add_data_dir_argument, data_dir_of
 from ..evaluation.data import resolve_data_file
+from .evaluate import add_data_dir_argument, data_dir_of
 
 
 def register(subparsers) -> None:
@@ -25,8 +25,8 @@ def register(subparsers) -> None:
 
 
 def cmd_neardup_eval(args) -> int:
-    # deferred: scikit-learn and scipy load only when the evaluation runs
-    from ..evaluation.neardup_pairs import config_from_options, evaluate_pairs, format_report, load_jsonl
+    from ..evaluation.neardup_pairs import (  # deferred: scikit-learn and scipy load only when it runs
+        config_from_options, evaluate_pairs, format_report, load_jsonl)
 
     try:
         pairs = load_jsonl(resolve_data_file(args.pairs, data_dir_of(args)))
