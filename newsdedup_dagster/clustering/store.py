@@ -66,7 +66,8 @@ def knn_plan(conn: psycopg.Connection, search: str):
 def begin_clustering(conn: psycopg.Connection, ef_search: int, lock_timeout_s: float) -> None:
     """Inside an explicit transaction: take the clustering lock, then the HNSW search settings.
     SET LOCAL dies with the transaction, so a pooled connection never carries them over."""
-    conn.execute(pgsql.SQL(db.load_sql("cluster_lock_timeout_set")).format(pgsql.Literal(f"{int(lock_timeout_s * 1000)}ms")))
+    timeout = pgsql.Literal(f"{int(lock_timeout_s * 1000)}ms")
+    conn.execute(pgsql.SQL(db.load_sql("cluster_lock_timeout_set")).format(timeout))
     try:
         conn.execute(db.load_sql("advisory_xact_lock"), (CLUSTER_LOCK_KEY,))
     except psycopg.errors.LockNotAvailable as exc:

@@ -110,8 +110,7 @@ def ensure_centroid_index(conn: psycopg.Connection, info: ModelInfo, m: int, ef_
     """The searchable stories' centroid index, rebuilt when it differs from the one asked for (build
     parameters, or built before stories had the flag): stories are few next to items."""
     name = _index_name("stories", info.model)
-    row = conn.execute(db.load_sql("embed_index_definition"),
-                       (name,)).fetchone()
+    row = conn.execute(db.load_sql("embed_index_definition"), (name,)).fetchone()
     if row is not None:
         options = dict(option.split("=", 1) for option in (row[0] or []))
         # pgvector's defaults where the reloptions omit them
@@ -124,9 +123,7 @@ def ensure_centroid_index(conn: psycopg.Connection, info: ModelInfo, m: int, ef_
 
 
 def active_model(conn: psycopg.Connection) -> ModelInfo | None:
-    row = conn.execute(
-        db.load_sql("embed_model_active")
-    ).fetchone()
+    row = conn.execute(db.load_sql("embed_model_active")).fetchone()
     return ModelInfo(*row) if row else None
 
 

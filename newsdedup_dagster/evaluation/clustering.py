@@ -177,9 +177,7 @@ def load_into(conn: psycopg.Connection, rows: list[Row]) -> None:
         with conn.cursor().copy(db.load_sql("eval_sources_copy")) as copy:
             for s in sources:
                 copy.write_row((s, s, f"eval://{s}", "und"))
-        with conn.cursor().copy(
-            db.load_sql("eval_items_copy")
-        ) as copy:
+        with conn.cursor().copy(db.load_sql("eval_items_copy")) as copy:
             for r in rows:
                 summary = r.text if r.text and r.text != r.title else ""
                 copy.write_row((
@@ -217,9 +215,7 @@ def eval_cache_url(base_url: str) -> str:
     url = db.with_database(base_url, EVAL_CACHE_DB)
     with db.connect(url, autocommit=True) as conn:
         conn.execute(db.load_sql("db_pgvector_create"))
-        conn.execute(
-            db.load_sql("eval_cache_table_create")
-        )
+        conn.execute(db.load_sql("eval_cache_table_create"))
     return url
 
 

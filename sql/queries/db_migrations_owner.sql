@@ -1,1 +1,2 @@
-SELECT tableowner FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'schema_migrations'
+SELECT tableowner FROM pg_tables
+WHERE schemaname = current_schema() AND tablename = 'schema_migrations'
