@@ -18,8 +18,9 @@ re-materialisation, whose undo step a first run does not have):
   worst case  no stories in the window: pass 1 attaches nothing, all 500 items search the window
   pass 1      half the window's topics are stories (one per topic): pass 1 attaches those
               items, the rest go through pass 2 among the unassigned half
-and reports per-hour seconds, current / baseline ratios, whether both paths built the same stories, pass-2 edge recall of both paths against exact search (numpy, over the
-window), pass-1 agreement of HNSW with an exact scan, and the Python peak RSS.
+and reports per-hour seconds, current / baseline ratios, whether both paths built the same stories,
+pass-2 edge recall of both paths against exact search (numpy, over the window), pass-1 agreement of
+HNSW with an exact scan, and the Python peak RSS.
 
 Vectors are structured, not uniform: super-topics -> topics -> items, shaped like centred e5 (itn
 pair cosines: same subject median 0.45, different subject p99 0.32; clustering/settings.py). The
@@ -42,36 +43,30 @@ import argparse
 import contextlib
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+from clustering_runs import hour_runs as timed_hour_runs, vacuum
+from common import REPO, peak_rss_mb
 from psycopg import sql as pgsql
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from clustering_runs import hour_runs as timed_hour_runs  # noqa: E402
-from clustering_runs import vacuum  # noqa: E402
-
-from newsdedup_dagster import db  # noqa: E402
-from newsdedup_dagster.clustering import store  # noqa: E402
-from newsdedup_dagster.clustering.passes import cluster_partition  # noqa: E402
-from newsdedup_dagster.clustering.settings import settings_for  # noqa: E402
-from newsdedup_dagster.embeddings.providers import EmbeddingSettings  # noqa: E402
-from newsdedup_dagster.embeddings.store import active_model, ensure_centroid_index, ensure_model  # noqa: E402
-from newsdedup_dagster.evaluation import temporary_database  # noqa: E402
+from newsdedup_dagster import db
+from newsdedup_dagster.clustering import store
+from newsdedup_dagster.clustering.passes import cluster_partition
+from newsdedup_dagster.clustering.settings import settings_for
+from newsdedup_dagster.embeddings.providers import EmbeddingSettings
+from newsdedup_dagster.embeddings.store import active_model, ensure_centroid_index, ensure_model
+from newsdedup_dagster.evaluation import temporary_database
 
 DIMS = 384
 NEW_PER_HOUR = 500
-H = datetime(2026, 11, 10, 0, tzinfo=timezone.utc)
+H = datetime(2026, 11, 10, 0, tzinfo=UTC)
 MODEL = "e5:multilingual-e5-small-q4"
 LAYOUT_VERSION = 3  # bump when the generated data changes: kept databases are rebuilt
 # The parent of the commit that gave pass 2 the recent-vector window, one KNN statement and merge decisions.
@@ -84,10 +79,6 @@ class SyntheticEmbedder:
     provider = "e5"
     model_id = MODEL
     dims = DIMS
-
-
-def rss_mb() -> float:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def unit(m):
@@ -380,14 +371,14 @@ def centroid_index_name() -> str:
 def baseline_worktree(revision: str = BASELINE_REVISION):
     """The repository at `revision`, checked out into a temporary git worktree, removed afterwards."""
     def git(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", "-C", str(ROOT), *argv], capture_output=True, text=True, check=check)
+        return subprocess.run(["git", "-C", str(REPO), *argv], capture_output=True, text=True, check=check)
 
     try:
         present = git("cat-file", "-e", f"{revision}^{{commit}}", check=False).returncode == 0
     except FileNotFoundError:
         present = False
     if not present:
-        raise SystemExit(f"the baseline revision {revision} is not in the git repository at {ROOT} (a shallow "
+        raise SystemExit(f"the baseline revision {revision} is not in the git repository at {REPO} (a shallow "
                          "clone or an unpacked archive has no history): run `git fetch --unshallow`, or measure "
                          "the current path alone with --no-baseline")
     parent = Path(tempfile.mkdtemp(prefix="newsdedup-bench-baseline-"))
@@ -406,7 +397,7 @@ def baseline_process(args, url: str, mode: str, settings) -> dict:
     if not args.baseline_tree:
         raise RuntimeError("the baseline path needs --baseline-tree (main() checks the revision out)")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([args.baseline_tree, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    cmd = [sys.executable, str(ROOT / "bench" / "clustering_runs.py"), mode, "--tree", args.baseline_tree,
+    cmd = [sys.executable, str(REPO / "bench" / "clustering_runs.py"), mode, "--tree", args.baseline_tree,
            "--url", url, "--hour", H.isoformat(), "--settings", json.dumps(settings.as_dict()),
            "--centroid-index", centroid_index_name(), "--repeat", str(args.repeat)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -437,7 +428,7 @@ def measure(case: str, args) -> dict:
         register_vector(conn)
         conn.commit()
         out["build"] = build_timings
-        out["python_peak_rss_mb_after_build"] = rss_mb()
+        out["python_peak_rss_mb_after_build"] = peak_rss_mb()
         embedding = EmbeddingSettings(hnsw_m=args.m, hnsw_ef_construction=args.ef_construction,
                                       centroid_hnsw_m=args.centroid_m,
                                       centroid_hnsw_ef_construction=args.centroid_ef_construction, centre="on")
@@ -511,14 +502,14 @@ def measure(case: str, args) -> dict:
         if with_baseline:
             out["pass1_same_stories"] = out["pass1_baseline"].pop("members") == out["pass1_current"].pop("members")
         reset_hour(conn)
-        out["python_peak_rss_mb"] = rss_mb()  # the clustering runs' peak (numpy's exact search comes next)
+        out["python_peak_rss_mb"] = peak_rss_mb()  # the clustering runs' peak (numpy's exact search comes next)
 
         # ---- recall against exact search (numpy over the window; worst-case state again)
         exact = exact_edges(conn, settings)
         out["exact_edges"] = len(exact)
         for path in paths:
             out[f"{path}_edge_recall"] = round(len(found[path] & exact) / max(1, len(exact)), 4)
-        out["python_peak_rss_mb_with_numpy_window"] = rss_mb()
+        out["python_peak_rss_mb_with_numpy_window"] = peak_rss_mb()
         # what the mirror adds to the embedding step: one hour of vectors into the window's HNSW
         with conn.transaction():
             conn.execute("DELETE FROM cluster_recent_items WHERE partition_hour = %s", (H,))
@@ -543,16 +534,19 @@ def report(results: list[dict]) -> None:
     line("server shared_buffers / centroid index m, efc", lambda r: f"{r['server']['shared_buffers']} / "
          f"{r['centroid_index']['m']}, {r['centroid_index']['ef_construction']}")
     line("rows in item_embeddings / stories", lambda r: f"{r['rows'][0]:,} / {r['rows'][1]:,}")
-    for situation in ("worst", "pass1"):
-        name = "worst case (no stories)" if situation == "worst" else "pass 1 (half the topics in stories)"
-        line(f"{name}: baseline s/hour", lambda r: f"{r[f'{situation}_baseline']['seconds']:.3f}")
-        line("  current s/hour", lambda r: f"{r[f'{situation}_current']['seconds']:.3f}")
-        line("  current / baseline", lambda r: f"{r[f'{situation}_current']['seconds'] / r[f'{situation}_baseline']['seconds']:.2f}x")
-        line("  re-materialising H: baseline / current", lambda r: f"{r[f'{situation}_baseline'].get('rerun_seconds', '–')}"
-             f" / {r[f'{situation}_current']['rerun_seconds']}")
+    def situation_lines(situation: str, name: str) -> None:
+        base, current = f"{situation}_baseline", f"{situation}_current"
+        line(f"{name}: baseline s/hour", lambda r: f"{r[base]['seconds']:.3f}")
+        line("  current s/hour", lambda r: f"{r[current]['seconds']:.3f}")
+        line("  current / baseline", lambda r: f"{r[current]['seconds'] / r[base]['seconds']:.2f}x")
+        line("  re-materialising H: baseline / current",
+             lambda r: f"{r[base].get('rerun_seconds', '–')} / {r[current]['rerun_seconds']}")
         line("  same memberships as baseline", lambda r: str(r[f"{situation}_same_stories"]))
-        line("  stories new / pass-1 attached", lambda r: f"{r[f'{situation}_current']['stories']['new']} / "
-             f"{r[f'{situation}_current']['stories']['attached_pass1']}")
+        line("  stories new / pass-1 attached",
+             lambda r: f"{r[current]['stories']['new']} / {r[current]['stories']['attached_pass1']}")
+
+    situation_lines("worst", "worst case (no stories)")
+    situation_lines("pass1", "pass 1 (half the topics in stories)")
     line("pass-2 KNN s: baseline / current", lambda r: f"{r.get('baseline_pass2_knn_seconds', '–')} / {r['current_pass2_knn_seconds']:.2f}")
     line("pass-2 edge recall vs exact: base / current", lambda r: f"{r.get('baseline_edge_recall', '–')} / {r['current_edge_recall']:.4f}")
     line("pass-1 HNSW agreement with exact", lambda r: f"{r['pass1_agreement']:.4f} of {r['pass1_exact_matches']}")
