@@ -352,6 +352,7 @@ def hour_runs(conn, info, settings, path: str, args, url: str) -> dict:
     open a second connection, as the stories asset gives it (pass 2 over knn_connections); the
     baseline runs in the baseline revision's process."""
     if path == "baseline":
+        conn.commit()  # idle: the baseline's REINDEX and VACUUM must not wait on this connection
         return baseline_process(args, url, "hour_runs", settings)
 
     def run():
@@ -396,7 +397,8 @@ def baseline_process(args, url: str, mode: str, settings) -> dict:
     """clustering_runs.py `mode` in a process of its own on the baseline worktree's package."""
     if not args.baseline_tree:
         raise RuntimeError("the baseline path needs --baseline-tree (main() checks the revision out)")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([args.baseline_tree, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    pythonpath = [args.baseline_tree, *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(pythonpath)}
     cmd = [sys.executable, str(REPO / "bench" / "clustering_runs.py"), mode, "--tree", args.baseline_tree,
            "--url", url, "--hour", H.isoformat(), "--settings", json.dumps(settings.as_dict()),
            "--centroid-index", centroid_index_name(), "--repeat", str(args.repeat)]
@@ -466,6 +468,7 @@ def measure(case: str, args) -> dict:
         found = {}
         for path in paths:
             if path == "baseline":
+                conn.commit()
                 edges = baseline_process(args, url, "pass2_edges", settings)
                 found[path] = {tuple(e) for e in edges["edges"]}
                 out[f"{path}_pass2_knn_seconds"] = edges["seconds"]
@@ -554,6 +557,10 @@ def report(results: list[dict]) -> None:
     line("recent window: first load s (rows)", lambda r: f"{r['recent_sync']['seconds']} ({r['recent_sync']['loaded']:,})")
     line("python peak RSS MB (clustering)", lambda r: f"{r['python_peak_rss_mb']}")
     line("load average start / end", lambda r: f"{r['loadavg_start'][0]} / {r['loadavg_end'][0]}")
+    lacks = next((r["settings_the_baseline_lacks"] for r in results if "settings_the_baseline_lacks" in r), None)
+    if lacks is not None:
+        print(f"baseline: the repository at {BASELINE_REVISION[:12]}; current settings it has no such thing as "
+              f"(the current path alone uses them): {', '.join(lacks) or 'none'}", flush=True)
     if "window" in by and "history" in by:
         for situation in ("worst", "pass1"):
             for path in by["history"]["paths"]:
