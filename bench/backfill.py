@@ -26,24 +26,21 @@ of order.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import datetime as dt
-import hashlib
 import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import httpx
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "bench"))
+from common import REPO, TESTS
+from dagster_deployment import BACKFILL_DONE, DagsterDeployment, free_port
 
 BIN = Path(sys.executable).parent
 DAY = "2026-11-02"
@@ -53,64 +50,16 @@ HOURLY_ASSETS = ["raw_items", "item_duplicates", "item_embeddings", "stories", "
 # bookkeeping, not by the hourly assets.
 NOT_HOURLY = ("digest", "deliver", "subscri", "alert", "llm_calls", "schema_migrations", "retention")
 
-LAUNCH_BACKFILL = """
-mutation LaunchPartitionBackfill($backfillParams: LaunchBackfillParams!) {
-  launchPartitionBackfill(backfillParams: $backfillParams) {
-    __typename
-    ... on LaunchBackfillSuccess { backfillId }
-    ... on PythonError { message }
-  }
-}"""
-BACKFILL_STATUS = """
-query BackfillStatus($backfillId: String!) {
-  partitionBackfillOrError(backfillId: $backfillId) {
-    ... on PartitionBackfill { status numPartitions }
-    ... on PythonError { message }
-  }
-}"""
-READY = "{ instance { daemonHealth { allDaemonStatuses { daemonType healthy required } } } assetNodes { id } }"
-DONE = {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED"}
-
+# Each table's row count and a hash of its rows (tests/fingerprints.py), in the home's own process:
+# db.ensure_ready() there starts that home's embedded server. Write times and the publish directory
+# (each home has its own) are left out.
 FINGERPRINT = r"""
-import json, sys
+import hashlib, json
+from fingerprints import WRITE_TIME_COLUMNS, table_rows
 from newsdedup_dagster import db
-url = db.ensure_ready()
-out = {}
-with db.connect(url) as conn:
-    serial = {(t, c) for t, c in conn.execute(
-        "SELECT table_name, column_name FROM information_schema.columns"
-        " WHERE table_schema = 'public' AND column_default LIKE 'nextval%%'")}
-    referring = {(t, c) for t, c, rt, rc in conn.execute(
-        "SELECT k.conrelid::regclass::text, a.attname, k.confrelid::regclass::text, ra.attname"
-        "  FROM pg_constraint k"
-        "  JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = k.conkey[1]"
-        "  JOIN pg_attribute ra ON ra.attrelid = k.confrelid AND ra.attnum = k.confkey[1]"
-        " WHERE k.contype = 'f'") if (rt, rc) in serial}
-    columns = {}
-    for table, column, default, kind in conn.execute(
-            "SELECT c.table_name, c.column_name, c.column_default, c.data_type FROM information_schema.columns c"
-            "  JOIN information_schema.tables t USING (table_schema, table_name)"
-            " WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'"
-            " ORDER BY c.table_name, c.ordinal_position"):
-        written_at = default is not None and ("now()" in default or "clock_timestamp" in default)
-        if (table, column) in serial or (table, column) in referring or written_at:
-            continue
-        # write times, and the publish directory (each home has its own)
-        if column in ("narrative_generated_at", "sent_at", "written_at", "output_dir"):
-            continue
-        columns.setdefault(table, []).append(column)
-    for table, cols in columns.items():
-        select = ", ".join(f'"{c}"::text' for c in cols)
-        rows = sorted(repr(r) for r in conn.execute(f'SELECT {select} FROM "{table}"'))
-        out[table] = [len(rows), __import__("hashlib").sha256("\n".join(rows).encode()).hexdigest()[:16]]
-print(json.dumps(out))
+rows = table_rows(db.ensure_ready(), WRITE_TIME_COLUMNS | {"written_at", "output_dir"})
+print(json.dumps({t: [len(r), hashlib.sha256("\n".join(r).encode()).hexdigest()[:16]] for t, r in rows.items()}))
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def base_env(home: Path, sources: Path) -> dict[str, str]:
@@ -120,6 +69,7 @@ def base_env(home: Path, sources: Path) -> dict[str, str]:
 
 
 def fingerprint(env: dict[str, str]) -> dict[str, list]:
+    env = {**env, "PYTHONPATH": os.pathsep.join([str(REPO), str(TESTS)])}
     out = subprocess.run([sys.executable, "-c", FINGERPRINT], env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -131,51 +81,28 @@ def run_demo(root: Path, sources: Path) -> tuple[float, dict]:
     return time.monotonic() - started, fingerprint(env)
 
 
-class Dev:
-    """`newsdedup dev` in a home of its own, and the GraphQL calls the UI makes."""
+class Dev(DagsterDeployment):
+    """`newsdedup dev` in a home of its own: its own embedded server and the instance file newsdedup
+    writes there (not the test deployment's dagster.yaml and storage database), driven by the
+    deployment's GraphQL calls (the UI's)."""
 
-    def __init__(self, home: Path, sources: Path):
-        self.env = base_env(home, sources)
-        self.port = free_port()
+    def __init__(self, home: Path, sources: Path):  # the attributes DagsterDeployment's methods use
         home.mkdir(parents=True, exist_ok=True)
-        self.log = home / "dev.log"
-        self.proc = subprocess.Popen([str(BIN / "newsdedup"), "dev", "--port", str(self.port)], env=self.env,
-                                     stdout=self.log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
-
-    def graphql(self, query: str, variables: dict | None = None) -> dict:
-        response = httpx.post(f"http://127.0.0.1:{self.port}/graphql", json={"query": query, "variables": variables or {}},
-                              timeout=60)
-        payload = response.json()
-        if payload.get("errors"):
-            raise RuntimeError(json.dumps(payload["errors"])[:2000])
-        return payload["data"]
-
-    def wait_ready(self, timeout: float = 300) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("newsdedup dev exited:\n" + self.log.read_text()[-3000:])
-            try:
-                data = self.graphql(READY)
-                statuses = data["instance"]["daemonHealth"]["allDaemonStatuses"]
-                if data["assetNodes"] and all(s["healthy"] for s in statuses if s["required"]):
-                    return
-            except (httpx.HTTPError, ValueError, KeyError, RuntimeError):
-                pass
-            time.sleep(1)
-        raise TimeoutError("the UI did not come up:\n" + self.log.read_text()[-3000:])
+        self.newsdedup_dev = True
+        self.root = home
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = base_env(home, sources)
+        self.procs: list[subprocess.Popen] = []
+        self.logs: list[Path] = []
 
     def backfill(self, partitions: list[str], timeout: float = 7200) -> tuple[float, str]:
-        params = {"assetSelection": [{"path": [a]} for a in HOURLY_ASSETS], "partitionNames": partitions,
-                  "fromFailure": False, "tags": []}
+        """(seconds from the launch to the backfill's end, its status)."""
         started = time.monotonic()
-        result = self.graphql(LAUNCH_BACKFILL, {"backfillParams": params})["launchPartitionBackfill"]
-        if result["__typename"] != "LaunchBackfillSuccess":
-            raise RuntimeError(str(result))
-        backfill_id = result["backfillId"]
+        backfill_id = self.launch_backfill(HOURLY_ASSETS, partitions)
         while time.monotonic() - started < timeout:
-            status = self.graphql(BACKFILL_STATUS, {"backfillId": backfill_id})["partitionBackfillOrError"]["status"]
-            if status in DONE:
+            status = self.backfill_status(backfill_id)
+            if status in BACKFILL_DONE:
                 return time.monotonic() - started, status
             time.sleep(1)
         raise TimeoutError(f"backfill {backfill_id} not done after {timeout} s")
@@ -203,12 +130,15 @@ class Dev:
         return len(data["runsOrError"]["results"])
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGINT)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
+        """SIGINT, as a terminal's Ctrl-C: `newsdedup dev` then stops dagster dev and releases its
+        embedded server (SIGTERM would leave that server running in a home about to be deleted)."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGINT)
+                try:
+                    proc.wait(60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
 
 
 def hours_of(first_day: str, days: int) -> list[str]:
@@ -240,16 +170,15 @@ def render_days(out: Path, days: int) -> Path:
 
 
 def backfill_once(root: Path, name: str, sources: Path, partitions: list[str]) -> tuple[float, str, int, list[str], dict]:
-    dev = Dev(root / name, sources)
-    try:
-        dev.wait_ready()
+    with contextlib.ExitStack() as stack:
+        dev = Dev(root / name, sources)
+        stack.callback(dev.stop)  # also when the UI never comes up
+        stack.enter_context(dev)  # starts `newsdedup dev`, waits for the UI and the daemon
         seconds, status = dev.backfill(partitions)
         disorder = dev.time_order(partitions)
         print(f"  (the run(s) themselves: {dev.run_seconds:.1f} s from start to end; the rest is the daemon's "
               "ticks, the queue and the run worker's start)")
         return seconds, status, dev.runs(), disorder, fingerprint(dev.env)
-    finally:
-        dev.stop()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,15 +8,19 @@ each measured in its own process (so its peak RSS is its own), in one run:
            before the window, all in stories (one per topic), as a deployment holds after months
 Per database, the same hour H is clustered by
   baseline the clustering code before the recent-window table, single-statement KNN and merge
-           explanations (bench/clustering_baseline/, a verbatim copy with its SQL): the reference
+           explanations: the repository at BASELINE_REVISION, checked out by this run into a
+           temporary git worktree and run in a process of its own with that worktree first on
+           PYTHONPATH (bench/clustering_runs.py), so its clustering, settings, guard and SQL are
+           that revision's; it clusters with the current settings' values (thresholds, k, gates)
   current  newsdedup_dagster.clustering as it is
 in two situations (each timed as a first run of the hour, the median of --repeat, plus one
 re-materialisation, whose undo step a first run does not have):
   worst case  no stories in the window: pass 1 attaches nothing, all 500 items search the window
   pass 1      half the window's topics are stories (one per topic): pass 1 attaches those
               items, the rest go through pass 2 among the unassigned half
-and reports per-hour seconds, current / baseline ratios, whether both paths built the same stories, pass-2 edge recall of both paths against exact search (numpy, over the
-window), pass-1 agreement of HNSW with an exact scan, and the Python peak RSS.
+and reports per-hour seconds, current / baseline ratios, whether both paths built the same stories,
+pass-2 edge recall of both paths against exact search (numpy, over the window), pass-1 agreement of
+HNSW with an exact scan, and the Python peak RSS.
 
 Vectors are structured, not uniform: super-topics -> topics -> items, shaped like centred e5 (itn
 pair cosines: same subject median 0.45, different subject p99 0.32; clustering/settings.py). The
@@ -25,6 +29,8 @@ neighbourhood in the full graph is full of old items of sibling topics), each to
 
 The history database takes a long time to build (1.1M vectors, HNSW over all of them): --keep-db
 keeps both databases on the embedded server between runs (rebuilt only when the parameters change).
+The baseline needs the repository's history (a shallow clone lacks BASELINE_REVISION: `git fetch
+--unshallow`); --no-baseline measures the current path alone.
 
     nice -n 5 .venv/bin/python bench/clustering.py --keep-db            # window and 1M history
     .venv/bin/python bench/clustering.py --history 0 --window 10000      # quick
@@ -37,37 +43,34 @@ import argparse
 import contextlib
 import json
 import os
-import resource
-import statistics
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+from clustering_runs import hour_runs as timed_hour_runs, vacuum
+from common import REPO, peak_rss_mb
 from psycopg import sql as pgsql
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from clustering_baseline import passes as baseline_passes  # noqa: E402
-from clustering_baseline import store as baseline_store  # noqa: E402
-
-from newsdedup_dagster import db  # noqa: E402
-from newsdedup_dagster.clustering import store  # noqa: E402
-from newsdedup_dagster.clustering.passes import cluster_partition  # noqa: E402
-from newsdedup_dagster.clustering.settings import settings_for  # noqa: E402
-from newsdedup_dagster.embeddings.providers import EmbeddingSettings  # noqa: E402
-from newsdedup_dagster.embeddings.store import active_model, ensure_centroid_index, ensure_model  # noqa: E402
-from newsdedup_dagster.evaluation.clustering import temporary_database  # noqa: E402
+from newsdedup_dagster import db
+from newsdedup_dagster.clustering import store
+from newsdedup_dagster.clustering.passes import cluster_partition
+from newsdedup_dagster.clustering.settings import settings_for
+from newsdedup_dagster.embeddings.providers import EmbeddingSettings
+from newsdedup_dagster.embeddings.store import active_model, ensure_centroid_index, ensure_model
+from newsdedup_dagster.evaluation.clustering import temporary_database
 
 DIMS = 384
 NEW_PER_HOUR = 500
-H = datetime(2026, 11, 10, 0, tzinfo=timezone.utc)
+H = datetime(2026, 11, 10, 0, tzinfo=UTC)
 MODEL = "e5:multilingual-e5-small-q4"
 LAYOUT_VERSION = 3  # bump when the generated data changes: kept databases are rebuilt
+# The parent of the commit that gave pass 2 the recent-vector window, one KNN statement and merge decisions.
+BASELINE_REVISION = "41d607488fb981e3a3f75a4fc7222463139a9f67"
 
 
 class SyntheticEmbedder:
@@ -76,10 +79,6 @@ class SyntheticEmbedder:
     provider = "e5"
     model_id = MODEL
     dims = DIMS
-
-
-def rss_mb() -> float:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def unit(m):
@@ -300,23 +299,13 @@ def reset_hour(conn) -> None:
     vacuum(conn)
 
 
-def vacuum(conn) -> None:
-    conn.autocommit = True
-    try:
-        conn.execute("VACUUM ANALYZE stories, story_items, story_decisions")
-    finally:
-        conn.autocommit = False
-
-
-def pass2_edges(conn, info, settings, path: str) -> set[tuple[str, str]]:
+def pass2_edges(conn, info, settings) -> set[tuple[str, str]]:
     """H's pass-2 KNN edges before clustering H (the worst case: every H item searches)."""
-    mod = store if path == "current" else baseline_store
     with conn.transaction():
-        mod.begin_clustering(conn, settings.ef_search, 60)
-        ids = list(mod.new_items(conn, info, H))
-        if path == "current":
-            store.sync_recent(conn, info, H, settings)
-        rows = mod.pass2_edges(conn, info, H, ids, settings)
+        store.begin_clustering(conn, settings.ef_search, 60)
+        ids = list(store.new_items(conn, info, H))
+        store.sync_recent(conn, info, H, settings)
+        rows = store.pass2_edges(conn, info, H, ids, settings)
     return {(r[0], r[1]) for r in rows}
 
 
@@ -353,57 +342,77 @@ def exact_edges(conn, settings) -> set[tuple[str, str]]:
 
 
 def undo_hour(conn, info) -> None:
-    """Take H's clustering back out (the pipeline's own undo, committed), so the next run is a
-    first run of the hour, as the hourly schedule makes it, not a re-materialisation."""
+    """Take H's clustering back out (the pipeline's own undo, committed)."""
     with conn.transaction():
         store.recompute(conn, info, store.undo_partition(conn, info, H).touched, 3)
-    vacuum(conn)
 
 
-def reindex_centroids(conn) -> None:
-    """Rebuild the centroid HNSW index in bulk, so each path starts from the same index (ANN results
-    depend on the graph, and every run's inserts and deletes change it)."""
+def hour_runs(conn, info, settings, path: str, args, url: str) -> dict:
+    """The timed runs of H (clustering_runs.hour_runs) on one path. The current path gets a way to
+    open a second connection, as the stories asset gives it (pass 2 over knn_connections); the
+    baseline runs in the baseline revision's process."""
+    if path == "baseline":
+        conn.commit()  # idle: the baseline's REINDEX and VACUUM must not wait on this connection
+        return baseline_process(args, url, "hour_runs", settings)
+
+    def run():
+        return cluster_partition(conn, info, H, settings, connect=lambda: db.connect(url))
+
+    return timed_hour_runs(conn, run, lambda: undo_hour(conn, info), centroid_index_name(), H, args.repeat)
+
+
+def centroid_index_name() -> str:
     from newsdedup_dagster.embeddings.store import _index_name
 
-    conn.autocommit = True
+    return _index_name("stories", MODEL)
+
+
+# ------------------------------------------------------------------ the baseline revision
+@contextlib.contextmanager
+def baseline_worktree(revision: str = BASELINE_REVISION):
+    """The repository at `revision`, checked out into a temporary git worktree, removed afterwards."""
+    def git(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(REPO), *argv], capture_output=True, text=True, check=check)
+
     try:
-        conn.execute(pgsql.SQL("REINDEX INDEX {}").format(pgsql.Identifier(_index_name("stories", MODEL))))
+        present = git("cat-file", "-e", f"{revision}^{{commit}}", check=False).returncode == 0
+    except FileNotFoundError:
+        present = False
+    if not present:
+        raise SystemExit(f"the baseline revision {revision} is not in the git repository at {REPO} (a shallow "
+                         "clone or an unpacked archive has no history): run `git fetch --unshallow`, or measure "
+                         "the current path alone with --no-baseline")
+    parent = Path(tempfile.mkdtemp(prefix="newsdedup-bench-baseline-"))
+    tree = parent / "tree"
+    try:
+        git("worktree", "add", "--detach", "--quiet", str(tree), revision)
+        yield tree
     finally:
-        conn.autocommit = False
+        git("worktree", "remove", "--force", str(tree), check=False)
+        shutil.rmtree(parent, ignore_errors=True)
+        git("worktree", "prune", check=False)
 
 
-def hour_runs(conn, info, settings, path: str, repeat: int, url: str) -> dict:
-    """One warm-up run, then `repeat` timed first runs of H (undone in between, untimed) and one
-    timed re-materialisation (undo + redo in the run's own transaction). The current path gets a
-    way to open a second connection, as the stories asset gives it (pass 2 over knn_connections)."""
-    if path == "current":
-        def run(conn, info, h, settings):
-            return cluster_partition(conn, info, h, settings, connect=lambda: db.connect(url))
-    else:
-        run = baseline_passes.cluster_partition
-    undo_hour(conn, info)
-    reindex_centroids(conn)
-    first = run(conn, info, H, settings)
-    seconds, details = [], []
-    for _ in range(repeat):
-        undo_hour(conn, info)
-        t0 = time.perf_counter()
-        result = run(conn, info, H, settings)
-        seconds.append(time.perf_counter() - t0)
-        details.append(result.timings)
-    vacuum(conn)
-    t0 = time.perf_counter()
-    run(conn, info, H, settings)
-    rerun = time.perf_counter() - t0
-    members = conn.execute("SELECT item_id, story_id FROM story_items WHERE partition_hour = %s ORDER BY 1", (H,)).fetchall()
-    conn.commit()
-    median = statistics.median(seconds)
-    detail = {k: round(statistics.median(d.get(k, 0.0) for d in details), 3) for k in details[0]}
-    return {"seconds": round(median, 3), "runs": [round(s, 3) for s in seconds], "detail": detail,
-            "rerun_seconds": round(rerun, 3), "members": members, "first_run_seconds": round(first.seconds, 3),
-            "stories": {"new": len(result.new_stories), "attached_pass1": result.attached,
-                        "pass2_items": result.clustered_in_pass2, "pass3_items": result.attached_pass3,
-                        "single": result.left_single, "edges": result.edges}}
+def baseline_process(args, url: str, mode: str, settings) -> dict:
+    """clustering_runs.py `mode` in a process of its own on the baseline worktree's package."""
+    if not args.baseline_tree:
+        raise RuntimeError("the baseline path needs --baseline-tree (main() checks the revision out)")
+    pythonpath = [args.baseline_tree, *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(pythonpath)}
+    cmd = [sys.executable, str(REPO / "bench" / "clustering_runs.py"), mode, "--tree", args.baseline_tree,
+           "--url", url, "--hour", H.isoformat(), "--settings", json.dumps(settings.as_dict()),
+           "--centroid-index", centroid_index_name(), "--repeat", str(args.repeat)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"the baseline revision's {mode} failed:\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def uses_baseline(case: str, args) -> bool:
+    """--history-current-only: no HNSW over all of item_embeddings in the history database (the
+    current path never reads it; building it over 1.1M rows takes most of an hour on a busy
+    2-core machine), so the baseline path is measured on the window-only database alone."""
+    return not args.no_baseline and not (case == "history" and args.history and args.history_current_only)
 
 
 def measure(case: str, args) -> dict:
@@ -411,10 +420,7 @@ def measure(case: str, args) -> dict:
     out: dict = {"case": case, "window": args.window, "window_hours": args.window_hours, "history": history,
                  "history_days": args.history_days if history else 0, "new_items": NEW_PER_HOUR,
                  "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
-    # --history-current-only: no HNSW over all of item_embeddings in the history database (the
-    # current path never reads it; building it over 1.1M rows takes most of an hour on a busy
-    # 2-core machine), so the baseline path is measured on the window-only database alone.
-    with_baseline = not (history and args.history_current_only)
+    with_baseline = uses_baseline(case, args)
     paths = ("baseline", "current") if with_baseline else ("current",)
     out["paths"] = list(paths)
     with bench_database(args.window, args.window_hours, history, args.history_days, args.m,
@@ -424,7 +430,7 @@ def measure(case: str, args) -> dict:
         register_vector(conn)
         conn.commit()
         out["build"] = build_timings
-        out["python_peak_rss_mb_after_build"] = rss_mb()
+        out["python_peak_rss_mb_after_build"] = peak_rss_mb()
         embedding = EmbeddingSettings(hnsw_m=args.m, hnsw_ef_construction=args.ef_construction,
                                       centroid_hnsw_m=args.centroid_m,
                                       centroid_hnsw_ef_construction=args.centroid_ef_construction, centre="on")
@@ -461,12 +467,19 @@ def measure(case: str, args) -> dict:
         # ---- worst case: no stories in the window
         found = {}
         for path in paths:
-            pass2_edges(conn, info, settings, path)  # warm
+            if path == "baseline":
+                conn.commit()
+                edges = baseline_process(args, url, "pass2_edges", settings)
+                found[path] = {tuple(e) for e in edges["edges"]}
+                out[f"{path}_pass2_knn_seconds"] = edges["seconds"]
+                out["settings_the_baseline_lacks"] = edges["settings_the_revision_lacks"]
+                continue
+            pass2_edges(conn, info, settings)  # warm
             t0 = time.perf_counter()
-            found[path] = pass2_edges(conn, info, settings, path)
+            found[path] = pass2_edges(conn, info, settings)
             out[f"{path}_pass2_knn_seconds"] = round(time.perf_counter() - t0, 3)
         for path in paths:
-            out[f"worst_{path}"] = hour_runs(conn, info, settings, path, args.repeat, url)
+            out[f"worst_{path}"] = hour_runs(conn, info, settings, path, args, url)
             reset_hour(conn)
         if with_baseline:
             out["worst_same_stories"] = out["worst_baseline"].pop("members") == out["worst_current"].pop("members")
@@ -488,18 +501,18 @@ def measure(case: str, args) -> dict:
         out["pass1_exact_matches"] = len(exact_matches)
         out["pass1_agreement"] = round(same / max(1, len(exact_matches)), 4)
         for path in paths:
-            out[f"pass1_{path}"] = hour_runs(conn, info, settings, path, args.repeat, url)
+            out[f"pass1_{path}"] = hour_runs(conn, info, settings, path, args, url)
         if with_baseline:
             out["pass1_same_stories"] = out["pass1_baseline"].pop("members") == out["pass1_current"].pop("members")
         reset_hour(conn)
-        out["python_peak_rss_mb"] = rss_mb()  # the clustering runs' peak (numpy's exact search comes next)
+        out["python_peak_rss_mb"] = peak_rss_mb()  # the clustering runs' peak (numpy's exact search comes next)
 
         # ---- recall against exact search (numpy over the window; worst-case state again)
         exact = exact_edges(conn, settings)
         out["exact_edges"] = len(exact)
         for path in paths:
             out[f"{path}_edge_recall"] = round(len(found[path] & exact) / max(1, len(exact)), 4)
-        out["python_peak_rss_mb_with_numpy_window"] = rss_mb()
+        out["python_peak_rss_mb_with_numpy_window"] = peak_rss_mb()
         # what the mirror adds to the embedding step: one hour of vectors into the window's HNSW
         with conn.transaction():
             conn.execute("DELETE FROM cluster_recent_items WHERE partition_hour = %s", (H,))
@@ -524,16 +537,19 @@ def report(results: list[dict]) -> None:
     line("server shared_buffers / centroid index m, efc", lambda r: f"{r['server']['shared_buffers']} / "
          f"{r['centroid_index']['m']}, {r['centroid_index']['ef_construction']}")
     line("rows in item_embeddings / stories", lambda r: f"{r['rows'][0]:,} / {r['rows'][1]:,}")
-    for situation in ("worst", "pass1"):
-        name = "worst case (no stories)" if situation == "worst" else "pass 1 (half the topics in stories)"
-        line(f"{name}: baseline s/hour", lambda r: f"{r[f'{situation}_baseline']['seconds']:.3f}")
-        line("  current s/hour", lambda r: f"{r[f'{situation}_current']['seconds']:.3f}")
-        line("  current / baseline", lambda r: f"{r[f'{situation}_current']['seconds'] / r[f'{situation}_baseline']['seconds']:.2f}x")
-        line("  re-materialising H: baseline / current", lambda r: f"{r[f'{situation}_baseline'].get('rerun_seconds', '–')}"
-             f" / {r[f'{situation}_current']['rerun_seconds']}")
+    def situation_lines(situation: str, name: str) -> None:
+        base, current = f"{situation}_baseline", f"{situation}_current"
+        line(f"{name}: baseline s/hour", lambda r: f"{r[base]['seconds']:.3f}")
+        line("  current s/hour", lambda r: f"{r[current]['seconds']:.3f}")
+        line("  current / baseline", lambda r: f"{r[current]['seconds'] / r[base]['seconds']:.2f}x")
+        line("  re-materialising H: baseline / current",
+             lambda r: f"{r[base].get('rerun_seconds', '–')} / {r[current]['rerun_seconds']}")
         line("  same memberships as baseline", lambda r: str(r[f"{situation}_same_stories"]))
-        line("  stories new / pass-1 attached", lambda r: f"{r[f'{situation}_current']['stories']['new']} / "
-             f"{r[f'{situation}_current']['stories']['attached_pass1']}")
+        line("  stories new / pass-1 attached",
+             lambda r: f"{r[current]['stories']['new']} / {r[current]['stories']['attached_pass1']}")
+
+    situation_lines("worst", "worst case (no stories)")
+    situation_lines("pass1", "pass 1 (half the topics in stories)")
     line("pass-2 KNN s: baseline / current", lambda r: f"{r.get('baseline_pass2_knn_seconds', '–')} / {r['current_pass2_knn_seconds']:.2f}")
     line("pass-2 edge recall vs exact: base / current", lambda r: f"{r.get('baseline_edge_recall', '–')} / {r['current_edge_recall']:.4f}")
     line("pass-1 HNSW agreement with exact", lambda r: f"{r['pass1_agreement']:.4f} of {r['pass1_exact_matches']}")
@@ -541,6 +557,10 @@ def report(results: list[dict]) -> None:
     line("recent window: first load s (rows)", lambda r: f"{r['recent_sync']['seconds']} ({r['recent_sync']['loaded']:,})")
     line("python peak RSS MB (clustering)", lambda r: f"{r['python_peak_rss_mb']}")
     line("load average start / end", lambda r: f"{r['loadavg_start'][0]} / {r['loadavg_end'][0]}")
+    lacks = next((r["settings_the_baseline_lacks"] for r in results if "settings_the_baseline_lacks" in r), None)
+    if lacks is not None:
+        print(f"baseline: the repository at {BASELINE_REVISION[:12]}; current settings it has no such thing as "
+              f"(the current path alone uses them): {', '.join(lacks) or 'none'}", flush=True)
     if "window" in by and "history" in by:
         for situation in ("worst", "pass1"):
             for path in by["history"]["paths"]:
@@ -574,24 +594,31 @@ def main(argv=None) -> int:
     parser.add_argument("--keep-db", action="store_true", help="keep the built databases for the next run")
     parser.add_argument("--history-current-only", action="store_true",
                         help="history database without the HNSW index over all item_embeddings: current path only")
+    parser.add_argument("--no-baseline", action="store_true",
+                        help=f"the current path alone (no checkout of the baseline revision {BASELINE_REVISION[:10]})")
     parser.add_argument("--cases", default=None, help="comma list of window,history (default: both, or window)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--in-process", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--baseline-tree", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.in_process:
         print(json.dumps(measure(args.in_process, args), default=str), flush=True)
         return 0
     cases = args.cases.split(",") if args.cases else (["window", "history"] if args.history else ["window"])
-    results = []
-    for case in cases:  # one process per case: ru_maxrss is then that case's own peak
-        cmd = [sys.executable, __file__, "--in-process", case] + [a for a in (argv if argv is not None else sys.argv[1:])]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode:
-            sys.stderr.write(done.stderr)
-            return done.returncode
-        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
-        if args.json:
-            print(json.dumps(results[-1], default=str), flush=True)
+    with contextlib.ExitStack() as stack:
+        passed = list(argv if argv is not None else sys.argv[1:])
+        if any(uses_baseline(case, args) for case in cases):  # one checkout for every case
+            passed += ["--baseline-tree", str(stack.enter_context(baseline_worktree()))]
+        results = []
+        for case in cases:  # one process per case: ru_maxrss is then that case's own peak
+            done = subprocess.run([sys.executable, __file__, "--in-process", case, *passed], capture_output=True,
+                                  text=True)
+            if done.returncode:
+                sys.stderr.write(done.stderr)
+                return done.returncode
+            results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            if args.json:
+                print(json.dumps(results[-1], default=str), flush=True)
     if not args.json:
         report(results)
     return 0

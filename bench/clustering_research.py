@@ -11,16 +11,17 @@ gates off), with the DB's work done in numpy:
           attach if cosine >= story_threshold (attach_leftovers).
 Data without timestamps (gnews) is one partition.
 
-Vectors are cached in /tmp/nd_cache/<dataset>.<model>.npy (L2-normalised).
+Vectors are cached in $ND_CACHE/<dataset>.<model>.npy (L2-normalised; default: nd_cache in the
+system's temporary directory).
 --centre online subtracts from each item the running mean vector of its
 language (all items up to and including its partition; languages with < 5
 items use the running mean of all items), then re-normalises: what the
-embedding step would store (see the research report).
+embedding step would store.
 
 Examples:
-  .venv/bin/python bench/clustering_research.py --data ../shared/data/itn_multilingual_dev.jsonl \
+  .venv/bin/python bench/clustering_research.py --data data/itn_multilingual_dev.jsonl \
       --model e5 --centre online --method guard --story-threshold 0.4 --item-threshold 0.4
-  .venv/bin/python bench/clustering_research.py --data ../shared/data/gnews_titles.jsonl \
+  .venv/bin/python bench/clustering_research.py --data data/gnews_titles.jsonl \
       --model use --method seed --story-threshold 0.7 --item-threshold 0.7
   .venv/bin/python bench/clustering_research.py --data ... --model use --method average --item-threshold 0.6
 """
@@ -31,18 +32,17 @@ import argparse
 import collections
 import json
 import os
-import sys
+import tempfile
 import time
 from pathlib import Path
 
+import common  # noqa: F401  (this checkout's package first on sys.path)
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from newsdedup_dagster.clustering import GuardConfig, UnionFind, attach_leftovers, guarded_components
+from newsdedup_dagster.evaluation.metrics import summary
 
-from newsdedup_dagster.clustering import GuardConfig, UnionFind, attach_leftovers, guarded_components  # noqa: E402
-from newsdedup_dagster.evaluation.metrics import summary  # noqa: E402
-
-CACHE = Path(os.environ.get("ND_CACHE", "/tmp/nd_cache"))
+CACHE = Path(os.environ.get("ND_CACHE") or Path(tempfile.gettempdir()) / "nd_cache")
 
 
 def load_rows(path: str) -> list[dict]:
@@ -79,7 +79,7 @@ def embed(rows: list[dict], path: str, model: str, field: str = "text") -> np.nd
     return vectors
 
 
-def partitions(rows: list[dict]) -> "collections.OrderedDict[str, list[int]]":
+def partitions(rows: list[dict]) -> collections.OrderedDict[str, list[int]]:
     order = sorted(range(len(rows)), key=lambda i: (rows[i]["published_at"] or "", rows[i]["id"]))
     parts: collections.OrderedDict[str, list[int]] = collections.OrderedDict()
     for i in order:

@@ -1,7 +1,7 @@
 """Embedding throughput: the offline default (e5) on 1 and 2 cores against the previous path, and
 the OpenAI-compatible provider at several concurrency limits against a local server.
 
-    .venv/bin/python bench/embeddings.py [--data ../shared/data/gnews_titles.jsonl] [--n 512]
+    .venv/bin/python bench/embeddings.py [--data data/gnews_titles.jsonl] [--n 512]
         [--rounds 2] [--skip-e5] [--skip-openai] [--latency-ms 50] [--openai-items 2048]
 
 e5 (each configuration in a fresh subprocess, so the engine's OpenMP setup is its own; rounds are
@@ -29,10 +29,8 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import common  # noqa: F401  (this checkout's package first on sys.path)
 
 E5_MODES = ("current", "1 core", "2 cores")
 
@@ -42,8 +40,8 @@ def load_texts(path: str | None, n: int) -> list[str]:
         with open(path, encoding="utf-8") as handle:
             texts = [json.loads(line)["title"] for line in handle if line.strip()]
     else:
-        from newsdedup_dagster.evaluation.clustering import sample_day_rows
         from newsdedup_dagster.embeddings.text import embedding_text
+        from newsdedup_dagster.evaluation.clustering import sample_day_rows
 
         texts = [embedding_text(r.title, r.text) for r in sample_day_rows()]
     if not texts:

@@ -1,7 +1,7 @@
 """Fit (and check) the near-duplicate scorer's LexicalModel coefficients.
 
     .venv/bin/python bench/fit_neardup_weights.py \
-        --msrp ../shared/data/msrp_train_pairs.jsonl \
+        --msrp data/msrp_train_pairs.jsonl \
         [--itn ITN_PAIRS.jsonl] [--gn GN_PAIRS.jsonl] [--folds 5] [--seeds 0 1 2] [--C 1.0]
 
 ITN/GN pair files come from `python -m newsdedup_dagster.evaluation.neardup_pairs derive`
@@ -28,22 +28,19 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
-from pathlib import Path
 
+import common  # noqa: F401  (this checkout's package first on sys.path)
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from newsdedup_dagster.neardup.headline import (  # noqa: E402
+from newsdedup_dagster.neardup.headline import (
     MODEL_FEATURES,
     NearDupConfig,
     build_idf,
     combine_scores,
     headline_features,
-    model_features,
     pair_overlaps,
 )
-from newsdedup_dagster.evaluation.neardup_pairs import (  # noqa: E402
+from newsdedup_dagster.evaluation.neardup_pairs import (
     cross_validate,
     evaluate_pairs,
     feature_matrix,

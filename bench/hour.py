@@ -33,17 +33,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 import yaml
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "bench"))
+from common import REPO
 
 STAGES = [("fetch", None), ("parse", None), ("near-dup", "item_duplicates"), ("embed", "item_embeddings"),
           ("cluster", "stories"), ("score", "story_scores"), ("translate", "story_translations"),
@@ -118,9 +114,9 @@ def feeds(n_sources: int, n_items: int, hour: datetime, now: datetime, seed: int
 def build_window(url: str, n: int, hours: int, hour: datetime) -> dict:
     """n items over the `hours` before `hour`, with vectors, in stories, mirrored and indexed."""
     import numpy as np
+    from clustering import BENCH_SQL, DIMS, MODEL, Generator, SyntheticEmbedder, copy_rows
     from pgvector.psycopg import register_vector
 
-    from clustering import BENCH_SQL, DIMS, MODEL, Generator, SyntheticEmbedder, copy_rows
     from newsdedup_dagster import db
     from newsdedup_dagster.clustering import store
     from newsdedup_dagster.clustering.settings import settings_for
@@ -199,7 +195,7 @@ class CpuSampler:
             self.samples.append((time.time(), sum(seen.values())))
             self._stop.wait(self.interval)
 
-    def start(self) -> "CpuSampler":
+    def start(self) -> CpuSampler:
         self._thread.start()
         return self
 
@@ -265,7 +261,7 @@ def main() -> int:
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="newsdedup-hour-"))
     work.mkdir(parents=True, exist_ok=True)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     hour = now.replace(minute=0, second=0, microsecond=0)
     key = hour.strftime("%Y-%m-%d-%H:%M")
     os.environ.update({
@@ -344,8 +340,10 @@ def main() -> int:
     for name, seconds in shares.items():
         print(f"{name:<28} {seconds:>8.2f} {seconds / wall:>6.1%}")
     print(f"{'raw_items other (storage)':<28} {raw_rest:>8.2f} {raw_rest / wall:>6.1%}")
-    print(f"{'dagster: process start':<28} {process_start:>8.2f} {process_start / wall:>6.1%}   (interpreter, imports, code location, instance)")
-    print(f"{'dagster: run and steps':<28} {between:>8.2f} {between / wall:>6.1%}   (run start/end, between stages: {events} events written, resources)")
+    print(f"{'dagster: process start':<28} {process_start:>8.2f} {process_start / wall:>6.1%}   "
+          "(interpreter, imports, code location, instance)")
+    print(f"{'dagster: run and steps':<28} {between:>8.2f} {between / wall:>6.1%}   "
+          f"(run start/end, between stages: {events} events written, resources)")
     print(f"{'total (process wall)':<28} {wall:>8.2f}   target <= 60 s")
     embed_s = steps.get("item_embeddings", 0.0)
     if embed_s:

@@ -33,16 +33,12 @@ import argparse
 import multiprocessing
 import os
 import resource
-import sys
 import tempfile
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
-from pathlib import Path
+from datetime import UTC, datetime
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+from common import peak_rss_mb
 
 HOSTS = [f"127.0.0.{i}" for i in range(1, 21)]
 
@@ -97,10 +93,6 @@ def serve(feeds: int, entries: int, latency: float, conn, stop) -> None:
     conn.send(server.base_urls)
     stop.wait()
     server.stop()
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
 def main() -> None:
@@ -229,7 +221,7 @@ def main() -> None:
             from newsdedup_dagster.ingest.store import ingest_partition
 
             url = db.ensure_ready()
-            hour = datetime(2026, 11, 2, 10, tzinfo=timezone.utc)
+            hour = datetime(2026, 11, 2, 10, tzinfo=UTC)
             with db.connection(url) as conn:
                 conn.execute("DELETE FROM item_sources WHERE partition_hour = %s", (hour,))
                 conn.execute("DELETE FROM items WHERE partition_hour = %s", (hour,))

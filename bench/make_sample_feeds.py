@@ -146,7 +146,7 @@ def parse_offset(tz: str) -> dt.timezone:
 
 def rfc822(moment: dt.datetime) -> str:
     if moment.utcoffset() == dt.timedelta(0):
-        return email.utils.format_datetime(moment.astimezone(dt.timezone.utc), usegmt=True)
+        return email.utils.format_datetime(moment.astimezone(dt.UTC), usegmt=True)
     return email.utils.format_datetime(moment)
 
 
@@ -262,7 +262,7 @@ def build_items(doc: dict) -> list[dict]:
                 raise ValueError(f"{story['story']}: unknown source {src!r}")
             ordinal[src] += 1
             hh, mm = (int(x) for x in str(raw["t"]).split(":"))
-            published = dt.datetime(day.year, day.month, day.day, hh, mm, tzinfo=dt.timezone.utc)
+            published = dt.datetime(day.year, day.month, day.day, hh, mm, tzinfo=dt.UTC)
             story_items.append({
                 "raw": raw,
                 "source": src,

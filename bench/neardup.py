@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/neardup.py [PATH] [--sizes 10000,100000] [--seed 7] [--json OUT]
 
-PATH defaults to ../shared/data/gnews_titles.jsonl (read at run time; the
-data is never copied into the repo). Headline sets are built from it:
+PATH defaults to gnews_titles.jsonl in $NEWSDEDUP_EVAL_DATA_DIR (default data/; read at run
+time, never copied into the repo). Headline sets are built from it:
 
 * 10k: distinct real titles (Google News, 152 stories);
 * 100k: all real titles plus synthetic ones: real title lengths, words drawn
@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -57,15 +58,15 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
 
+import common  # noqa: F401  (this checkout's package first on sys.path)
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from newsdedup_dagster.neardup import HeadlineItem, NearDupConfig, cluster_headlines
+from newsdedup_dagster.neardup.cluster import HeadlineIndex, encode_grams
+from newsdedup_dagster.neardup.headline import headline_features
 
-from newsdedup_dagster.neardup import HeadlineItem, NearDupConfig, cluster_headlines  # noqa: E402
-from newsdedup_dagster.neardup.cluster import HeadlineIndex, encode_grams  # noqa: E402
-from newsdedup_dagster.neardup.headline import headline_features  # noqa: E402
-
-DEFAULT_PATH = "../shared/data/gnews_titles.jsonl"
+# The labelled files' directory, as the eval commands read it.
+DEFAULT_PATH = str(Path(os.environ.get("NEWSDEDUP_EVAL_DATA_DIR") or "data") / "gnews_titles.jsonl")
 SUFFIXES = [" - Reuters", " | AP News", " - BBC News", " - The Guardian", " | CNN", " - Yahoo News", " - NBC News"]
 
 

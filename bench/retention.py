@@ -25,7 +25,7 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import yaml
@@ -47,7 +47,7 @@ def _shift_item(block: str, n: int) -> str:
 
     def rfc(m):
         moment = email.utils.parsedate_to_datetime(m.group(0)) + timedelta(days=n)
-        return email.utils.format_datetime(moment.astimezone(timezone.utc), usegmt=True)
+        return email.utils.format_datetime(moment.astimezone(UTC), usegmt=True)
 
     def iso(m):
         moment = datetime.fromisoformat(m.group(0).replace("Z", "+00:00")) + timedelta(days=n)
@@ -105,9 +105,9 @@ def main() -> int:
         os.environ.pop(name, None)
 
     from newsdedup_dagster import db
+    from newsdedup_dagster.assets.hourly import hourly_run_config
     from newsdedup_dagster.config import RetentionSettings
     from newsdedup_dagster.definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs
-    from newsdedup_dagster.assets.hourly import hourly_run_config
     from newsdedup_dagster.instance import QUIET_RUN_CONFIG, get_instance
     from newsdedup_dagster.retention import prune
 
@@ -135,7 +135,7 @@ def main() -> int:
     before = _sizes(url)
     settings = RetentionSettings()
     horizon = max(settings.feed_body_days, settings.llm_call_days, settings.vector_days, settings.cache_days) + 1
-    as_of = datetime.combine(SAMPLE_DAY + timedelta(days=args.days + horizon), datetime.min.time(), timezone.utc)
+    as_of = datetime.combine(SAMPLE_DAY + timedelta(days=args.days + horizon), datetime.min.time(), UTC)
     with db.connection(url) as conn:
         report = prune(conn, settings, now=as_of)
     after = _sizes(url)
