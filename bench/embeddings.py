@@ -1,7 +1,7 @@
 """Embedding throughput: the offline default (e5) on 1 and 2 cores against the previous path, and
 the OpenAI-compatible provider at several concurrency limits against a local server.
 
-    .venv/bin/python bench/embeddings.py [--data ../shared/data/gnews_titles.jsonl] [--n 512]
+    .venv/bin/python bench/embeddings.py [--data data/gnews_titles.jsonl] [--n 512]
         [--rounds 2] [--skip-e5] [--skip-openai] [--latency-ms 50] [--openai-items 2048]
 
 e5 (each configuration in a fresh subprocess, so the engine's OpenMP setup is its own; rounds are

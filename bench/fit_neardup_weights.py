@@ -1,7 +1,7 @@
 """Fit (and check) the near-duplicate scorer's LexicalModel coefficients.
 
     .venv/bin/python bench/fit_neardup_weights.py \
-        --msrp ../shared/data/msrp_train_pairs.jsonl \
+        --msrp data/msrp_train_pairs.jsonl \
         [--itn ITN_PAIRS.jsonl] [--gn GN_PAIRS.jsonl] [--folds 5] [--seeds 0 1 2] [--C 1.0]
 
 ITN/GN pair files come from `python -m newsdedup_dagster.neardup.pairs_eval derive`

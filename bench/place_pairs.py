@@ -5,7 +5,7 @@ kind "places", clustering/places.py's gazetteer)? Counted separately for pairs o
 and of two, with the place names behind the same-story refusals and a few examples. The figures
 in docs/CALIBRATION.md#places-across-languages come from
 
-    python bench/place_pairs.py ../shared/data/itn_multilingual_dev.jsonl
+    python bench/place_pairs.py data/itn_multilingual_dev.jsonl
     python bench/place_pairs.py sample
 """
 
