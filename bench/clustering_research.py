@@ -5,8 +5,8 @@ gates off), with the DB's work done in numpy:
   pass 1  each new item -> best story centroid (avg of the story's 3 most
           recent items), attach if cosine >= story_threshold;
   pass 2  every still-unassigned item in the window -> its knn_k nearest
-          unassigned items; edges >= item_threshold; then either the published method
-          (UnionFind only) or the guard (guarded_components);
+          unassigned items; edges >= item_threshold; then either the 3mins.news method
+          (UnionFind only, docs/ARCHITECTURE.md#sources) or the guard (guarded_components);
   pass 3  (guard only) leftovers -> best new story's full-member centroid,
           attach if cosine >= story_threshold (attach_leftovers).
 Data without timestamps (gnews) is one partition.
@@ -16,13 +16,13 @@ system's temporary directory).
 --centre online subtracts from each item the running mean vector of its
 language (all items up to and including its partition; languages with < 5
 items use the running mean of all items), then re-normalises: what the
-embedding step would store.
+embedding step would store (docs/CALIBRATION.md#per-language-centring).
 
 Examples:
   .venv/bin/python bench/clustering_research.py --data data/itn_multilingual_dev.jsonl \
       --model e5 --centre online --method guard --story-threshold 0.4 --item-threshold 0.4
   .venv/bin/python bench/clustering_research.py --data data/gnews_titles.jsonl \
-      --model use --method seed --story-threshold 0.7 --item-threshold 0.7
+      --model use --method unionfind --story-threshold 0.7 --item-threshold 0.7
   .venv/bin/python bench/clustering_research.py --data ... --model use --method average --item-threshold 0.6
 """
 
@@ -145,7 +145,7 @@ def simulate(rows, vectors, cfg: GuardConfig, method: str, pass3: bool = True) -
                 for b in nearest[a]
                 if sims[a, b] >= cfg.item_threshold
             ]
-            if method == "seed":
+            if method == "unionfind":
                 uf = UnionFind(pool)
                 for a, b, _ in edges:
                     uf.union(a, b)
@@ -160,7 +160,7 @@ def simulate(rows, vectors, cfg: GuardConfig, method: str, pass3: bool = True) -
             for i in comp:
                 story_of[i] = new_stories[-1]
         unassigned = [i for i in pool if story_of[i] is None]
-        if pass3 and method != "seed" and new_stories and unassigned:
+        if pass3 and method != "unionfind" and new_stories and unassigned:
             groups = [stories[s] for s in new_stories]
 
             def nearest_centroid(items, groups):  # the SQL callback, in numpy
@@ -190,7 +190,7 @@ def main(argv=None) -> None:
     ap.add_argument("--model", choices=["use", "e5"], default="use")
     ap.add_argument("--field", default="text", help="row field to embed (text or title)")
     ap.add_argument("--centre", choices=["none", "online"], default="none")
-    ap.add_argument("--method", choices=["seed", "guard", "average"], default="guard")
+    ap.add_argument("--method", choices=["unionfind", "guard", "average"], default="guard")
     ap.add_argument("--story-threshold", type=float, nargs="+", default=[0.7])
     ap.add_argument("--item-threshold", type=float, nargs="+", default=[0.7])
     ap.add_argument("--knn-k", type=int, nargs="+", default=[10])

@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/neardup.py [PATH] [--sizes 10000,100000] [--seed 7] [--json OUT]
 
-PATH defaults to gnews_titles.jsonl in $NEWSDEDUP_EVAL_DATA_DIR (default data/; read at run
-time, never copied into the repo). Headline sets are built from it:
+PATH defaults to gnews_titles.jsonl in $NEWSDEDUP_EVAL_DATA_DIR (default data/; not shipped:
+docs/EVALUATION.md says where it comes from and how to rebuild it). Headline sets are built from it:
 
 * 10k: distinct real titles (Google News, 152 stories);
 * 100k: all real titles plus synthetic ones: real title lengths, words drawn
@@ -16,7 +16,7 @@ Methods, all in the same run on the same items:
 * `neardup` (ours, NearDupConfig defaults: en is ungated, so one bucket and
   candidates from shared triples of rare 3-grams, then greedy clustering),
 * `neardup-gated` (the lead-token gate forced on, default threshold:
-  bucketing by lead token, the published method's way of avoiding all pairs),
+  bucketing by lead token, the lexical baseline's way of avoiding all pairs),
 * `allpairs` (10k only): the same clustering, every pair scored (dense,
   chunked) instead of the candidate search: the cost and loss of blocking,
 * `minhash-lsh`: datasketch MinHash (128 perm) + MinHashLSH over the same

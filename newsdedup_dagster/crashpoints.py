@@ -5,8 +5,8 @@
     crash_point("stories.after_pass1")      # a no-op unless the test environment names this point
 
 TEST ONLY. The environment variable ``NEWSDEDUP_TEST_CRASH_AT`` is read once, when this module is
-imported, and is never set in production (it is not a setting and is not in the README's
-configuration table). Its value is ``<point>`` (the process SIGKILLs itself when it reaches that
+imported, and is never set in production (it is not a setting and is not in the
+configuration table, docs/CONFIGURATION.md). Its value is ``<point>`` (the process SIGKILLs itself when it reaches that
 point) or ``<point>:pause`` (the process writes ``<point>.reached`` into the directory named by
 ``NEWSDEDUP_TEST_CRASH_DIR`` and waits, at most 120 s, for ``<point>.continue`` there: the test
 uses the pause to stop the database in immediate mode under the running step, then lets it go on).

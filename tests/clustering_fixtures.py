@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 H0 = datetime(2026, 11, 2, 5, tzinfo=timezone.utc)
 
-# The published method's example: one regulation event in four languages.
+# The 3mins.news write-up's example (docs/ARCHITECTURE.md#sources): one regulation event in four languages.
 EU_AI = [
     ("eu-en", "EU lawmakers approve landmark artificial intelligence act", "en", "bbc"),
     ("eu-ja", "EU、人工知能規制法を承認", "ja", "nhk"),

@@ -26,7 +26,7 @@ def test_chain_of_bridges_is_split_but_clique_stays():
     dense = [f"q{i}" for i in range(8)]
     edges = chain_edges + clique(dense, 0.9)
 
-    # The seed (UnionFind alone) puts A and Z in one 26-item story.
+    # The 3mins.news method (UnionFind alone) puts A and Z in one 26-item story.
     uf = UnionFind()
     for a, b, _ in edges:
         uf.union(a, b)

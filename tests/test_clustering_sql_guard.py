@@ -75,7 +75,7 @@ def test_guard_splits_a_chain_in_the_sql_path(conn):
     inv = check_invariants(conn, info, H0, settings, result)
     assert not inv.disconnected_stories and inv.multi_story_items == 0 and inv.all_considered
 
-    # plain UnionFind (the published method) chains both groups through the bridge into one story
+    # plain UnionFind (the 3mins.news method) chains both groups through the bridge into one story
     plain = settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99", "guard": "none"})
     cluster_partition(conn, info, H0, plain)
     assert len(stories_of(conn)) == 1

@@ -134,7 +134,7 @@ def _rows(spec):
 
 def test_breakdown_by_language_and_source_agrees_with_bcubed():
     """Per-language B-cubed from the item table; the item-weighted mean of the groups is the run's
-    B-cubed of metrics.py (computed there without pandas)."""
+    B-cubed of evaluation/metrics.py (computed there without pandas)."""
     from newsdedup_dagster.evaluation import metrics
     from newsdedup_dagster.evaluation.clustering import breakdown, item_table
 

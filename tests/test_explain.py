@@ -1,7 +1,7 @@
 """`newsdedup explain`: what admitted each article, recorded by the clustering transaction itself.
 
 Two tight groups of items joined by one deliberate bridge item (cosine ~0.70 to both groups, 0.99
-inside each): with plain UnionFind (the published method) the bridge merges them and `explain` must name the
+inside each): with plain UnionFind (the 3mins.news method) the bridge merges them and `explain` must name the
 bridge edge as the weakest link; with the chaining guard the groups come apart and `explain` must
 show the cut community and the bridge edge that was cut.
 """

@@ -108,7 +108,7 @@ def test_weighted_jaccard():
 
 
 def test_small_batch_idf_is_stable():
-    """Seed weakness: with IDF over a 3-item batch, the grams two duplicates share
+    """The baseline's weakness: with IDF over a 3-item batch, the grams two duplicates share
     are 'common' (df 2 of 3) and lose weight. The prior (and a background corpus)
     keeps the score close to what a large corpus gives."""
     a, b = KO_REWRITE

@@ -10,7 +10,7 @@ schedule's or sensor's run request) is trusted less than the deployment. Two rul
   validates the run config, before a run exists, and never reads the variable.
 - No free text. Modes are enums; languages are an enum of the languages the deployment
   publishes (read once when the code location loads); numbers are bounded. Directories,
-  endpoints and secrets are environment settings only (README, "Configuration").
+  endpoints and secrets are environment settings only (docs/CONFIGURATION.md).
 
 A value Dagster's types cannot bound (a number out of range, a language the run's `llm` resource
 does not publish) is refused by `refused_fields`, with a message that names the field and what it
@@ -109,8 +109,8 @@ class RunOptions(pydantic.BaseModel):
     @classmethod
     def accepts(cls, name: str) -> str:
         info = cls.model_fields.get(name)
-        return (info.description or "see the README's configuration section") if info else \
-            "only the options in the README's \"What a run may change\""
+        return (info.description or "see docs/CONFIGURATION.md") if info else \
+            "only the options in docs/CONFIGURATION.md, \"What a run may change\""
 
 
 # The one field that names languages; its values must also be ones the run's `llm` resource publishes.

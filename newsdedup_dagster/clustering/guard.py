@@ -1,7 +1,7 @@
 """Chain guard for pass 2 (item -> item KNN + UnionFind), and pass 3.
 
 Why: UnionFind over a threshold graph is single linkage: one bridge edge
-between two stories merges them. On gnews_titles.jsonl the published method's
+between two stories merges them. On gnews_titles.jsonl the 3mins.news method's
 pass 2 grew a 1,187-item component (B-cubed F1 0.62); with the guard, e5
 centred, F1 0.860 (calibrated on this file). Evidence and the alternatives
 that lost: docs/CALIBRATION.md#chain-guard.
@@ -11,7 +11,7 @@ What the guard does (pure Python on the edge list the DB returned):
 1. keep KNN edges with cosine >= item_threshold; one weight per pair =
    cosine summed over the directions it was found in (mutual neighbours
    count twice, see ``undirected_edges``);
-2. UnionFind -> connected components (the published method's pass 2, unchanged);
+2. UnionFind -> connected components (the 3mins.news method's pass 2, unchanged);
 3. split every component into modularity communities (Louvain, Blondel et
    al. 2008) computed on the same edges, with global modularity over the
    window's edge list. A bridge carries one or two edges between two dense
@@ -186,7 +186,7 @@ def louvain_communities(
 
 # Guard keys for ClusterSettings.guard (settings.py reads DEFAULTS; every key
 # is also NEWSDEDUP_<KEY> and `eval --set key=value`).
-#   guard: "louvain" (the modularity split below) or "none" (the published method's UnionFind).
+#   guard: "louvain" (the modularity split below) or "none" (the 3mins.news method's UnionFind).
 #   guard_resolution: Louvain resolution, 1.0 (gnews F1 0.860 vs 0.862 at 2.0, ITN 0.721 vs 0.695,
 #   calibrated on these files; docs/CALIBRATION.md#research-prototype).
 DEFAULTS: dict[str, object] = {"guard": "louvain", "guard_resolution": 1.0}

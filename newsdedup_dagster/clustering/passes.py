@@ -1,4 +1,5 @@
-"""Two-pass story clustering of one hourly partition H (the published method, in SQL, batched).
+"""Two-pass story clustering of one hourly partition H (the 3mins.news method in SQL, batched;
+docs/ARCHITECTURE.md#sources).
 
   undo    H's earlier effects (idempotent re-materialisation), same transaction
   pass 1  H's new canonical items -> KNN on story centroids, gated by similarity, gap and age
@@ -66,7 +67,7 @@ def undirected(edges: Iterable[Edge]) -> dict[tuple[str, str], float]:
 
 
 def plain_components(nodes: Iterable[str], edges, params: dict) -> list[list[str]]:
-    """The published method's pass 2: UnionFind over every edge (single linkage, no guard). edges: directed
+    """The 3mins.news method's pass 2: UnionFind over every edge (single linkage, no guard). edges: directed
     triples (a, b, sim) or {(a, b): sim}."""
     pairs = edges if isinstance(edges, dict) else undirected(edges)
     uf: UnionFind[str] = UnionFind(nodes)

@@ -1,4 +1,5 @@
-"""Clustering configuration: the published method's names and defaults, per-model calibration, --set.
+"""Clustering configuration: the 3mins.news method's names and defaults (docs/ARCHITECTURE.md#sources),
+per-model calibration, --set.
 
 Every key is read from NEWSDEDUP_<KEY upper> (by config.clustering_settings(), which hands the
 values to `settings_for`) and accepted by `newsdedup eval --set key=value`.
@@ -18,13 +19,13 @@ from .guard import DEFAULTS as GUARD_DEFAULTS
 
 @dataclass(frozen=True)
 class ClusterSettings:
-    # cosine(item, story centroid) needed to attach in pass 1 (published method: 0.7)
+    # cosine(item, story centroid) needed to attach in pass 1 (3mins.news method: 0.7)
     story_threshold: float = 0.7
-    # cosine(item, item) needed for a pass-2 edge (published method: 0.7)
+    # cosine(item, item) needed for a pass-2 edge (3mins.news method: 0.7)
     item_threshold: float = 0.7
     # |item.published_at - story.latest_published_at| (pass 1) and |gap| between items (pass 2)
     max_gap_hours: float = 18.0
-    # a story stops absorbing items this long after its first item (published method: 36)
+    # a story stops absorbing items this long after its first item (3mins.news method: 36)
     story_max_age_hours: float = 36.0
     knn_k: int = 10
     centroid_window: int = 3
@@ -50,7 +51,8 @@ class ClusterSettings:
     # statement. The same edges either way (tests/test_clustering_parallel_knn.py). Pass-2 KNN of
     # 500 items 0.47 -> 0.30 s on 2 cores (bench/clustering.py); docs/CALIBRATION.md#two-connections
     knn_connections: int = 2
-    # pass 3: H's leftovers join H's best new story (guard.attach_leftovers); off = the published method's two passes
+    # pass 3: H's leftovers join H's best new story (guard.attach_leftovers); off = the 3mins.news
+    # method's two passes
     pass3: bool = True
     # Re-materialising H when later hours are already clustered. "keep": later hours' stories and
     # memberships stay (an ad-hoc rerun of one hour does not wipe what came after it; H then sees

@@ -1,6 +1,7 @@
 """Disjoint-set forest (UnionFind) over hashable item ids.
 
-The published method's pass 2 turns KNN edges into stories with UnionFind; we keep it
+The 3mins.news two-pass method's pass 2 (docs/ARCHITECTURE.md#sources) turns KNN edges into
+stories with UnionFind; we keep it
 and add a guard (see guard.py) that decides *which* edges it may union.
 
 Path compression (iterative path halving, so deep chains cannot hit the

@@ -1,4 +1,5 @@
-"""Near-duplicate headlines (the published near-duplicate method: Korean on-device AI write-up): pure logic, no Dagster, no database.
+"""Near-duplicate headlines (from the lexical baseline, docs/ARCHITECTURE.md#sources): pure logic,
+no Dagster, no database.
 
 Entry points:
     cluster_headlines(items, background_titles=(), config=None) -> list[DuplicateMatch]

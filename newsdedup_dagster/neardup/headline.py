@@ -1,11 +1,11 @@
 """Headline normalisation, features, IDF and pair scoring (pure; no Dagster, no database).
 
-The published near-duplicate method (the Korean on-device AI write-up): exact match after
+The lexical baseline (docs/ARCHITECTURE.md#sources): exact match after
 normalisation, then character 3-grams compared by IDF-weighted Jaccard, with a
 lead-token gate that blocks merges across subjects. This module holds the
 per-headline and per-pair pieces; `neardup.cluster` turns them into groups.
 
-Scoring (`score_features`, `combine_scores`) starts from the published method's 3-gram
+Scoring (`score_features`, `combine_scores`) starts from the baseline's 3-gram
 weighted Jaccard (evidence beside each constant in `NearDupConfig` and
 `LEXICAL_MODEL`):
 
@@ -14,7 +14,7 @@ weighted Jaccard (evidence beside each constant in `NearDupConfig` and
   Jaccard, 3-gram and word IDF containment (shared weight over the smaller
   side: paraphrases add clauses), length ratio, number disagreement, and
   word-trigram containment. The score is the model's probability;
-* scripts without reliable spaces (ko, zh, ja, th …): the published method's 3-gram
+* scripts without reliable spaces (ko, zh, ja, th …): the baseline's 3-gram
   weighted Jaccard times a length-ratio factor and a number-mismatch factor
   (word features are meaningless there: "스마트 돌봄" / "스마트돌봄").
 
@@ -65,7 +65,7 @@ class LexicalModel:
 # Fitted by bench/fit_neardup_weights.py (sklearn LogisticRegression, C=1, on
 # the 4,076 MSRP pairs; coefficients rounded to 4 places):
 #   .venv/bin/python bench/fit_neardup_weights.py \
-#       --msrp ../shared/data/msrp_train_pairs.jsonl --itn ITN_PAIRS --gn GN_PAIRS
+#       --msrp data/msrp_train_pairs.jsonl --itn ITN_PAIRS --gn GN_PAIRS
 # 5-fold stratified CV (seed 0), model + threshold (lowest on a 0.01 grid
 # with P >= 0.85 on the training split; 0.68 in every fold) fitted on 4 folds
 # and applied to the 5th: out of fold P 0.853 / R 0.696 / F1 0.766 — the
@@ -116,15 +116,15 @@ def _frozen(mapping: Mapping[str, object]) -> Mapping[str, object]:
 class NearDupConfig:
     """Thresholds, gate and scoring knobs. Every default carries its evidence.
 
-    Data (read at run time, never copied):
-      MSRP = ../shared/data/msrp_train_pairs.jsonl: 4,076 English news
+    Data (not shipped; sources and rebuild steps in docs/EVALUATION.md):
+      MSRP = data/msrp_train_pairs.jsonl: 4,076 English news
              sentence pairs (2,753 positive). Sentences, not headlines.
-      ITN  = pairs derived from ../shared/data/itn_multilingual_dev.jsonl:
+      ITN  = pairs derived from data/itn_multilingual_dev.jsonl:
              3,510 pairs in 40 languages (2,046 positive): revisions of one
              Wikipedia "In the news" blurb = positive; each blurb's nearest
              other-subject blurb of the same language (plain 3-gram IDF
              Jaccard) = hard negative.
-      GN   = pairs derived from ../shared/data/gnews_titles.jsonl: 18,516
+      GN   = pairs derived from data/gnews_titles.jsonl: 18,516
              English title pairs (8,820 positive): each title with its nearest
              same-story title (positive; often a different headline of the
              story, so recall here is low for any near-duplicate rule) and its
@@ -154,7 +154,7 @@ class NearDupConfig:
     # ungated threshold, unchanged (it was calibrated on MSRP with the same
     # 3-gram score family: 0.38; no labelled data for these scripts).
     gram_only_threshold: float = 0.38
-    # ko keeps the published method's 0.30 (calibrated on 100 Korean headlines) because
+    # ko keeps the baseline's 0.30 (calibrated on 100 Korean headlines) because
     # the lead-token gate carries precision there; ITN-ko: P 1.000 / R 0.790.
     # zh/ja 0.30: CJK 3-grams span about 1.5 words, so the same rewrite scores
     # lower than in spaced scripts. ITN zh + zh-yue + wuu (143 pairs): P 0.962 /
@@ -204,7 +204,7 @@ class NearDupConfig:
     # score (P 0.844 / R 0.656 without it), kept for the headline case. The
     # lexical model has its own number term (fitted: negative).
     number_mismatch_factor: float = 0.9
-    # Character n-gram size (the published method's 3).
+    # Character n-gram size (the baseline's 3).
     ngram: int = 3
     # IDF smoothing: imaginary documents containing none of the grams. On a
     # 3-headline batch the weights tend to uniform (plain Jaccard) instead of
@@ -508,10 +508,10 @@ def idf_weight(df, n_docs: int, prior_docs: int):
 class IdfTable:
     """Document frequencies of 3-grams and words over a comparison corpus.
 
-    weight = log(1 + (N + prior) / (1 + df)): the published method's formula with
+    weight = log(1 + (N + prior) / (1 + df)): the baseline's formula with
     `prior` imaginary documents containing no gram. Over a large corpus the
     prior changes little; over a 3-headline batch it keeps the weights near
-    uniform instead of making every shared gram "common" (the published method's tiny-batch
+    uniform instead of making every shared gram "common" (the baseline's tiny-batch
     instability). Unknown grams get the highest weight (df = 0).
     """
 

@@ -3,7 +3,7 @@ lexicon per topic, matched as whole words against the story's pivot-language hea
 summary (English by default) and its representative article's title. The topic with the most
 matching keywords wins, ties go to the earlier topic in `TOPIC_KEYWORDS`; no match files the
 story under "general". The lexicon is English with a few loan words; a story whose pivot text
-is in another language mostly lands in "general" (documented in the README)."""
+is in another language mostly lands in "general" (documented in docs/OPERATIONS.md#feeds-and-the-reader-site)."""
 
 from __future__ import annotations
 

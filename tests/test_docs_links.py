@@ -1,0 +1,114 @@
+"""Every relative link in the documentation leads somewhere: README.md, CONTRIBUTING.md and docs/*.md
+link to files that exist and to headings that exist (GitHub's anchors), and so do the
+`docs/<file>.md#anchor` references in the code's comments."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").glob("*.md"))]
+FENCE = re.compile(r"^\s*(```|~~~)")
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+# [text](target) and ![alt](target); the target ends at whitespace or the closing parenthesis
+LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+CODE_REFERENCE = re.compile(r"docs/([A-Z_]+\.md)#([A-Za-z0-9_-]+)")
+
+
+def prose_lines(text: str) -> list[str]:
+    """The lines outside fenced code blocks."""
+    lines, fenced = [], False
+    for line in text.splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            lines.append(line)
+    return lines
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: markup and punctuation dropped, lower case, spaces to hyphens."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)   # a link keeps its text
+    text = text.replace("`", "").replace("*", "")
+    text = "".join(c for c in text.lower()
+                   if c in " -_" or unicodedata.category(c)[0] in ("L", "N", "M"))
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    out: set[str] = set()
+    for line in prose_lines(path.read_text(encoding="utf-8")):
+        match = HEADING.match(line)
+        if not match:
+            continue
+        base = slug(match.group(2))
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        out.add(base if count == 0 else f"{base}-{count}")
+    return out
+
+
+def links(path: Path) -> list[str]:
+    found = []
+    for line in prose_lines(path.read_text(encoding="utf-8")):
+        found += LINK.findall(INLINE_CODE.sub("", line))
+    return found
+
+
+def broken(source: Path, target: str) -> str | None:
+    """Why `target` (as written in `source`) leads nowhere, or None."""
+    if re.match(r"^[a-z][a-z0-9+.-]*:", target):   # https:, mailto: ...: not checked (no network)
+        return None
+    path_part, _, anchor = target.partition("#")
+    destination = (source.parent / path_part).resolve() if path_part else source
+    if not destination.exists():
+        return f"{target}: no file {destination}"
+    if anchor:
+        if destination.suffix != ".md":
+            return f"{target}: an anchor into a file that is not markdown"
+        if anchor not in anchors(destination):
+            return f"{target}: no heading with anchor #{anchor} in {destination.name}"
+    return None
+
+
+def test_the_link_checker_sees_what_github_sees(tmp_path):
+    page = tmp_path / "page.md"
+    other = tmp_path / "other.md"
+    other.write_text("# Title\n\n## Delivery: each reader once, as far as SMTP allows\n\n"
+                     "### Neighbours per item (knn_k)\n\n## Retention\n\n## Retention\n\n"
+                     "```bash\n# not a heading\n```\n", encoding="utf-8")
+    page.write_text("[ok](other.md#delivery-each-reader-once-as-far-as-smtp-allows) "
+                    "[ok](other.md#neighbours-per-item-knn_k) [ok](other.md#retention-1) "
+                    "[ok](#top) [web](https://example.org/x) `[code](nowhere.md)`\n\n# Top\n\n"
+                    "[missing file](nothing.md) [missing anchor](other.md#not-a-heading)\n"
+                    "![image](other.md)\n\n```\n[in code](nowhere.md)\n```\n", encoding="utf-8")
+    found = links(page)
+    assert "nowhere.md" not in found and "https://example.org/x" in found
+    problems = [p for p in (broken(page, t) for t in found) if p]
+    assert len(problems) == 2, problems
+    assert problems[0].startswith("nothing.md: no file")
+    assert problems[1].startswith("other.md#not-a-heading: no heading with anchor #not-a-heading")
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_relative_link_resolves(doc):
+    problems = [p for p in (broken(doc, target) for target in links(doc)) if p]
+    assert not problems, f"{doc.relative_to(REPO)}: " + "; ".join(problems)
+
+
+def test_every_docs_anchor_named_in_the_code_exists():
+    problems = []
+    for folder in ("newsdedup_dagster", "bench", "tests"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            for name, anchor in CODE_REFERENCE.findall(path.read_text(encoding="utf-8")):
+                doc = REPO / "docs" / name
+                if not doc.exists() or anchor not in anchors(doc):
+                    problems.append(f"{path.relative_to(REPO)}: docs/{name}#{anchor}")
+    assert not problems, "anchors that do not exist: " + ", ".join(sorted(set(problems)))
