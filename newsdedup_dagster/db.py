@@ -23,7 +23,7 @@ import psycopg
 from psycopg import sql as pgsql
 from psycopg_pool import ConnectionPool
 
-from . import config
+from . import deployment as config  # the deployment settings only (config.py imports the stages)
 
 log = logging.getLogger(__name__)
 

@@ -1,15 +1,15 @@
 """Dagster resources: the database, the embedding provider, the LLM endpoint and the mailer.
 
-Resources are the deployment, not run parameters. Each one's settings are built by config.py from
-the environment of the process that runs the step (the run worker: secrets are read there and
-never appear in the code location's snapshot or the UI); a field set on the resource overrides
-the environment's value through `config.merged`. `deployment_resources()` binds each resource
-with an EMPTY run-config schema: run config that tries to set an endpoint, a directory or a
-secret (`resources.llm.config.base_url`, ...) is rejected by Dagster's config validation before
-a run starts. Tests construct the classes directly.
+Resources are the deployment, not run parameters. The deployment binds each one's endpoint and
+secrets by name (`dagster.EnvVar`), resolved by the run worker when it initialises the resource,
+so no value is in the code location's snapshot or the UI; every other setting comes from the
+stage's settings loader (config.py) in the same process, and a field set on the resource (tests
+construct the classes directly) overrides it through `config.merged`. `deployment_resources()`
+binds each resource with an EMPTY run-config schema: run config that tries to set an endpoint, a
+directory or a secret (`resources.llm.config.base_url`, ...) is rejected by Dagster's config
+validation before a run starts.
 
-No live connection is stored as a field (the process-wide pool lives in db.py, looked up by URL).
-"""
+No live connection is stored as a field (the process-wide pool lives in db.py, looked up by URL)."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Optional
 
 import psycopg
-from dagster import ConfigurableResource, DagsterInvalidConfigError, ResourceDefinition
+from dagster import ConfigurableResource, EnvVar, ResourceDefinition
 
 from . import config as app_config
 from . import db
-from .config import LLMSettings
+from .llm.settings import LLMSettings
 from .digest.send import SmtpSettings
 from .embeddings import EmbeddingSettings, make_embedder
 from .embeddings.providers import Embedder
@@ -59,6 +59,7 @@ class EmbedderResource(ConfigurableResource):
     provider: Optional[str] = None          # use | e5 | openai
     model: Optional[str] = None
     base_url: Optional[str] = None
+    api_key: Optional[str] = None           # EnvVar("NEWSDEDUP_EMBEDDING_API_KEY") in the deployment
     dimensions: Optional[int] = None
     text_mode: Optional[str] = None         # title | title_summary
     centre: Optional[str] = None            # auto | on | off (per-language centring)
@@ -68,6 +69,7 @@ class EmbedderResource(ConfigurableResource):
     def settings(self) -> EmbeddingSettings:
         return app_config.merged(
             app_config.embedding_settings(), provider=self.provider, model=self.model, base_url=self.base_url,
+            api_key=self.api_key,
             dimensions=self.dimensions, text_mode=self.text_mode, centre=self.centre, hnsw_m=self.hnsw_m,
             hnsw_ef_construction=self.hnsw_ef_construction)
 
@@ -164,37 +166,37 @@ class MailerResource(ConfigurableResource):
 
 def fixed(resource: ConfigurableResource) -> ResourceDefinition:
     """Bind a resource built in code with an empty run-config schema: any `resources.<key>.config`
-    entry in run config is an error ("Received unexpected config entry"). EnvVar fields resolve
-    when the run worker initialises the resource."""
+    entry in run config is an error ("Received unexpected config entry"). The resource's `EnvVar`
+    fields are resolved when the run worker initialises it (`EnvVar.get_value`), so no value of
+    theirs is in the code location's snapshot; an unset or empty variable leaves the field None."""
+    resource_class = type(resource)
+
+    def initialise(_context) -> ConfigurableResource:
+        values = {}
+        for name in resource_class.model_fields:
+            value = getattr(resource, name)
+            if isinstance(value, EnvVar):
+                value = value.get_value() or None
+            values[name] = value
+        return resource_class(**values)
+
     return ResourceDefinition(
-        resource_fn=lambda context: _initialise(resource, context),
+        resource_fn=initialise,
         config_schema={},
-        description=(type(resource).__doc__ or "").strip().splitlines()[0]
+        description=(resource_class.__doc__ or "").strip().splitlines()[0]
         + " Fixed by the deployment (environment variables); not configurable per run.",
     )
 
 
-def _initialise(resource: ConfigurableResource, context):
-    """`resource.process_config_and_initialize()` (EnvVar fields resolved here, in the run
-    worker), but with the run's own instance: without one Dagster builds a throwaway in-memory
-    SQLite instance per resource and run, whose connections later complain when collected."""
-    from dagster import build_init_resource_context
-    from dagster._config.post_process import post_process_config
-
-    processed = post_process_config(resource._config_schema.config_type, resource._convert_to_config_dictionary())
-    if not processed.success:
-        raise DagsterInvalidConfigError("Errors while initializing resource", processed.errors, processed)
-    return resource.from_resource_context(
-        build_init_resource_context(config=processed.value, instance=context.instance),
-        nested_resources=resource.nested_resources)
-
-
 def deployment_resources() -> dict[str, ResourceDefinition]:
     """Every resource the assets and sensors use, as the code location binds them."""
+    # Endpoints and secrets by name (EnvVar): resolved in the run worker, never in the snapshot.
+    # Every other setting comes from the stage's settings loader (config.py) in the same process.
     return {
-        "postgres": fixed(PostgresResource()),
-        "embedder": fixed(EmbedderResource()),
-        # Secrets are read by config.py in the run worker when a step asks for the settings.
-        "llm": fixed(LLMResource()),
-        "mailer": fixed(MailerResource()),
+        "postgres": fixed(PostgresResource(database_url=EnvVar("NEWSDEDUP_DATABASE_URL"))),
+        "embedder": fixed(EmbedderResource(base_url=EnvVar("NEWSDEDUP_EMBEDDING_BASE_URL"),
+                                           api_key=EnvVar("NEWSDEDUP_EMBEDDING_API_KEY"))),
+        "llm": fixed(LLMResource(base_url=EnvVar("NEWSDEDUP_LLM_BASE_URL"), api_key=EnvVar("NEWSDEDUP_LLM_API_KEY"))),
+        "mailer": fixed(MailerResource(host=EnvVar("NEWSDEDUP_SMTP_HOST"), user=EnvVar("NEWSDEDUP_SMTP_USER"),
+                                       password=EnvVar("NEWSDEDUP_SMTP_PASSWORD"))),
     }

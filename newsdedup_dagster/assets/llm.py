@@ -19,7 +19,7 @@ from dagster import (
 )
 
 from .. import db
-from ..config import LLMSettings
+from ..llm.settings import LLMSettings
 from ..llm import report as llm_report
 from ..llm.client import Usage, redact
 from ..llm.stages import OFFLINE_NOTE, run_scoring, run_translations

@@ -31,7 +31,8 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from .. import db
-from ..config import LLMSettings
+from ..llm.settings import LLMSettings
+from ..settings import setting
 from ..crashpoints import crash_point
 
 log = logging.getLogger(__name__)
@@ -66,10 +67,12 @@ Write every value in the output language. Output JSON only."""
 class NarrativeSettings:
     # 6 h: a fast-moving event gets at most 4 rewrites a day (4 calls x ~2k tokens), and the
     # daily digest still sees a narrative at most 6 h behind the last story.
-    interval_hours: float = 6.0
-    max_per_run: int = 50
+    interval_hours: float = setting(6.0, env="NEWSDEDUP_NARRATIVE_INTERVAL_HOURS",
+                                    doc="an event's narrative is rewritten at most once in this many hours")
+    max_per_run: int = setting(50, env="NEWSDEDUP_NARRATIVE_MAX_PER_RUN", doc="narratives written per run")
     # Events whose narratives get translated per run (each = len(langs)/2 calls).
-    translate_max_events: int = 50
+    translate_max_events: int = setting(50, env="NEWSDEDUP_NARRATIVE_TRANSLATE_MAX_EVENTS",
+                                        doc="events whose narratives are translated per run")
 
 
 # ------------------------------------------------------------------ pure parts
