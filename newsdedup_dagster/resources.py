@@ -14,10 +14,10 @@ No live connection is stored as a field (the process-wide pool lives in db.py, l
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import psycopg
 from dagster import ConfigurableResource, EnvVar, ResourceDefinition
@@ -52,64 +52,53 @@ class PostgresResource(ConfigurableResource):
         return db.connect(self.url())
 
 
-class EmbedderResource(ConfigurableResource):
-    """The embedding provider. Unset fields keep config.embedding_settings() (NEWSDEDUP_EMBEDDING_*);
-    the API key is only ever read from the environment."""
+def _overrides(resource: ConfigurableResource, settings_class: type) -> dict[str, Any]:
+    """The resource's fields that name a field of `settings_class` (so no field is listed twice):
+    what `config.merged` lays over the environment's settings (None keeps the environment's)."""
+    names = {f.name for f in dataclasses.fields(settings_class)}
+    values = {name: getattr(resource, name) for name in type(resource).model_fields if name in names}
+    return {name: None if value == "" else value for name, value in values.items()}
 
-    provider: Optional[str] = None          # use | e5 | openai
-    model: Optional[str] = None
-    base_url: Optional[str] = None
+
+class EmbedderResource(ConfigurableResource):
+    """The embedding provider: config.embedding_settings() (NEWSDEDUP_EMBEDDING_*), with the
+    deployment's endpoint and key bound by name."""
+
+    base_url: Optional[str] = None          # EnvVar("NEWSDEDUP_EMBEDDING_BASE_URL") in the deployment
     api_key: Optional[str] = None           # EnvVar("NEWSDEDUP_EMBEDDING_API_KEY") in the deployment
-    dimensions: Optional[int] = None
-    text_mode: Optional[str] = None         # title | title_summary
-    centre: Optional[str] = None            # auto | on | off (per-language centring)
-    hnsw_m: Optional[int] = None
-    hnsw_ef_construction: Optional[int] = None
 
     def settings(self) -> EmbeddingSettings:
-        return app_config.merged(
-            app_config.embedding_settings(), provider=self.provider, model=self.model, base_url=self.base_url,
-            api_key=self.api_key,
-            dimensions=self.dimensions, text_mode=self.text_mode, centre=self.centre, hnsw_m=self.hnsw_m,
-            hnsw_ef_construction=self.hnsw_ef_construction)
+        return app_config.merged(app_config.embedding_settings(), **_overrides(self, EmbeddingSettings))
 
     def embedder(self) -> Embedder:
         return make_embedder(self.settings())
 
 
 class LLMResource(ConfigurableResource):
-    """OpenAI-compatible endpoint settings and the pivot/translation languages every LLM, events and
-    digest step uses. Every field left None keeps config.llm_settings() (NEWSDEDUP_LLM_BASE_URL,
-    NEWSDEDUP_LLM_API_KEY, NEWSDEDUP_SCORING_MODEL, NEWSDEDUP_PIVOT_LANG, ...)."""
+    """The OpenAI-compatible endpoint and the pivot/translation languages every LLM, events and
+    digest step uses: config.llm_settings() and config.llm_backoff(), with the deployment's
+    endpoint and key bound by name. The other fields are the per-call limits tests set (a
+    deployment sets them through the environment); each names an LLMSettings or BackoffPolicy
+    field (`backoff_` + the policy's name)."""
 
-    base_url: Optional[str] = None
-    api_key: Optional[str] = None
-    scoring_model: Optional[str] = None
-    translation_model: Optional[str] = None
-    narrative_model: Optional[str] = None
+    base_url: Optional[str] = None          # EnvVar("NEWSDEDUP_LLM_BASE_URL") in the deployment
+    api_key: Optional[str] = None           # EnvVar("NEWSDEDUP_LLM_API_KEY") in the deployment
     timeout_s: Optional[float] = None
     max_attempts: Optional[int] = None
     concurrency: Optional[int] = None
     pivot_lang: Optional[str] = None
     translation_langs: Optional[str] = None      # comma-separated, e.g. "zh,ja,ko,fr,de,es,pt,ru,ar,hi"
-    prices: Optional[str] = None                  # "model=in/out[/cached_in],..." USD per 1M tokens
     backoff_base_s: Optional[float] = None
     backoff_max_s: Optional[float] = None
     retry_after_max_s: Optional[float] = None
     max_stories_per_run: int = MAX_STORIES_PER_RUN
     max_translation_rows_per_run: int = MAX_TRANSLATION_ROWS_PER_RUN
-    force_offline: bool = False                   # run the offline fallback even if an endpoint is set
 
     def settings(self) -> LLMSettings:
-        settings = app_config.merged(
-            app_config.llm_settings(), base_url=self.base_url or None, api_key=self.api_key or None,
-            scoring_model=self.scoring_model, translation_model=self.translation_model,
-            narrative_model=self.narrative_model, timeout_s=self.timeout_s, max_attempts=self.max_attempts,
-            concurrency=self.concurrency, pivot_lang=self.pivot_lang, prices=self.prices,
-            translation_langs=(tuple(x.strip() for x in self.translation_langs.split(",") if x.strip())
-                               if self.translation_langs else None))
-        # Offline on purpose: the one override that clears a value (merged() only sets values).
-        return replace(settings, base_url=None) if self.force_offline else settings
+        overrides = _overrides(self, LLMSettings)
+        if self.translation_langs:
+            overrides["translation_langs"] = tuple(x.strip() for x in self.translation_langs.split(",") if x.strip())
+        return app_config.merged(app_config.llm_settings(), **overrides)
 
     def backoff(self) -> BackoffPolicy:
         return app_config.merged(app_config.llm_backoff(), base_s=self.backoff_base_s, max_s=self.backoff_max_s,
@@ -131,15 +120,16 @@ class LLMResource(ConfigurableResource):
 
 
 class MailerResource(ConfigurableResource):
-    """SMTP settings (resource key "mailer"). Fields left None keep config.mail_settings()
-    (NEWSDEDUP_SMTP_*, the password included). No host = the outbox files are the delivery."""
+    """SMTP (resource key "mailer"): config.mail_settings() (NEWSDEDUP_SMTP_*), with the
+    deployment's server, login and password bound by name. No host = the outbox files are the
+    delivery. The other fields are what tests set (a test SMTP server, short timeouts); each
+    names an SmtpSettings field."""
 
-    host: Optional[str] = None
+    host: Optional[str] = None              # EnvVar("NEWSDEDUP_SMTP_HOST") in the deployment
+    user: Optional[str] = None              # EnvVar("NEWSDEDUP_SMTP_USER") in the deployment
+    password: Optional[str] = None          # EnvVar("NEWSDEDUP_SMTP_PASSWORD") in the deployment
     port: Optional[int] = None
     security: Optional[str] = None          # starttls | ssl | none
-    user: Optional[str] = None
-    password: Optional[str] = None
-    from_addr: Optional[str] = None
     batch_size: Optional[int] = None
     timeout_s: Optional[float] = None
     max_attempts: Optional[int] = None
@@ -148,17 +138,11 @@ class MailerResource(ConfigurableResource):
     outage_retries: Optional[int] = None
     outage_delay_s: Optional[float] = None
     outbox_dir: Optional[str] = None
-    # No SMTP host on purpose: subscribers' digests are written as .eml files (else refused).
-    outbox_only: Optional[bool] = None
 
     def smtp_settings(self) -> SmtpSettings:
-        return app_config.merged(
-            app_config.mail_settings(),
-            host=self.host, port=self.port, security=self.security.lower() if self.security else None,
-            user=self.user, password=self.password or None, from_addr=self.from_addr,
-            batch_size=self.batch_size, timeout_s=self.timeout_s, max_attempts=self.max_attempts,
-            retry_delay_s=self.retry_delay_s, lease_s=self.lease_s, outbox_only=self.outbox_only,
-            outage_retries=self.outage_retries, outage_delay_s=self.outage_delay_s)
+        overrides = _overrides(self, SmtpSettings)
+        overrides["security"] = self.security.lower() if self.security else None
+        return app_config.merged(app_config.mail_settings(), **overrides)
 
     def outbox(self) -> Path:
         return Path(self.outbox_dir).expanduser().resolve() if self.outbox_dir else app_config.outbox_dir()
