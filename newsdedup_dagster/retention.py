@@ -117,8 +117,8 @@ def cutoffs(settings: RetentionSettings, now: datetime) -> dict[str, datetime | 
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
     out = {}
-    for name, _query, setting in STEPS:
-        days = getattr(settings, setting)
+    for name, _query, age_setting in STEPS:
+        days = getattr(settings, age_setting)
         out[name] = now - timedelta(days=days) if days else None
     return out
 
