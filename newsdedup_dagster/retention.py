@@ -26,15 +26,16 @@ nothing changes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 import psycopg
 
 from . import db
+from .embeddings.centring_prior import PRIOR_TEXTS
+from .embeddings.text import text_hash
 from .settings import setting
 
 log = logging.getLogger(__name__)
@@ -124,9 +125,6 @@ def cutoffs(settings: RetentionSettings, now: datetime) -> dict[str, datetime | 
 
 
 def _keep_cache_hashes() -> list[str]:
-    from .embeddings.centring_prior import PRIOR_TEXTS
-    from .embeddings.text import text_hash
-
     return [text_hash(t) for t in PRIOR_TEXTS]
 
 

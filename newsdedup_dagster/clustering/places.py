@@ -33,6 +33,8 @@ import re
 import unicodedata
 from importlib import resources
 
+from babel.localedata import locale_identifiers
+
 from .anchors import _BOUNDARY, fold
 
 # Cities of at least this many people; smaller towns' names are ordinary words too often
@@ -107,7 +109,6 @@ def gazetteer() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], i
             if len(name) >= short and name not in _NOT_PLACES:
                 uncased.setdefault(name, set()).add(country)
 
-    from babel.localedata import locale_identifiers
     data = resources.files("babel").joinpath("locale-data")
     for ident in locale_identifiers():
         parts = ident.split("_")

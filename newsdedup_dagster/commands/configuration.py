@@ -15,7 +15,7 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import config  # deferred: the stage modules it imports are not needed for --help
+    from .. import config  # deferred on purpose: fast --help
 
     if args.markdown:
         print(config.configuration_markdown(), end="")

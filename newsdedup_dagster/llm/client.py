@@ -66,10 +66,11 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Protocol
 
+from .. import db
 from ..settings import setting
-from .settings import LLMSettings
 from . import pricing
 from .cache import CachedAnswer, CacheKey, ResultCache, cache_key
+from .settings import LLMSettings
 from .text import clean_model_output
 
 log = logging.getLogger(__name__)
@@ -205,8 +206,6 @@ class PostgresCallRecorder:
         self._lock = threading.Lock()
 
     def record(self, rec: CallRecord) -> None:
-        from .. import db
-
         with self._lock:
             if self._conn is None or self._conn.closed:
                 self._conn = db.connect(self.database_url, autocommit=True)
@@ -346,8 +345,8 @@ class LLMClient:
     ):
         if settings.offline:
             raise ValueError("LLMClient needs NEWSDEDUP_LLM_BASE_URL; use the offline fallback instead")
-        import httpx
-        import openai
+        import httpx  # deferred on purpose: the openai client stack loads only when an endpoint is used
+        import openai  # deferred on purpose (as httpx)
 
         self.settings = settings
         self.recorder = recorder or MemoryRecorder()
