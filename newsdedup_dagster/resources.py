@@ -7,7 +7,8 @@ stage's settings loader (config.py) in the same process, and a field set on the 
 construct the classes directly) overrides it through `config.merged`. `deployment_resources()`
 binds each resource with an EMPTY run-config schema: run config that tries to set an endpoint, a
 directory or a secret (`resources.llm.config.base_url`, ...) is rejected by Dagster's config
-validation before a run starts.
+validation before a run starts. (Bound directly, a resource's fields, EnvVar ones included, could
+be replaced at launch: Dagster docs, "Defining resources" and "Configuring resources".)
 
 No live connection is stored as a field (the process-wide pool lives in db.py, looked up by URL)."""
 
