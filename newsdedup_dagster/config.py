@@ -218,8 +218,8 @@ def configuration_rows() -> list[tuple[str, str, str, str, str]]:
 def configuration_markdown() -> str:
     """docs/CONFIGURATION.md: every environment variable, from the declarations."""
     cell = lambda text: text.replace("|", "\\|")  # noqa: E731
-    per_model = ", ".join(f"`{model}`: {', '.join(f'{k} {v}' for k, v in values.items())}"
-                          for model, values in MODEL_DEFAULTS.items())
+    per_model = [f"- `{model}`: " + ", ".join(f"`{key}` {value}" for key, value in values.items())
+                 for model, values in MODEL_DEFAULTS.items()]
     lines = [
         "# Configuration",
         "",
@@ -233,9 +233,12 @@ def configuration_markdown() -> str:
         "`NAME='value': expected <what>`. Secrets (`*_API_KEY`, `*_PASSWORD`) reach Dagster resources",
         "by name only (`dagster.EnvVar`, resolved in the run worker), never through run config.",
         "",
-        f"Clustering defaults are calibrated per embedding model ({per_model}); the table shows the",
-        "values without a model. Run config may change only the bounded options each asset declares",
-        "(`newsdedup_dagster/assets/run_options.py`).",
+        "Run config may change only the bounded options each asset declares",
+        "(`newsdedup_dagster/assets/run_options.py`). Some clustering defaults are calibrated per",
+        "embedding model (`newsdedup_dagster/clustering/settings.py: MODEL_DEFAULTS`, evidence in",
+        "docs/CALIBRATION.md); the table's defaults are those without a model, and these replace them:",
+        "",
+        *per_model,
     ]
     section = None
     for title, env, default, accepts, doc in configuration_rows():

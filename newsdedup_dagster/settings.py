@@ -13,6 +13,7 @@ This module imports no stage and no Dagster: every stage's settings class import
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import types
@@ -46,10 +47,12 @@ def setting(default: Any = MISSING, *, env: str | None = None, doc: str, default
                              repr=not secret)
 
 
-def declared(cls: type) -> list[tuple[dataclasses.Field, Any]]:
-    """(field, annotated type) of every field of `cls` declared with `setting()`."""
+@functools.cache
+def declared(cls: type) -> tuple[tuple[dataclasses.Field, Any], ...]:
+    """(field, annotated type) of every field of `cls` declared with `setting()` (a class's
+    declarations never change: resolved once)."""
     hints = typing.get_type_hints(cls)
-    return [(f, hints[f.name]) for f in dataclasses.fields(cls) if "doc" in f.metadata]
+    return tuple((f, hints[f.name]) for f in dataclasses.fields(cls) if "doc" in f.metadata)
 
 
 def default_of(f: dataclasses.Field) -> Any:

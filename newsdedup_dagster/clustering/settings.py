@@ -26,18 +26,20 @@ class ClusterSettings:
     # ef_search's ceiling finds nothing more; lock_timeout_s becomes PostgreSQL's lock_timeout in
     # milliseconds, where 0 means "wait forever" and 2147483647 ms is the largest value.
     # Per-model defaults (MODEL_DEFAULTS below) replace some of these before the environment applies.
+    # The plain defaults of the thresholds (0.7) and the story age (36 h) are the 3mins.news
+    # write-up's clustering values.
     story_threshold: float = setting(
         0.7, env="NEWSDEDUP_STORY_THRESHOLD", bounds=(-1.0, 1.0), shown="per model: e5 0.40, use 0.55",
-        doc="pass 1: cosine(item, story centroid) needed to attach (published method: 0.7)")
+        doc="pass 1: cosine(item, story centroid) needed to attach")
     item_threshold: float = setting(
         0.7, env="NEWSDEDUP_ITEM_THRESHOLD", bounds=(-1.0, 1.0), shown="per model: e5 0.40, use 0.65",
-        doc="pass 2: cosine(item, item) needed for an edge (published method: 0.7)")
+        doc="pass 2: cosine(item, item) needed for an edge")
     max_gap_hours: float = setting(
         18.0, env="NEWSDEDUP_MAX_GAP_HOURS", bounds=(0.0, 1e6),
         doc="time gate: |item - story's latest item| (pass 1) and the gap between items (pass 2), hours")
     story_max_age_hours: float = setting(
         36.0, env="NEWSDEDUP_STORY_MAX_AGE_HOURS", bounds=(0.0, 1e6),
-        doc="a story stops absorbing items this long after its first item, hours (published method: 36)")
+        doc="a story stops absorbing items this long after its first item, hours")
     knn_k: int = setting(10, env="NEWSDEDUP_KNN_K", bounds=(1, 1000), shown="10 (e5: 5)",
                          doc="KNN breadth: neighbours per item")
     centroid_window: int = setting(3, env="NEWSDEDUP_CENTROID_WINDOW", bounds=(1, 100_000),
@@ -226,8 +228,8 @@ class GuardSettings:
     """The chaining guard's keys (clustering/guard.py DEFAULTS), held in ClusterSettings.guard."""
 
     guard: str = setting(GUARD_DEFAULTS["guard"], env="NEWSDEDUP_GUARD", choices=("louvain", "none"),
-                         doc="chaining guard on UnionFind components (`none` = plain UnionFind, the published "
-                             "method's clustering)")
+                         doc="chaining guard on UnionFind components (`none` = plain UnionFind, as in the 3mins.news "
+                             "write-up's clustering)")
     guard_resolution: float = setting(GUARD_DEFAULTS["guard_resolution"], env="NEWSDEDUP_GUARD_RESOLUTION",
                                       bounds=(0.001, 1000.0), doc="the guard's Louvain resolution")
 
