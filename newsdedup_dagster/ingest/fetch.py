@@ -37,6 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 from urllib.request import url2pathname
@@ -48,8 +49,6 @@ from .netguard import AddressPolicy, AddressRefused, GuardedBackend
 
 
 def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     for name in ("newsdedup", "newsdedup-dagster", "newsdedup_dagster"):
         try:
             return version(name)
