@@ -84,3 +84,13 @@ def test_every_declared_variable_is_read(clean_env, monkeypatch, tmp_path, row):
     monkeypatch.setenv(env, f"{tmp_path}/not-a-default-value")
     after = _built()
     assert after != before, f"{env} is declared but no builder reads it"
+
+
+def test_the_command_prints_the_table(capsys):
+    from newsdedup_dagster.cli import main
+
+    assert main(["config", "--markdown"]) == 0
+    assert capsys.readouterr().out == config.configuration_markdown()
+    assert main(["config"]) == 0
+    listing = capsys.readouterr().out
+    assert all(env in listing for _, env, _, _, _ in config.configuration_rows())
