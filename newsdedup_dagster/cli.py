@@ -9,6 +9,7 @@ import sys
 
 from . import __version__
 from .commands import COMMAND_MODULES
+from .db import DatabaseError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,7 +38,6 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from .db import DatabaseError
 
     try:
         return int(args.func(args) or 0)

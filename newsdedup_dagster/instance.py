@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 import yaml
+from dagster import DagsterInstance
 from dagster_postgres import DagsterPostgresStorage
 
 from . import config, db
@@ -226,8 +227,6 @@ def check_instance_storage(path: Path | None = None, url: str | None = None) -> 
 
 def get_instance():
     """A DagsterInstance backed by Postgres (the instance file is written only when absent)."""
-    from dagster import DagsterInstance
-
     prepare_instance()
     return DagsterInstance.get()
 

@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
 
 from newsdedup_dagster import config
+from newsdedup_dagster.settings import load_settings, setting
 from newsdedup_dagster.digest.select import DigestSettings
 from newsdedup_dagster.embeddings.providers import EmbeddingSettings
 from newsdedup_dagster.events.grouping import GroupingSettings
@@ -73,3 +77,41 @@ def test_merged_overrides_only_what_is_set_and_validates_again():
         config.merged(config.IngestSettings(), max_url_chars=5000)
     with pytest.raises(TypeError):
         config.merged(base, no_such_field=1)
+
+
+# ------------------------------------------------------------------ the one loader
+@dataclass(frozen=True)
+class Example:
+    """One field of each kind the loader reads."""
+
+    count: int = setting(3, env="X_COUNT", doc="a count", bounds=(1, 10))
+    ratio: float = setting(0.5, env="X_RATIO", doc="a ratio")
+    flag: bool = setting(False, env="X_FLAG", doc="a flag")
+    mode: str = setting("a", env="X_MODE", doc="a mode", choices=("a", "b"))
+    langs: tuple[str, ...] = setting((), env="X_LANGS", doc="languages")
+    where: Path | None = setting(None, env="X_WHERE", doc="a directory")
+    port: int | None = setting(None, env="X_PORT", doc="a port", zero_is_default=True)
+    plain: str = "not read"
+
+
+def test_the_loader_parses_each_declared_type_and_says_what_it_expected(tmp_path):
+    assert load_settings(Example, {}) == Example()
+    assert load_settings(Example, {"X_COUNT": ""}) == Example()  # empty = unset
+    built = load_settings(Example, {"X_COUNT": "7", "X_RATIO": "0.25", "X_FLAG": "yes", "X_MODE": " B ",
+                                    "X_LANGS": "en, fr,,de", "X_WHERE": str(tmp_path / "d"), "X_PORT": "0",
+                                    "plain": "ignored"})
+    assert built == Example(count=7, ratio=0.25, flag=True, mode="b", langs=("en", "fr", "de"),
+                            where=(tmp_path / "d").resolve(), port=None)
+    assert load_settings(Example, {}, count=5).count == 5  # a derived default
+    for env, raw, expected in [("X_COUNT", "11", "an integer from 1 to 10"), ("X_COUNT", "x", "an integer from 1 to 10"),
+                               ("X_RATIO", "half", "a number"), ("X_FLAG", "maybe", "true or false"),
+                               ("X_MODE", "c", "a or b")]:
+        with pytest.raises(ValueError) as err:
+            load_settings(Example, {env: raw})
+        assert str(err.value) == f"{env}={raw!r}: expected {expected}"
+
+
+def test_secrets_are_declared_without_a_repr():
+    settings = config.merged(config.LLMSettings(), api_key="sk-not-shown")
+    assert "sk-not-shown" not in repr(settings)
+    assert "pw-not-shown" not in repr(config.merged(config.mail_settings(), password="pw-not-shown"))

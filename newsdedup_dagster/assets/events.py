@@ -23,7 +23,7 @@ from ..embeddings.store import active_model
 from ..events.grouping import GroupingSettings
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
 from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
-from .run_options import RunOptions
+from .run_options import RunOptions, run_option
 
 CHECK_ONE_EVENT = "story_in_at_most_one_event"
 CHECK_GAPS = "no_gap_longer_than_quiet_period"
@@ -33,8 +33,10 @@ CHECK_ORDER = "timeline_in_time_order"
 class EventsConfig(RunOptions):
     """Per-run overrides (launchpad); unset fields come from NEWSDEDUP_EVENT_* env vars."""
 
-    threshold: Optional[float] = Field(None, ge=-1.0, le=1.0, description="a cosine similarity in [-1, 1]")
-    quiet_hours: Optional[float] = Field(None, gt=0, le=24 * 90, description="hours in (0, 2160]")
+    threshold: Optional[float] = run_option(GroupingSettings, "threshold", low=-1.0, high=1.0,
+                                            what="a cosine similarity")
+    quiet_hours: Optional[float] = run_option(GroupingSettings, "quiet_hours", low=0, low_open=True, high=24 * 90,
+                                              what="hours")
     narratives: bool = Field(True, description="true or false")
 
 

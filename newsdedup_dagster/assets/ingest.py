@@ -11,7 +11,6 @@ from .. import config
 from ..ingest.sources import load_sources
 from ..ingest.store import choose_mode, configs_for, ingest_partition
 from ..partitions import HOURLY_PARTITIONS, hour_start
-from ..resources import PostgresResource
 from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
 from .run_options import RunOptions
 

@@ -19,7 +19,7 @@ from dagster import (
 )
 
 from .. import db
-from ..config import LLMSettings
+from ..llm.settings import LLMSettings
 from ..llm import report as llm_report
 from ..llm.client import Usage, redact
 from ..llm.stages import OFFLINE_NOTE, run_scoring, run_translations
@@ -106,11 +106,7 @@ def story_scores_hour(run: HourRun, partition_key: str) -> MaterializeResult:
         rep = run_scoring(conn, hour, settings, client, max_stories=llm.max_stories_per_run)
         top = llm_report.top_stories(conn, limit=TOP_STORIES_IN_METADATA, hour=hour)
         totals_md = _partition_totals_md(conn, hour, ["score"])
-        orphans, waiting = conn.execute(
-            "SELECT count(*) FILTER (WHERE s.needs_score = 0 AND sc.story_id IS NULL),"
-            "       count(*) FILTER (WHERE s.needs_score = 1)"
-            "  FROM stories s LEFT JOIN story_scores sc ON sc.story_id = s.id"
-            " WHERE s.updated_partition = %s", (hour,)).fetchone()
+        orphans, waiting = conn.execute(db.load_sql("llm_score_backlog"), {"hour": hour}).fetchone()
         conn.commit()
     mode = _mode(settings, settings.scoring_model)
     if rep.offline:
@@ -173,11 +169,8 @@ def story_translations_hour(run: HourRun, partition_key: str) -> MaterializeResu
         rep = run_translations(conn, hour, settings, client, max_rows=llm.max_translation_rows_per_run)
         status_rows = conn.execute(db.load_sql("llm_translation_status"), {"hour": hour}).fetchall()
         totals_md = _partition_totals_md(conn, hour, ["translate"])
-        missing = conn.execute(
-            "SELECT count(*) FROM story_scores sc, unnest(%s::text[]) AS l(lang)"
-            " WHERE sc.partition_hour = %s AND l.lang <> sc.pivot_lang"
-            "   AND NOT EXISTS (SELECT 1 FROM story_translations t WHERE t.story_id = sc.story_id AND t.lang = l.lang)",
-            (list(settings.translation_langs), hour)).fetchone()[0]
+        missing = conn.execute(db.load_sql("llm_translations_missing"),
+                               {"langs": list(settings.translation_langs), "hour": hour}).fetchone()[0]
         conn.commit()
     names = {1: "pending", 0: "done", -1: "failed", 2: "skipped (offline)"}
     by_lang: dict[str, dict[str, int]] = {}

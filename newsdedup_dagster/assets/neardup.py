@@ -9,7 +9,6 @@ from pydantic import Field
 from .. import config as settings
 from ..neardup.store import dedup_partition
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
-from ..resources import PostgresResource
 from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
 from .run_options import RunOptions
 

@@ -31,6 +31,7 @@ import pydantic
 from dagster import Array, Bool, Enum, EnumValue, Failure, Field, Float, Int, Noneable
 
 from .. import config as app_config
+from ..settings import declared, unwrap_optional
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -185,6 +186,47 @@ def _field(info, name: str) -> Field:
             kwargs["default_value"] = list(default) if isinstance(default, tuple) else default
         kwargs["is_required"] = False
     return Field(_dagster_type(info.annotation, name), **kwargs)
+
+
+def _declaration(settings_class: type, name: str):
+    for f, annotation in declared(settings_class):
+        if f.name == name:
+            return f, unwrap_optional(annotation)[0]
+    raise KeyError(f"{settings_class.__name__} declares no setting {name!r}")
+
+
+def _number(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else repr(float(number))
+
+
+def run_option(settings_class: type, name: str, *, low: float | None = None, high: float | None = None,
+               low_open: bool = False, what: str | None = None) -> Any:
+    """The pydantic field of a run option that mirrors the setting `name` of `settings_class`:
+    optional (unset = the deployment's setting), with the declaration's choices or bounds, or the
+    narrower bounds given (a run is trusted less than the deployment: `low`, `high`, `low_open`
+    for an open lower bound), and what it accepts said as a refusal says it. `what` names the
+    number ("hours", "a cosine similarity"; default: an integer / a number)."""
+    f, kind = _declaration(settings_class, name)
+    if f.metadata["choices"]:
+        return pydantic.Field(None, description=" or ".join(f.metadata["choices"]))
+    if kind is bool:
+        return pydantic.Field(None, description="true or false")
+    declared_low, declared_high = f.metadata["bounds"] or (None, None)
+    low = declared_low if low is None else low
+    high = declared_high if high is None else high
+    if low is None or high is None:
+        raise TypeError(f"run option {name}: the setting declares no bounds and none are given")
+    what = what or ("an integer" if kind is int else "a number")
+    description = f"{what} in {'(' if low_open else '['}{_number(low)}, {_number(high)}]"
+    if kind is float:
+        low, high = float(low), float(high)
+    return pydantic.Field(None, **({"gt": low} if low_open else {"ge": low}), le=high, description=description)
+
+
+def choice_type(settings_class: type, name: str):
+    """`Literal[...]` of the setting's choices: an enum in the run-config schema."""
+    f, _ = _declaration(settings_class, name)
+    return Literal[f.metadata["choices"]]  # type: ignore[valid-type]
 
 
 def deployment_languages() -> tuple[str, ...]:

@@ -2,7 +2,7 @@
 
 
 from datetime import timedelta
-from typing import Literal, Optional
+from typing import Optional
 
 from dagster import (
     AssetCheckResult,
@@ -14,16 +14,16 @@ from dagster import (
     MetadataValue,
     RetryRequested,
 )
-from pydantic import Field
 
 from .. import config as app_config
 from ..clustering import explain
+from ..clustering.settings import ClusterSettings
 from ..clustering.passes import check_invariants, cluster_partition, story_summaries
 from ..clustering.store import ClusteringBusy
 from ..embeddings.store import active_model
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
 from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
-from .run_options import RunOptions
+from .run_options import RunOptions, choice_type, run_option
 
 # The hourly schedule runs at :05 and an hour takes minutes: older than 75 min is late, 2 h is broken.
 STORIES_FRESHNESS = FreshnessPolicy.time_window(fail_window=timedelta(hours=2), warn_window=timedelta(minutes=75))
@@ -45,25 +45,31 @@ CHECKS = (
 )
 
 
-_COSINE = "a cosine similarity in [-1, 1]"
+_COSINE = "a cosine similarity"
+# A run's time gates and sizes are bounded tighter than the deployment's (clustering/settings.py).
+_MONTH_HOURS = 24 * 30
 
 
 class StoriesConfig(RunOptions):
-    """Run-config overrides of the clustering settings (else NEWSDEDUP_<KEY> / calibrated defaults)."""
+    """Run-config overrides of the clustering settings (else NEWSDEDUP_<KEY> / calibrated defaults);
+    each field is the ClusterSettings key of its name, with that key's declaration."""
 
-    story_threshold: Optional[float] = Field(None, ge=-1.0, le=1.0, description=_COSINE)
-    item_threshold: Optional[float] = Field(None, ge=-1.0, le=1.0, description=_COSINE)
-    max_gap_hours: Optional[float] = Field(None, gt=0, le=24 * 30, description="hours in (0, 720]")
-    story_max_age_hours: Optional[float] = Field(None, gt=0, le=24 * 30, description="hours in (0, 720]")
-    knn_k: Optional[int] = Field(None, ge=1, le=1000, description="an integer in [1, 1000]")
-    centroid_window: Optional[int] = Field(None, ge=1, le=100, description="an integer in [1, 100]")
-    batch_size: Optional[int] = Field(None, ge=1, le=100_000, description="an integer in [1, 100000]")
-    ef_search: Optional[int] = Field(None, ge=1, le=1000, description="an integer in [1, 1000] (pgvector's range)")
-    max_story_size: Optional[int] = Field(None, ge=1, le=1_000_000, description="an integer in [1, 1000000]")
-    pass3: Optional[bool] = Field(None, description="true or false")
-    pass2_expand: Optional[bool] = Field(None, description="true or false")
-    # see ClusterSettings.later_partitions; default: reset inside a Dagster backfill
-    later_partitions: Optional[Literal["keep", "reset"]] = Field(None, description="keep or reset")
+    story_threshold: Optional[float] = run_option(ClusterSettings, "story_threshold", what=_COSINE)
+    item_threshold: Optional[float] = run_option(ClusterSettings, "item_threshold", what=_COSINE)
+    max_gap_hours: Optional[float] = run_option(ClusterSettings, "max_gap_hours", low=0, low_open=True,
+                                                high=_MONTH_HOURS, what="hours")
+    story_max_age_hours: Optional[float] = run_option(ClusterSettings, "story_max_age_hours", low=0, low_open=True,
+                                                      high=_MONTH_HOURS, what="hours")
+    knn_k: Optional[int] = run_option(ClusterSettings, "knn_k")
+    centroid_window: Optional[int] = run_option(ClusterSettings, "centroid_window", high=100)
+    batch_size: Optional[int] = run_option(ClusterSettings, "batch_size", high=100_000)
+    ef_search: Optional[int] = run_option(ClusterSettings, "ef_search")
+    max_story_size: Optional[int] = run_option(ClusterSettings, "max_story_size", high=1_000_000)
+    pass3: Optional[bool] = run_option(ClusterSettings, "pass3")
+    pass2_expand: Optional[bool] = run_option(ClusterSettings, "pass2_expand")
+    # default: reset inside a Dagster backfill
+    later_partitions: Optional[choice_type(ClusterSettings, "later_partitions")] = run_option(  # type: ignore[valid-type]
+        ClusterSettings, "later_partitions")
 
 
 def _stories_table(rows: list[tuple], new: set[str]):

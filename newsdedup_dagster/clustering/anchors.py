@@ -35,17 +35,17 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..embeddings.text import lead_of, normalise_space
+from . import places as gazetteer
+from .words import BOUNDARY as _BOUNDARY
+from .words import fold
 
 # Decimal digits of any script (\d is Unicode-aware): a year is four of them, not part of a longer number.
 _YEAR = re.compile(r"(?<![\d.,])(\d{4})(?![\d]|[.,]\d)")
 _WORD = re.compile(r"[^\W\d_](?:[\w'’\-]*[^\W_])?")
-# A clause or sentence boundary: the word after it is capitalised for grammar, not because it is a name.
-_BOUNDARY = re.compile(r"(?:[.!?:;…。！？\"“”«»„\(\)\[\]]|\s[-–—|]\s|^)\s*$")
 # French / Italian / Catalan elision: "l'Équateur", "d'Amatrice", "dell'Aquila" name Équateur, Amatrice, Aquila
 _ELISION = re.compile(r"^(?:[lLdDjJmMnNsStTcC]|[qQ]u|[dDaAnNsS]ell|[aA]ll|[dD]all)['’](?=[^\W\d_])")
 _POSSESSIVE = re.compile(r"['’]s$")
@@ -90,12 +90,6 @@ class Conflict:
 
     def as_dict(self) -> dict:
         return {"kinds": list(self.kinds), "a": self.a, "b": self.b}
-
-
-def fold(word: str) -> str:
-    """Case- and accent-insensitive key: NFKD, combining marks dropped, casefolded."""
-    decomposed = unicodedata.normalize("NFKD", word)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold().replace("’", "'")
 
 
 def years_in(text: str) -> set[str]:
@@ -155,7 +149,6 @@ def extract(title: str | None, summary: str | None, lang: str | None, lead_chars
         if not _title_case(head):
             names |= names_in(head)
         names |= names_in(lead)
-    from . import places as gazetteer  # places.py reads fold() from this module
     found = gazetteer.places_in(head + "\n" + lead, code) if places else {}
     return Anchors(code, frozenset(years), frozenset(names),
                    frozenset().union(*found.values()),
@@ -180,7 +173,6 @@ def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conf
             and not (a.names & b.names)):
         kinds.append("names")
     if rules.places and not (a.lang and a.lang == b.lang) and a.places and b.places:
-        from . import places as gazetteer
         if gazetteer.apart(a.places, b.places):
             kinds.append("places")
     if not kinds:

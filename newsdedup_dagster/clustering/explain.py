@@ -17,6 +17,7 @@ import psycopg
 
 from .. import db
 from .decisions import weakest_link
+from .unionfind import UnionFind
 
 
 @dataclass
@@ -168,8 +169,6 @@ def weakest_admission(story: Explanation) -> Weakest | None:
 def _sides(members: list[str], kept: list[tuple[str, str, float]], cut: tuple[str, str]) -> tuple[list[str], list[str]]:
     """The two groups the story's maximum spanning tree falls into without edge `cut`: the stories
     the merge joined (each side's other links to the far side are all weaker than `cut`)."""
-    from .unionfind import UnionFind
-
     tree: UnionFind[str] = UnionFind(members)
     sides: UnionFind[str] = UnionFind(members)
     for a, b, _ in sorted(kept, key=lambda e: (-e[2], e[0], e[1])):

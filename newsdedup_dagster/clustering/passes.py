@@ -26,18 +26,24 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import psycopg
 
+from .. import db
+from ..crashpoints import crash_point
 from ..embeddings.store import ModelInfo
 from ..embeddings.text import LEAD_CHARS
 from . import anchors as anchor_check
 from . import decisions, store
-from .guard import attach_leftovers, guarded_components, split_by_anchors, undirected_edges
+from .guard import (
+    attach_leftovers,
+    guarded_components,
+    split_by_anchors,
+    undirected_edges,
+)
 from .settings import ClusterSettings
 from .unionfind import UnionFind
-from ..crashpoints import crash_point
 
 log = logging.getLogger(__name__)
 
@@ -515,7 +521,6 @@ def story_summaries(conn: psycopg.Connection, story_ids: list[str]) -> list[tupl
     """(id, items, articles, languages, sources, headline, created_partition) per story."""
     if not story_ids:
         return []
-    from .. import db
 
     rows = conn.execute(db.load_sql("cluster_story_summary"), {"ids": list(story_ids)}).fetchall()
     conn.commit()
@@ -542,10 +547,6 @@ class Invariants:
 def check_invariants(conn: psycopg.Connection, info: ModelInfo, h: datetime, settings: ClusterSettings,
                      result: ClusterResult) -> Invariants:
     """The cluster invariants for partition H, computed in SQL (ids and figures only)."""
-    from datetime import timedelta
-
-    from .. import db
-
     row = conn.execute(db.load_sql("cluster_check_invariants"), {
         "h": h, "story_threshold": settings.story_threshold, "max_gap_hours": settings.max_gap_hours,
         "story_max_age_hours": settings.story_max_age_hours, "window": settings.centroid_window,

@@ -11,7 +11,7 @@ capital to find. A gazetteer resolves those spellings to one key, the country:
              ("Denver", "デンバー", "丹佛" -> US; "旭川", "Asahikawa" -> JP).
 
 Matching: in scripts with letter case, capitalised words and runs of up to three words
-(case- and accent-folded, like anchors.fold; a German genitive "Deutschlands" and the case
+(case- and accent-folded, like words.fold; a German genitive "Deutschlands" and the case
 endings of Slavic, Baltic and Finnic languages are tried without their last one or two
 letters); whole words in Arabic, Hebrew, Indic and Hangul text (a Korean particle tried off); in
 Han and kana text, which has no spaces, the longest name that stands apart from its neighbours
@@ -33,7 +33,10 @@ import re
 import unicodedata
 from importlib import resources
 
-from .anchors import _BOUNDARY, fold
+from babel.localedata import locale_identifiers
+
+from .words import BOUNDARY as _BOUNDARY
+from .words import fold
 
 # Cities of at least this many people; smaller towns' names are ordinary words too often
 # ("Police", "Of", "Bar"). Sample day + ITN dev: docs/CALIBRATION.md#places-across-languages
@@ -107,7 +110,6 @@ def gazetteer() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], i
             if len(name) >= short and name not in _NOT_PLACES:
                 uncased.setdefault(name, set()).add(country)
 
-    from babel.localedata import locale_identifiers
     data = resources.files("babel").joinpath("locale-data")
     for ident in locale_identifiers():
         parts = ident.split("_")

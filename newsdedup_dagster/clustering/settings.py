@@ -1,8 +1,9 @@
 """Clustering configuration: the 3mins.news method's names and defaults (docs/ARCHITECTURE.md#sources),
 per-model calibration, --set.
 
-Every key is read from NEWSDEDUP_<KEY upper> (by config.clustering_settings(), which hands the
-values to `settings_for`) and accepted by `newsdedup eval --set key=value`.
+Every key is declared once (its bounds, its variable NEWSDEDUP_<KEY upper>, one line of meaning),
+read by config.clustering_settings(), which hands the values to `settings_for`, and accepted by
+`newsdedup eval --set key=value`.
 Thresholds are model-specific: MODEL_DEFAULTS holds the calibrated values per embedding model,
 each with one line of evidence beside it; the tables and commands are in docs/CALIBRATION.md.
 """
@@ -14,72 +15,113 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
+from ..settings import declared, setting
 from .guard import DEFAULTS as GUARD_DEFAULTS
 
 
 @dataclass(frozen=True)
 class ClusterSettings:
-    # cosine(item, story centroid) needed to attach in pass 1 (3mins.news method: 0.7)
-    story_threshold: float = 0.7
-    # cosine(item, item) needed for a pass-2 edge (3mins.news method: 0.7)
-    item_threshold: float = 0.7
-    # |item.published_at - story.latest_published_at| (pass 1) and |gap| between items (pass 2)
-    max_gap_hours: float = 18.0
-    # a story stops absorbing items this long after its first item (3mins.news method: 36)
-    story_max_age_hours: float = 36.0
-    knn_k: int = 10
-    centroid_window: int = 3
+    # Ranges are what the code can run with, not what is sensible: thresholds are cosines; "time
+    # gates off" in docs/CALIBRATION.md is 100000 hours; ef_search, hnsw_m and hnsw_ef_construction
+    # are pgvector's own ranges (pgvector README, "Index Options" and "Query Options"); knn_k beyond
+    # ef_search's ceiling finds nothing more; lock_timeout_s becomes PostgreSQL's lock_timeout in
+    # milliseconds, where 0 means "wait forever" and 2147483647 ms is the largest value.
+    # Per-model defaults (MODEL_DEFAULTS below) replace some of these before the environment applies.
+    # The plain defaults of the thresholds (0.7) and the story age (36 h) are the 3mins.news
+    # write-up's clustering values.
+    story_threshold: float = setting(
+        0.7, env="NEWSDEDUP_STORY_THRESHOLD", bounds=(-1.0, 1.0), shown="per model: e5 0.40, use 0.55",
+        doc="pass 1: cosine(item, story centroid) needed to attach")
+    item_threshold: float = setting(
+        0.7, env="NEWSDEDUP_ITEM_THRESHOLD", bounds=(-1.0, 1.0), shown="per model: e5 0.40, use 0.65",
+        doc="pass 2: cosine(item, item) needed for an edge")
+    max_gap_hours: float = setting(
+        18.0, env="NEWSDEDUP_MAX_GAP_HOURS", bounds=(0.0, 1e6),
+        doc="time gate: |item - story's latest item| (pass 1) and the gap between items (pass 2), hours")
+    story_max_age_hours: float = setting(
+        36.0, env="NEWSDEDUP_STORY_MAX_AGE_HOURS", bounds=(0.0, 1e6),
+        doc="a story stops absorbing items this long after its first item, hours")
+    knn_k: int = setting(10, env="NEWSDEDUP_KNN_K", bounds=(1, 1000), shown="10 (e5: 5)",
+                         doc="KNN breadth: neighbours per item")
+    centroid_window: int = setting(3, env="NEWSDEDUP_CENTROID_WINDOW", bounds=(1, 100_000),
+                                   doc="a story's centroid is the average of its last N items")
     # items per KNN statement: an hour's items in one round trip (bench/clustering.py)
-    batch_size: int = 2000
+    batch_size: int = setting(2000, env="NEWSDEDUP_BATCH_SIZE", bounds=(1, 1_000_000),
+                              doc="items per KNN statement (an hour in one round trip)")
     # HNSW search breadth (SET LOCAL hnsw.ef_search): pass-2 edge recall vs exact 0.995-0.998 at 100
     # on a 100k window of synthetic e5-like vectors (bench/clustering.py); docs/CALIBRATION.md#hnsw-ef_search
-    ef_search: int = 100
+    ef_search: int = setting(100, env="NEWSDEDUP_EF_SEARCH", bounds=(1, 1000), doc="`hnsw.ef_search` of the KNN")
     # KNN access path: hnsw (ordered HNSW scan + iterative scan, the default), exact (no index;
     # the bench's reference), auto (the planner decides)
-    search: str = "hnsw"
+    search: str = setting("hnsw", env="NEWSDEDUP_SEARCH", choices=("hnsw", "exact", "auto"),
+                          doc="KNN access path: `hnsw` (ordered HNSW scan), `exact` (no index), `auto` (the planner)")
     # cluster_recent_items (migration 033) keeps this many hours before the pass-2 window, so re-running
     # the last day's hours never reloads vectors; its HNSW index uses the item index's parameters
     # (the same NEWSDEDUP_HNSW_M / NEWSDEDUP_HNSW_EF_CONSTRUCTION)
-    recent_margin_hours: float = 24.0
-    hnsw_m: int = 16
-    hnsw_ef_construction: int = 64
+    recent_margin_hours: float = setting(
+        24.0, env="NEWSDEDUP_RECENT_MARGIN_HOURS", bounds=(0.0, 1e6),
+        doc="hours kept in `cluster_recent_items` before the pass-2 window, so re-running the last day's hours "
+            "reloads nothing")
+    hnsw_m: int = setting(16, env="NEWSDEDUP_HNSW_M", bounds=(2, 100),
+                          doc="HNSW build parameter m of the item index (also set on the embedding stage)")
+    hnsw_ef_construction: int = setting(64, env="NEWSDEDUP_HNSW_EF_CONSTRUCTION", bounds=(4, 1000),
+                                        doc="HNSW build parameter ef_construction of the item index, at least 2 x m")
     # pass 2: also fetch the neighbourhoods of the window's old items that H's items reach, so a
     # guard sees every known edge of a component (doubles the KNN queries; off unless the guard
     # needs it: bench/clustering.py, 10k window, pass 2 took 2.2 s with it)
-    pass2_expand: bool = False
+    pass2_expand: bool = setting(False, env="NEWSDEDUP_PASS2_EXPAND",
+                                 doc="pass 2 also fetches the neighbourhoods of old window items that the hour's "
+                                     "items reach (doubles the KNN queries)")
     # pass 2's KNN statement split over this many connections reading the same snapshot; 1 = one
     # statement. The same edges either way (tests/test_clustering_parallel_knn.py). Pass-2 KNN of
     # 500 items 0.47 -> 0.30 s on 2 cores (bench/clustering.py); docs/CALIBRATION.md#two-connections
-    knn_connections: int = 2
+    knn_connections: int = setting(2, env="NEWSDEDUP_KNN_CONNECTIONS", bounds=(1, 64),
+                                   doc="pass 2's KNN statement split over up to this many connections reading one "
+                                       "snapshot; 1 = one statement. The same edges either way")
     # pass 3: H's leftovers join H's best new story (guard.attach_leftovers); off = the 3mins.news
     # method's two passes
-    pass3: bool = True
+    pass3: bool = setting(True, env="NEWSDEDUP_PASS3", doc="pass 3: the hour's leftovers join its best new story")
     # Re-materialising H when later hours are already clustered. "keep": later hours' stories and
     # memberships stay (an ad-hoc rerun of one hour does not wipe what came after it; H then sees
     # them, so the result can differ from the first run). "reset": everything later partitions
     # built is removed first, so re-running a range in time order rebuilds exactly what the hourly
     # runs built (Dagster backfills and the demo use this; the later hours must then be re-run).
-    later_partitions: str = "keep"
+    later_partitions: str = setting(
+        "keep", env="NEWSDEDUP_LATER_PARTITIONS", choices=("keep", "reset"), shown="`keep` (`reset` inside backfills)",
+        doc="re-running an hour when later hours are done: keep their duplicates and stories, or remove them and "
+            "rebuild in time order (`item_duplicates` follows the run's `stories` section)")
     # anchor check (clustering/anchors.py): a merge (pass-2 edge, pass-1 / pass-3 attachment) is
     # refused when both sides name years and share none; ECB+ dev: docs/CALIBRATION.md#anchor-check
-    anchor_years: bool = True
+    anchor_years: bool = setting(True, env="NEWSDEDUP_ANCHOR_YEARS",
+                                 doc="anchor check: a merge is refused when both sides name years and share none")
     # ... or when both sides, in one language, carry at least this many names and share none; 0 = off
-    anchor_min_names: int = 2
+    anchor_min_names: int = setting(2, env="NEWSDEDUP_ANCHOR_MIN_NAMES", bounds=(0, 1000),
+                                    doc="... or when both sides (same language) carry at least this many names and "
+                                        "share none; 0 = off")
     # ... or when the two are in different languages, both name places (clustering/places.py: a
     # gazetteer of countries and cities in every script) and no country is shared or borders one;
     # sample day + ITN dev: docs/CALIBRATION.md#places-across-languages
-    anchor_places: bool = True
+    anchor_places: bool = setting(True, env="NEWSDEDUP_ANCHOR_PLACES",
+                                  doc="... or when the two are in different languages, both name places and no "
+                                      "country is shared or borders one")
     # pass 2: a community of >= 6 items is split again on its own edges weighted by name agreement
     # (Louvain at this resolution) when names agree more inside the parts than across them by at
     # least anchor_split_margin (mean IDF-weighted name cosine); clustering/guard.py split_by_anchors
-    anchor_split: bool = True
-    anchor_split_resolution: float = 0.35
-    anchor_split_margin: float = 0.10
+    anchor_split: bool = setting(True, env="NEWSDEDUP_ANCHOR_SPLIT",
+                                 doc="anchor split: a pass-2 community of >= 6 items is split again on its own "
+                                     "name-weighted edges")
+    anchor_split_resolution: float = setting(0.35, env="NEWSDEDUP_ANCHOR_SPLIT_RESOLUTION", bounds=(0.001, 1000.0),
+                                             doc="the anchor split's Louvain resolution")
+    # a difference of mean cosines of non-negative weights
+    anchor_split_margin: float = setting(0.10, env="NEWSDEDUP_ANCHOR_SPLIT_MARGIN", bounds=(0.0, 1.0),
+                                         doc="names must agree this much more inside the parts than across them")
     # asset check warning: a story larger than this is suspicious (chaining)
-    max_story_size: int = 500
+    max_story_size: int = setting(500, env="NEWSDEDUP_MAX_STORY_SIZE", bounds=(1, 1_000_000_000),
+                                  doc="asset-check warning above this story size (chaining)")
     # wait this long for another clustering run to finish before failing
-    lock_timeout_s: float = 600.0
-    # chaining guard parameters (keys defined by clustering/guard.py), e.g. {"guard": "..."}
+    lock_timeout_s: float = setting(600.0, env="NEWSDEDUP_LOCK_TIMEOUT_S", bounds=(0.001, 2_147_483.0),
+                                    doc="seconds to wait for another clustering run to finish")
+    # chaining guard parameters (keys declared by GuardSettings below), e.g. {"guard": "..."}
     guard: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -183,40 +225,32 @@ class Bound:
             raise ValueError(f"{name}={value!r}: expected {self.expected()}")
 
 
-# One entry per key, fields and guard keys. Ranges are what the code can run with, not what is
-# sensible: thresholds are cosines; "time gates off" in docs/CALIBRATION.md is 100000 hours;
-# ef_search, hnsw_m and hnsw_ef_construction are pgvector's own ranges (pgvector README,
-# "Index Options" and "Query Options"); knn_k beyond ef_search's ceiling finds nothing more;
-# lock_timeout_s becomes PostgreSQL's lock_timeout in milliseconds, where 0 means "wait forever"
-# and 2147483647 ms is the largest value.
-BOUNDS: dict[str, Bound] = {
-    "story_threshold": Bound(float, -1.0, 1.0),
-    "item_threshold": Bound(float, -1.0, 1.0),
-    "max_gap_hours": Bound(float, 0.0, 1e6),
-    "story_max_age_hours": Bound(float, 0.0, 1e6),
-    "knn_k": Bound(int, 1, 1000),
-    "centroid_window": Bound(int, 1, 100_000),
-    "batch_size": Bound(int, 1, 1_000_000),
-    "ef_search": Bound(int, 1, 1000),
-    "search": Bound(str, choices=("hnsw", "exact", "auto")),
-    "recent_margin_hours": Bound(float, 0.0, 1e6),
-    "hnsw_m": Bound(int, 2, 100),
-    "hnsw_ef_construction": Bound(int, 4, 1000),
-    "pass2_expand": Bound(bool),
-    "knn_connections": Bound(int, 1, 64),
-    "pass3": Bound(bool),
-    "later_partitions": Bound(str, choices=("keep", "reset")),
-    "max_story_size": Bound(int, 1, 1_000_000_000),
-    "lock_timeout_s": Bound(float, 0.001, 2_147_483.0),
-    "guard": Bound(str, choices=("louvain", "none")),
-    "guard_resolution": Bound(float, 0.001, 1000.0),
-    "anchor_years": Bound(bool),
-    "anchor_min_names": Bound(int, 0, 1000),   # 0 = names never veto
-    "anchor_places": Bound(bool),
-    "anchor_split": Bound(bool),
-    "anchor_split_resolution": Bound(float, 0.001, 1000.0),
-    "anchor_split_margin": Bound(float, 0.0, 1.0),   # a difference of mean cosines of non-negative weights
-}
+@dataclass(frozen=True)
+class GuardSettings:
+    """The chaining guard's keys (clustering/guard.py DEFAULTS), held in ClusterSettings.guard."""
+
+    guard: str = setting(GUARD_DEFAULTS["guard"], env="NEWSDEDUP_GUARD", choices=("louvain", "none"),
+                         doc="chaining guard on UnionFind components (`none` = plain UnionFind, as in the 3mins.news "
+                             "write-up's clustering)")
+    guard_resolution: float = setting(GUARD_DEFAULTS["guard_resolution"], env="NEWSDEDUP_GUARD_RESOLUTION",
+                                      bounds=(0.001, 1000.0), doc="the guard's Louvain resolution")
+
+
+def _bound(f: dataclasses.Field, annotation: Any) -> Bound:
+    if f.metadata["choices"]:
+        return Bound(str, choices=f.metadata["choices"])
+    if annotation is bool:
+        return Bound(bool)
+    low, high = f.metadata["bounds"]
+    return Bound(annotation, float(low) if annotation is float else low, float(high) if annotation is float else high)
+
+
+# One entry per key, fields and guard keys, from their declarations.
+BOUNDS: dict[str, Bound] = {f.name: _bound(f, annotation)
+                            for cls in (ClusterSettings, GuardSettings) for f, annotation in declared(cls)}
+# NEWSDEDUP_<KEY> by key.
+ENVIRONMENT_NAMES: dict[str, str] = {f.name: f.metadata["env"]
+                                     for cls in (ClusterSettings, GuardSettings) for f, _ in declared(cls)}
 
 
 def guard_defaults() -> dict[str, Any]:
@@ -259,7 +293,7 @@ def settings_for(model: str | None = None, overrides: Mapping[str, Any] | None =
     base = _apply(base, MODEL_DEFAULTS.get(model or "", {}))
     # Each variable parsed on its own (errors name it), then applied together (hnsw_m and
     # hnsw_ef_construction are checked against each other once both are in).
-    base = _apply(base, {key: BOUNDS[key].parse(f"NEWSDEDUP_{key.upper()}", raw)
+    base = _apply(base, {key: BOUNDS[key].parse(ENVIRONMENT_NAMES[key], raw)
                          for key, raw in (environment or {}).items()})
     return _apply(base, dict(overrides or {}))
 

@@ -13,4 +13,5 @@ COMMAND_MODULES = (
     "serve",        # serve (the published feeds and site)
     "prune",        # prune (retention)
     "explain",      # explain STORY_ID
+    "configuration",  # config (every setting, from the declarations)
 )

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .. import config, db
+from .. import db, deployment
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 # Free disk under NEWSDEDUP_HOME: below these the archive and the database soon stop writing.
@@ -81,14 +81,15 @@ def check_dagster() -> list[Finding]:
     """The instance as Dagster's own processes (`dagster-webserver`, `dagster-daemon run`,
     `dagster asset materialize`, `dg`) started in this environment load it: from $DAGSTER_HOME,
     with nothing added to the environment (doctor, unlike the running commands, sets nothing)."""
+    # deferred on purpose: fast --help
     from ..instance import (RUN_COORDINATOR, read_document, unset_variables, uses_newsdedup_storage,
                             written_by_earlier_version)
     from ..run_coordinator import ValidatingRunCoordinator
 
-    home = config.dagster_home()
+    home = deployment.dagster_home()
     yaml_path = home / "dagster.yaml"
     found: list[Finding] = []
-    if config.dagster_home_variable() is None:
+    if deployment.dagster_home_variable() is None:
         found.append(Finding(WARN, "dagster home", f"DAGSTER_HOME is unset: newsdedup's commands use {home}, "
                                                    "Dagster's own commands refuse to start without it",
                              f"export DAGSTER_HOME={home} where dagster-webserver and dagster-daemon run"))
@@ -106,7 +107,7 @@ def check_dagster() -> list[Finding]:
                                                           "environment: Dagster's processes fail to load it",
                                 "set them where dagster-webserver and dagster-daemon run")]
     try:
-        from dagster import DagsterInstance
+        from dagster import DagsterInstance  # deferred on purpose: fast --help
 
         instance = DagsterInstance.from_config(str(home))
         runs = instance.get_runs_count()
@@ -138,9 +139,9 @@ def check_dagster() -> list[Finding]:
 
 
 def check_sources() -> list[Finding]:
-    from ..ingest.sources import load_sources
+    from ..ingest.sources import load_sources  # deferred on purpose: fast --help
 
-    path = config.sources_file()
+    path = deployment.sources_file()
     try:
         sources = load_sources(path)
     except Exception as exc:
@@ -154,11 +155,13 @@ def check_sources() -> list[Finding]:
 
 
 def check_llm(live: bool) -> list[Finding]:
+    from .. import config  # deferred on purpose: fast --help
+
     settings = config.llm_settings()
     if settings.offline:
         return [Finding(WARN, "llm", "no endpoint: scores, headlines and translations use the offline fallback",
                         "set NEWSDEDUP_LLM_BASE_URL and NEWSDEDUP_LLM_API_KEY")]
-    from openai import OpenAI
+    from openai import OpenAI  # deferred on purpose: fast --help
 
     client = OpenAI(base_url=settings.base_url, api_key=settings.api_key or "unset",
                     timeout=min(settings.timeout_s, 15.0), max_retries=0)
@@ -187,6 +190,7 @@ def check_llm(live: bool) -> list[Finding]:
 
 
 def check_embeddings() -> list[Finding]:
+    from .. import config  # deferred on purpose: fast --help
     from ..embeddings.providers import make_embedder
 
     try:
@@ -198,7 +202,7 @@ def check_embeddings() -> list[Finding]:
     dims = int(vectors.shape[1])
     found = [Finding(OK, "embeddings", f"{embedder.model_id}: loads, {dims} dimensions")]
     try:
-        from ..embeddings.store import active_model
+        from ..embeddings.store import active_model  # deferred on purpose: fast --help
 
         with db.connect(db.app_database_url()) as conn:
             active = active_model(conn)
@@ -216,6 +220,8 @@ def check_embeddings() -> list[Finding]:
 
 
 def check_smtp() -> list[Finding]:
+    from .. import config  # deferred on purpose: fast --help
+
     try:
         smtp = config.mail_settings()
     except Exception as exc:
@@ -252,7 +258,7 @@ def check_smtp() -> list[Finding]:
 
 
 def check_disk() -> list[Finding]:
-    home = config.home_dir()
+    home = deployment.home_dir()
     probe = home if home.exists() else next((p for p in home.parents if p.exists()), Path("/"))
     free = shutil.disk_usage(probe).free
     detail = f"{free / 1024**3:.1f} GiB free under {probe}"

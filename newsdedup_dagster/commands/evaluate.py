@@ -58,7 +58,7 @@ def add_data_dir_argument(parser: argparse.ArgumentParser) -> None:
 
 def data_dir_of(args: argparse.Namespace):
     """The data directory of this invocation: --data-dir, else $NEWSDEDUP_EVAL_DATA_DIR, else ./data."""
-    return data_directory(getattr(args, "data_dir", None), config.env_str(DATA_DIR_VARIABLE))
+    return data_directory(getattr(args, "data_dir", None), config.eval_data_dir())
 
 
 # Column labels of the printed table (the CSV keeps the full names).

@@ -21,7 +21,7 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import db
+    from .. import db  # deferred on purpose: fast --help
     from ..clustering.explain import StoryNotFound, load, render_text
 
     with db.connection() as conn:

@@ -26,7 +26,7 @@ def register(subparsers) -> None:
 
 
 def cmd_ingest(args) -> int:
-    from ..assets.ingest import raw_items_metadata, run_ingest
+    from ..assets.ingest import raw_items_metadata, run_ingest  # deferred on purpose: fast --help
     from ..ingest.sources import SourcesConfigError, load_sources
     from ..partitions import hour_key
 
@@ -74,7 +74,7 @@ def cmd_ingest(args) -> int:
 @contextmanager
 def _fetch_progress(partition: str, total: int):
     """Sources fetched so far (read from the hour's fetch rows by a thread), on stderr."""
-    from ..partitions import hour_window
+    from ..partitions import hour_window  # deferred on purpose: fast --help
 
     hour, _end = hour_window(partition)
     stop = threading.Event()

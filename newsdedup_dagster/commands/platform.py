@@ -9,10 +9,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import Counter
+from datetime import date
 from pathlib import Path
 
-from .. import config, db
+from .. import db, deployment
 from .signals import StopSignalWatch
 
 SAMPLE_DAY = "2026-11-02"
@@ -47,7 +48,7 @@ def register(subparsers) -> None:
 
 # ------------------------------------------------------------------ migrate / db
 def cmd_migrate(args) -> int:
-    from ..instance import prepare_instance
+    from ..instance import prepare_instance  # deferred on purpose: fast --help
 
     applied = db.migrate()
     print(f"applied migrations: {applied}" if applied else "schema up to date")
@@ -65,7 +66,7 @@ def cmd_db(args) -> int:
         print(db.redact_url(db.app_database_url()))
         return 0
     if args.action == "stop":
-        if config.database_url():
+        if deployment.database_url():
             print("NEWSDEDUP_DATABASE_URL is set: nothing embedded to stop")
             return 0
         db.embedded_server()
@@ -93,7 +94,7 @@ def cmd_db(args) -> int:
 
 # ------------------------------------------------------------------------ dev
 def cmd_dev(args) -> int:
-    from ..instance import prepare_instance
+    from ..instance import prepare_instance  # deferred on purpose: fast --help
 
     url = db.ensure_ready()
     dagster_yaml, _ = prepare_instance(overwrite=args.write_instance)
@@ -138,6 +139,7 @@ def _gold_evaluation(conn, gold_path: Path) -> dict | None:
     """Score the sample day's stories against the bundled gold labels (B-cubed, NMI, ARI)."""
     if not gold_path.exists():
         return None
+    # deferred on purpose: fast --help
     from ..ingest.canonical_url import canonical_url, item_id
     from ..evaluation.metrics import summary
 
@@ -157,7 +159,7 @@ def _gold_evaluation(conn, gold_path: Path) -> dict | None:
 
 def _run_demo_hours(hourly, instance, url, args, run_config_base, stop):
     """Materialise the demo day's hours in order; one printed line per hour."""
-    from ..assets.hourly import hourly_run_config
+    from ..assets.hourly import hourly_run_config  # deferred on purpose: fast --help
     from ..partitions import hour_window
 
     check_totals: Counter = Counter()
@@ -192,11 +194,13 @@ def _run_demo_hours(hourly, instance, url, args, run_config_base, stop):
 
 
 def cmd_demo(args) -> int:
+    from .. import config  # deferred on purpose: fast --help
+
     started = time.monotonic()
     os.environ.setdefault("NEWSDEDUP_SOURCES", str(config.SAMPLE_DATA_DIR / "sources.yaml"))
     os.environ.setdefault("NEWSDEDUP_FETCH_MODE", "replay")
 
-    from ..instance import get_instance
+    from ..instance import get_instance  # deferred on purpose: fast --help
 
     # Dagster's console log at the level asked for; the run's event log (the UI) keeps everything.
     run_config_base = {"loggers": {"console": {"config": {"log_level": "INFO" if args.verbose else "ERROR"}}}}
@@ -208,7 +212,7 @@ def cmd_demo(args) -> int:
     llm = config.llm_settings()
     if llm.offline:
         print("LLM stages: offline fallback, set NEWSDEDUP_LLM_BASE_URL to use a model")
-    from ..definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs
+    from ..definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs  # deferred on purpose: fast --help
 
     hourly = defs.resolve_job_def(HOURLY_JOB_NAME)
     print(f"\nMaterialising {args.hours} hourly partitions of {args.day} through Dagster job '{HOURLY_JOB_NAME}'")
@@ -227,11 +231,10 @@ def cmd_demo(args) -> int:
 
     with db.connection(url) as conn:
         _print_stories(conn)
-        from ..llm.report import print_top_stories
+        from ..llm.report import print_top_stories  # deferred on purpose: fast --help
 
         print_top_stories(conn, limit=10)
         evaluation = _gold_evaluation(conn, config.SAMPLE_DATA_DIR / "gold.jsonl")
-    from datetime import date
 
     from ..digest.build import digest_html_path
 

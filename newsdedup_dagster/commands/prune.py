@@ -21,7 +21,7 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import db
+    from .. import db  # deferred on purpose: fast --help
     from .. import config
     from ..progress import progress_bar
     from ..retention import prune, table_sizes

@@ -26,7 +26,7 @@ def _centring_word(centring: bool | None) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import config, db
+    from .. import config, db  # deferred on purpose: fast --help
     from ..embeddings import make_embedder
     from ..embeddings.providers import centring_enabled
     from ..embeddings.store import active_model, switch_model

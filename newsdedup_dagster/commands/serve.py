@@ -94,7 +94,7 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import config
+    from .. import config  # deferred on purpose: fast --help
 
     directory = Path(args.dir).expanduser().resolve() if args.dir else config.publish_settings().output_dir
     if not directory.is_dir():

@@ -6,8 +6,6 @@ import argparse
 import re
 import sys
 
-from .. import config
-
 _LANG = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
 
 
@@ -32,7 +30,7 @@ def normalise_email(email: str) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import db
+    from .. import config, db  # deferred on purpose: fast --help
     from ..digest.send import valid_email
 
     if args.action in ("add", "remove"):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 
-from .. import config
+from .. import deployment as config  # deployment values only: config imports the stages, which import db
 from .errors import DatabaseError
 
 log = logging.getLogger(__name__)

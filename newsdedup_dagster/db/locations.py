@@ -9,7 +9,7 @@ import functools
 import psycopg
 from psycopg import sql as pgsql
 
-from .. import config
+from .. import deployment as config  # deployment values only: config imports the stages, which import db
 from .embedded import embedded_server, private_home
 from .sql_files import load_sql
 from .urls import with_database

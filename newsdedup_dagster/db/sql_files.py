@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from .. import config
+from .. import deployment as config  # deployment values only: config imports the stages, which import db
 
 SQL_DIR = config.sql_dir()
 

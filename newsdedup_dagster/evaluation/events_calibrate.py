@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--provider", help="embedding provider (default: NEWSDEDUP_EMBEDDING_PROVIDER / e5)")
     args = parser.parse_args(argv)
 
-    path = resolve_data_file(args.path, data_directory(args.data_dir, config.env_str(DATA_DIR_VARIABLE)))
+    path = resolve_data_file(args.path, data_directory(args.data_dir, config.eval_data_dir()))
     rows = load_rows(path, args.limit)
     if args.langs:
         keep = set(args.langs.split(","))

@@ -415,7 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     dv.add_argument("--positives", choices=("all", "nearest"), default="all")
     dv.add_argument("--langs", default=None, help="comma-separated languages to keep")
     args = parser.parse_args(argv)
-    directory = data_directory(args.data_dir, settings_config.env_str(DATA_DIR_VARIABLE))
+    directory = data_directory(args.data_dir, settings_config.eval_data_dir())
     if args.cmd == "derive":
         pairs = derive_pairs_from_articles(
             load_jsonl(resolve_data_file(args.articles, directory)), positives=args.positives,

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Iterable, Mapping
 
+from ..settings import setting
+
 __all__ = [
     "GroupingSettings",
     "StoryCandidate",
@@ -88,11 +90,16 @@ DEFAULT_MIN_SIGNIFICANCE = 3.0
 @dataclass(frozen=True)
 class GroupingSettings:
     # config.grouping_settings() puts the calibrated threshold of the vectors' model here.
-    threshold: float = DEFAULT_THRESHOLD
-    join_gap_hours: float = DEFAULT_JOIN_GAP_HOURS
-    quiet_hours: float = DEFAULT_QUIET_HOURS
-    max_span_days: float = DEFAULT_MAX_SPAN_DAYS
-    min_significance: float = DEFAULT_MIN_SIGNIFICANCE
+    threshold: float = setting(DEFAULT_THRESHOLD, env="NEWSDEDUP_EVENT_THRESHOLD",
+                               shown="per model (`events/grouping.py`)", doc="story-to-event centroid cosine")
+    join_gap_hours: float = setting(DEFAULT_JOIN_GAP_HOURS, env="NEWSDEDUP_EVENT_JOIN_GAP_HOURS",
+                                    doc="a story joins an event across at most this gap, hours (<= quiet hours)")
+    quiet_hours: float = setting(DEFAULT_QUIET_HOURS, env="NEWSDEDUP_EVENT_QUIET_HOURS",
+                                 doc="an event with no story for this long closes, hours")
+    max_span_days: float = setting(DEFAULT_MAX_SPAN_DAYS, env="NEWSDEDUP_EVENT_MAX_SPAN_DAYS",
+                                   doc="an event spans at most this many days")
+    min_significance: float = setting(DEFAULT_MIN_SIGNIFICANCE, env="NEWSDEDUP_EVENT_MIN_SIGNIFICANCE",
+                                      doc="stories below this significance open no event")
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:

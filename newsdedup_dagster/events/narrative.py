@@ -31,8 +31,17 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from .. import db
-from ..config import LLMSettings
 from ..crashpoints import crash_point
+from ..llm.client import LLMConfigError, LLMError, OutputInvalid
+from ..llm.settings import LLMSettings
+from ..llm.translation import (
+    TRANSIENT_RUNS_BEFORE_GIVING_UP,
+    BatchJob,
+    language_batches,
+    next_status,
+    run_batches,
+)
+from ..settings import setting
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +75,12 @@ Write every value in the output language. Output JSON only."""
 class NarrativeSettings:
     # 6 h: a fast-moving event gets at most 4 rewrites a day (4 calls x ~2k tokens), and the
     # daily digest still sees a narrative at most 6 h behind the last story.
-    interval_hours: float = 6.0
-    max_per_run: int = 50
+    interval_hours: float = setting(6.0, env="NEWSDEDUP_NARRATIVE_INTERVAL_HOURS",
+                                    doc="an event's narrative is rewritten at most once in this many hours")
+    max_per_run: int = setting(50, env="NEWSDEDUP_NARRATIVE_MAX_PER_RUN", doc="narratives written per run")
     # Events whose narratives get translated per run (each = len(langs)/2 calls).
-    translate_max_events: int = 50
+    translate_max_events: int = setting(50, env="NEWSDEDUP_NARRATIVE_TRANSLATE_MAX_EVENTS",
+                                        doc="events whose narratives are translated per run")
 
 
 # ------------------------------------------------------------------ pure parts
@@ -143,8 +154,6 @@ def narrative_prompt(title: str, timeline: list[TimelineStory], previous: dict |
 
 
 def validate_narrative(data: dict) -> dict[str, str]:
-    from ..llm.client import OutputInvalid
-
     out: dict[str, str] = {}
     for key in SECTIONS:
         value = data.get(key)
@@ -233,8 +242,6 @@ def generate_narratives(
                    OFFLINE_MODEL, True, story_count, langs)
             result.offline += 1
             continue
-        from ..llm.client import LLMConfigError, LLMError
-        from ..llm.translation import TRANSIENT_RUNS_BEFORE_GIVING_UP
 
         try:
             data, usage = client.complete_json(
@@ -292,8 +299,6 @@ def translate_narratives(
     """Translate pending event narratives (status 1), two languages per call, each batch
     committed as it returns. Transient failures count against the rows only when another batch
     of the same run succeeded (a provider outage must not burn the attempts)."""
-    from ..llm.translation import BatchJob, language_batches, next_status, run_batches
-
     llm_settings = llm_settings or LLMSettings()
     settings = settings or NarrativeSettings()
     result = result or NarrativeResult()

@@ -33,9 +33,11 @@ import http.cookiejar
 import mimetypes
 import zlib
 from collections.abc import AsyncIterator, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 from urllib.request import url2pathname
@@ -47,8 +49,6 @@ from .netguard import AddressPolicy, AddressRefused, GuardedBackend
 
 
 def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     for name in ("newsdedup", "newsdedup-dagster", "newsdedup_dagster"):
         try:
             return version(name)
@@ -523,7 +523,6 @@ def run_sync(coroutine_factory):
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coroutine_factory())
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(lambda: asyncio.run(coroutine_factory())).result()

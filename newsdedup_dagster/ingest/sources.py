@@ -30,6 +30,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from .canonical_url import feed_outlet, registrable_domain
+
 # ISO 639-1 two-letter language codes (all 183 current codes).
 ISO_639_1: frozenset[str] = frozenset(
     """aa ab ae af ak am an ar as av ay az ba be bg bi bm bn bo br bs ca ce ch co cr cs cu cv cy
@@ -78,8 +80,6 @@ class Source:
     @property
     def own_outlet(self) -> str | None:
         """The outlet this feed publishes for (the publisher's own feed keeps its items)."""
-        from .canonical_url import feed_outlet
-
         return self.outlet or feed_outlet(self.feed_url)
 
 
@@ -249,8 +249,6 @@ def _field_value(key: str, value: Any, node: yaml.Node, base_dir: Path, problem)
             return _INVALID
         value = value.upper()
     elif key == "outlet":
-        from .canonical_url import registrable_domain
-
         if not re.fullmatch(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?", value.lower()) or ".." in value:
             problem(node, key, f"{value!r} is not a host name such as 'bbc.co.uk'")
             return _INVALID

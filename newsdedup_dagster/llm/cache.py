@@ -31,6 +31,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Protocol
 
+from psycopg.types.json import Jsonb
+
+from .. import db
+
 
 @dataclass(frozen=True)
 class CacheKey:
@@ -80,15 +84,11 @@ class PostgresResultCache:
         self._lock = threading.Lock()
 
     def _connection(self):
-        from .. import db
-
         if self._conn is None or self._conn.closed:
             self._conn = db.connect(self.database_url, autocommit=True)
         return self._conn
 
     def get(self, key: CacheKey) -> CachedAnswer | None:
-        from .. import db
-
         with self._lock:
             row = self._connection().execute(db.load_sql("llm_result_get"), {"key": key.key}).fetchone()
         if row is None:
@@ -99,10 +99,6 @@ class PostgresResultCache:
         return CachedAnswer(data, tokens_in, tokens_out, Decimal(cost), status, error, attempts)
 
     def put(self, key: CacheKey, answer: CachedAnswer) -> None:
-        from psycopg.types.json import Jsonb
-
-        from .. import db
-
         with self._lock:
             self._connection().execute(db.load_sql("llm_result_put"), {
                 "key": key.key, "task": key.task, "model": key.model, "prompt_version": key.prompt_version,

@@ -66,9 +66,11 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Protocol
 
-from ..config import LLMSettings
+from .. import db
+from ..settings import setting
 from . import pricing
 from .cache import CachedAnswer, CacheKey, ResultCache, cache_key
+from .settings import LLMSettings
 from .text import clean_model_output
 
 log = logging.getLogger(__name__)
@@ -204,8 +206,6 @@ class PostgresCallRecorder:
         self._lock = threading.Lock()
 
     def record(self, rec: CallRecord) -> None:
-        from .. import db
-
         with self._lock:
             if self._conn is None or self._conn.closed:
                 self._conn = db.connect(self.database_url, autocommit=True)
@@ -231,10 +231,11 @@ def _with_correction(messages: list[dict], content: str | None, exc: OutputInval
 class BackoffPolicy:
     """Delays between attempts (config.llm_backoff()). Tests use tiny values; defaults: 1 s doubling to 30 s."""
 
-    base_s: float = 1.0
-    max_s: float = 30.0
+    base_s: float = setting(1.0, env="NEWSDEDUP_LLM_BACKOFF_BASE", doc="LLM retries: first delay (s), doubling")
+    max_s: float = setting(30.0, env="NEWSDEDUP_LLM_BACKOFF_MAX", doc="LLM retries: longest delay (s)")
     # A Retry-After above this ends the call instead of sleeping (the run moves on; the item stays pending).
-    retry_after_max_s: float = 120.0
+    retry_after_max_s: float = setting(120.0, env="NEWSDEDUP_LLM_RETRY_AFTER_MAX",
+                                       doc="a 429's `Retry-After` is honoured up to this (s); longer ends the call")
 
 
 def backoff_delay(attempt: int, policy: BackoffPolicy, rng: random.Random) -> float:
@@ -344,8 +345,8 @@ class LLMClient:
     ):
         if settings.offline:
             raise ValueError("LLMClient needs NEWSDEDUP_LLM_BASE_URL; use the offline fallback instead")
-        import httpx
-        import openai
+        import httpx  # deferred on purpose: the openai client stack loads only when an endpoint is used
+        import openai  # deferred on purpose (as httpx)
 
         self.settings = settings
         self.recorder = recorder or MemoryRecorder()

@@ -44,9 +44,12 @@ import html
 import json
 import math
 import re
+import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..neardup.headline import strip_outlet_suffix
 from .client import OutputInvalid
 
 DIMENSIONS = ("scale", "impact", "novelty", "breadth", "credibility", "urgency")
@@ -363,8 +366,6 @@ def _has_lead(article: Article) -> bool:
 def _without_own_outlet(title: str, source_name: str) -> str:
     """'EU strikes deal … - Reuters' -> 'EU strikes deal …' when the suffix names the article's own
     outlet (only then: '… - as it happened' is part of the headline)."""
-    from ..neardup.headline import strip_outlet_suffix
-
     head = strip_outlet_suffix(title)
     tail = title[len(head):].strip(" -–—|·:").strip().lower()
     source = (source_name or "").lower()
@@ -462,8 +463,6 @@ def truncate(text: str, limit: int) -> str:
 
 # ------------------------------------------------------------------ calibration CLI
 def _simulate_rescore(path: str) -> None:
-    from collections import Counter
-
     sizes = Counter(json.loads(line)["cluster"] for line in open(path, encoding="utf-8") if line.strip())
     calls = 0
     for n in sizes.values():
@@ -478,8 +477,6 @@ def _simulate_rescore(path: str) -> None:
 
 
 if __name__ == "__main__":
-    import sys
-
     if len(sys.argv) == 3 and sys.argv[1] == "--simulate-rescore":
         _simulate_rescore(sys.argv[2])
     else:

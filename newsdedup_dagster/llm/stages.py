@@ -31,7 +31,7 @@ from datetime import datetime
 import psycopg
 
 from .. import db
-from ..config import LLMSettings
+from .settings import LLMSettings
 from . import scoring, translation
 from ..crashpoints import crash_point
 from .client import LLMClient, LLMConfigError, LLMError, LLMUnavailable, Usage

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -206,8 +207,6 @@ def blocking_pairs(
         for part in parts:
             out = out * np.uint64(0x9E3779B97F4A7C15) + (part + 1).astype(np.uint64)
         return out.view(np.int64)
-
-    from itertools import combinations
 
     for comb in combinations(range(k), band):
         cols_at = [top[:, k - 1 - j] for j in comb]  # rarest-k sit at the right end after the sort

@@ -34,6 +34,8 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
+import numpy as np
+
 # --------------------------------------------------------------------------- lexical model
 
 
@@ -499,7 +501,6 @@ def idf_weight(df, n_docs: int, prior_docs: int):
     """log(1 + (N + prior) / (1 + df)); works on ints and numpy arrays alike."""
     if isinstance(df, (int, float)):
         return math.log(1.0 + (n_docs + prior_docs) / (1.0 + df))
-    import numpy as np
 
     return np.log1p((n_docs + prior_docs) / (1.0 + np.asarray(df, dtype=np.float64)))
 
@@ -564,8 +565,6 @@ def _as_features(x: str | HeadlineFeatures, n: int) -> HeadlineFeatures:
 
 def _ratio(num, den):
     """num / den, 0 where den <= 0 (scalars or arrays)."""
-    import numpy as np
-
     den = np.asarray(den, dtype=np.float64)
     return np.where(den > 0, np.asarray(num, dtype=np.float64) / np.where(den > 0, den, 1.0), 0.0)
 
@@ -592,8 +591,6 @@ class PairOverlaps:
 
 def model_features(o: PairOverlaps) -> dict[str, object]:
     """The LexicalModel features (arrays or 0-d arrays), by coefficient name."""
-    import numpy as np
-
     ga, gb, wa, wb = (np.asarray(x, dtype=np.float64) for x in (o.gram_mass_a, o.gram_mass_b, o.word_mass_a, o.word_mass_b))
     la, lb = np.asarray(o.length_a, dtype=np.float64), np.asarray(o.length_b, dtype=np.float64)
     pa, pb = np.asarray(o.phrase_count_a, dtype=np.float64), np.asarray(o.phrase_count_b, dtype=np.float64)
@@ -621,8 +618,6 @@ def combine_scores(o: PairOverlaps, use_word_features: bool, config: NearDupConf
     or the gram-only score (gram Jaccard x length ratio ^ exponent x number
     factor). Rounded to 9 places: set sums run in hash order, which differs
     between processes, and equal inputs must give equal decisions everywhere."""
-    import numpy as np
-
     feats = model_features(o)
     gram_jaccard = feats["gram_jaccard"]
     if use_word_features:

@@ -23,7 +23,7 @@ from pathlib import Path
 import psycopg
 
 from .. import db
-from ..config import PublishSettings
+from .settings import PublishSettings
 from ..digest.build import load_records
 from ..digest.render import StoryRecord
 from ..digest.select import Selected
