@@ -10,6 +10,7 @@ from dagster import (
     MetadataValue,
 )
 
+from .. import db
 from ..embeddings import embed_partition
 from ..partitions import HOURLY_PARTITIONS, hour_window, previous_hour_of
 from ..resources import EmbedderResource
@@ -45,10 +46,7 @@ def item_embeddings_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     with run.postgres.connection() as conn:
         stats = embed_partition(conn, model, start, end, settings)
         missing = conn.execute(
-            """SELECT count(*) FROM items i
-                WHERE i.partition_hour >= %s AND i.partition_hour < %s
-                  AND NOT EXISTS (SELECT 1 FROM item_duplicates d WHERE d.item_id = i.id)
-                  AND NOT EXISTS (SELECT 1 FROM item_embeddings e WHERE e.item_id = i.id AND e.model = %s)""",
+            db.load_sql("embed_hour_missing_vectors"),
             (start, end, stats.model),
         ).fetchone()[0]
         conn.commit()

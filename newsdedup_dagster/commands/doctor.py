@@ -52,7 +52,7 @@ def check_database() -> list[Finding]:
     try:
         url = db.app_database_url()
         with db.connect(url, autocommit=True) as conn:
-            version = conn.execute("SHOW server_version").fetchone()[0]
+            version = conn.execute(db.load_sql("server_version_number")).fetchone()[0]
             found = [Finding(OK, "database", f"{db.redact_url(url)}: PostgreSQL {version}")]
             try:
                 vector = db.check_pgvector(conn)
@@ -63,8 +63,8 @@ def check_database() -> list[Finding]:
                                      "run `newsdedup migrate` (or CREATE EXTENSION vector as an administrator)"))
             else:
                 found.append(Finding(OK, "pgvector", f"version {vector}"))
-            has_table = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
-            applied = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")} if has_table else set()
+            has_table = conn.execute(db.load_sql("db_migrations_table_exists")).fetchone()[0]
+            applied = {r[0] for r in conn.execute(db.load_sql("db_migration_versions"))} if has_table else set()
     except Exception as exc:  # one line whatever the driver raised
         return [Finding(FAIL, "database", _first_line(exc),
                         "check NEWSDEDUP_DATABASE_URL (unset = embedded server under NEWSDEDUP_HOME)")]

@@ -79,7 +79,7 @@ def _fetch_progress(partition: str, total: int):
     hour, _end = hour_window(partition)
     stop = threading.Event()
     with db.connection() as conn:
-        since = conn.execute("SELECT now()").fetchone()[0]
+        since = conn.execute(db.load_sql("server_now")).fetchone()[0]
         conn.commit()
 
     def poll(bar) -> None:

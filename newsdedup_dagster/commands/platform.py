@@ -13,6 +13,8 @@ from collections import Counter
 from datetime import date
 from pathlib import Path
 
+from psycopg import sql as pgsql
+
 from .. import db, deployment
 from .signals import StopSignalWatch
 
@@ -75,11 +77,11 @@ def cmd_db(args) -> int:
         return 0
     url = db.ensure_ready()
     with db.connect(url) as conn:
-        version = conn.execute("SELECT version()").fetchone()[0].split(",")[0]
+        version = conn.execute(db.load_sql("server_version_string")).fetchone()[0].split(",")[0]
         vector = db.check_pgvector(conn)
-        migrations = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY 1")]
+        migrations = [r[0] for r in conn.execute(db.load_sql("db_migration_versions"))]
         counts = {
-            t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            t: conn.execute(pgsql.SQL(db.load_sql("platform_table_rows")).format(pgsql.Identifier(t))).fetchone()[0]
             for t in ("sources", "items", "item_duplicates", "item_embeddings", "stories", "events", "digests")
         }
         hours = conn.execute(db.load_sql("platform_hours")).fetchall()
@@ -120,15 +122,7 @@ def cmd_dev(args) -> int:
 # ----------------------------------------------------------------------- demo
 def _hour_counts(conn, start, end) -> dict:
     row = conn.execute(
-        """
-        SELECT
-          (SELECT count(*) FROM items WHERE partition_hour = %(h)s),
-          (SELECT count(*) FROM item_duplicates WHERE partition_hour = %(h)s),
-          (SELECT count(*) FROM item_embeddings WHERE partition_hour = %(h)s),
-          (SELECT count(*) FROM story_items WHERE partition_hour = %(h)s AND pass <> 2),
-          (SELECT count(*) FROM stories WHERE created_partition = %(h)s),
-          (SELECT count(*) FROM feed_fetches WHERE partition_hour = %(h)s AND status = 'error')
-        """,
+        db.load_sql("demo_hour_counts"),
         {"h": start},
     ).fetchone()
     keys = ("items", "duplicates", "embedded", "attached", "new_stories", "fetch_errors")
@@ -150,7 +144,7 @@ def _gold_evaluation(conn, gold_path: Path) -> dict | None:
             gold[item_id(canonical_url(row["url"]))] = row["story"]
     story_of = dict(
         conn.execute(
-            "SELECT item_id, story_id FROM story_articles WHERE item_id = ANY(%s)", (list(gold),)
+            db.load_sql("demo_story_of_items"), (list(gold),)
         ).fetchall()
     )
     pred = {iid: story_of.get(iid, f"single:{iid}") for iid in gold}
@@ -170,7 +164,8 @@ def _run_demo_hours(hourly, instance, url, args, run_config_base, stop):
         result = hourly.execute_in_process(
             partition_key=key, instance=instance, raise_on_error=False,
             # The demo replays the day in time order: a second demo rebuilds the same stories.
-            run_config={**run_config_base, **hourly_run_config(stories={"later_partitions": "reset"})},
+            run_config={**run_config_base, **hourly_run_config(raw_items={"fetch_mode": "replay"},
+                                                                      stories={"later_partitions": "reset"})},
         )
         evaluations = result.get_asset_check_evaluations()
         passed = sum(1 for e in evaluations if e.passed)
@@ -197,8 +192,8 @@ def cmd_demo(args) -> int:
     from .. import config  # deferred on purpose: fast --help
 
     started = time.monotonic()
-    os.environ.setdefault("NEWSDEDUP_SOURCES", str(config.SAMPLE_DATA_DIR / "sources.yaml"))
-    os.environ.setdefault("NEWSDEDUP_FETCH_MODE", "replay")
+    # The sources are the deployment's (by default the bundled sample day's); the demo replays
+    # their archived feeds whatever NEWSDEDUP_FETCH_MODE says, through its runs' config.
 
     from ..instance import get_instance  # deferred on purpose: fast --help
 
@@ -266,23 +261,7 @@ def cmd_demo(args) -> int:
 
 
 def _print_stories(conn, limit: int = 25) -> None:
-    rows = conn.execute(
-        """
-        SELECT s.id, count(*) AS articles,
-               count(DISTINCT item_outlet(i.outlet, i.url, i.source_id)) AS sources,
-               array_agg(DISTINCT i.lang ORDER BY i.lang) AS langs,
-               -- The scored headline is in the pivot language when the story has such an article
-               -- (or was rewritten by a model), so both lists of the demo read in one language.
-               coalesce(nullif(sc.headline, ''),
-                        (SELECT title FROM items WHERE id = s.representative_item_id)) AS headline
-          FROM stories s
-          JOIN story_articles a ON a.story_id = s.id
-          JOIN items i ON i.id = a.item_id
-          LEFT JOIN story_scores sc ON sc.story_id = s.id
-         GROUP BY s.id, sc.headline
-         ORDER BY count(DISTINCT i.lang) DESC, count(*) DESC, s.id
-        """
-    ).fetchall()
+    rows = conn.execute(db.load_sql("demo_stories")).fetchall()
     print(f"\nStories: {len(rows)} (showing {min(limit, len(rows))}, most languages first)")
     print(f"{'articles':>8} {'sources':>7}  {'languages':<22} headline")
     for _sid, articles, sources, langs, headline in rows[:limit]:
