@@ -32,6 +32,13 @@ from dataclasses import replace
 import common  # noqa: F401  (this checkout's package first on sys.path)
 import numpy as np
 
+from newsdedup_dagster.evaluation.neardup_pairs import (
+    cross_validate,
+    evaluate_pairs,
+    feature_matrix,
+    format_cv,
+    load_jsonl,
+)
 from newsdedup_dagster.neardup.headline import (
     MODEL_FEATURES,
     NearDupConfig,
@@ -39,13 +46,6 @@ from newsdedup_dagster.neardup.headline import (
     combine_scores,
     headline_features,
     pair_overlaps,
-)
-from newsdedup_dagster.evaluation.neardup_pairs import (
-    cross_validate,
-    evaluate_pairs,
-    feature_matrix,
-    format_cv,
-    load_jsonl,
 )
 
 

@@ -105,9 +105,9 @@ def main() -> None:
     parser.add_argument("--poisoned", type=int, default=7, help="hostile feeds mixed into the poisoned hour")
     args = parser.parse_args()
 
+    from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
     from newsdedup_dagster.ingest.fetch import FetchConfig, FetchRequest, fetch_feeds_sync
     from newsdedup_dagster.ingest.netguard import AddressPolicy
-    from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
     from newsdedup_dagster.ingest.parse_pool import parse_many
     from newsdedup_dagster.ingest.parse_types import ParseConfig
     from newsdedup_dagster.ingest.pipeline import fetch_and_parse

@@ -15,8 +15,8 @@ import argparse
 import collections
 import random
 
-from newsdedup_dagster.evaluation import clustering as evaluation
 from newsdedup_dagster.clustering import anchors
+from newsdedup_dagster.evaluation import clustering as evaluation
 
 
 def main() -> None:

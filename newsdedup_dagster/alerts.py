@@ -8,7 +8,7 @@ import logging
 import re
 import smtplib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from pathlib import Path
@@ -65,7 +65,7 @@ def _message(subject: str, body: str, from_addr: str, recipients: tuple[str, ...
     msg["Subject"] = subject
     msg["From"] = from_addr
     msg["To"] = ", ".join(recipients) or "operator@localhost"
-    msg["Date"] = format_datetime(datetime.now(timezone.utc))
+    msg["Date"] = format_datetime(datetime.now(UTC))
     msg["Message-ID"] = make_msgid(domain="newsdedup.alerts")
     msg["Auto-Submitted"] = "auto-generated"
     msg.set_content(body, charset="utf-8")
@@ -88,6 +88,6 @@ def deliver(run: FailedRun, smtp: SmtpSettings, recipients: tuple[str, ...], out
         finally:
             _quit(client)
     folder = private_dirs(outbox_dir / "alerts", outbox_dir)   # run errors and addresses: private
-    path = folder / f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{run.run_id}.eml"
+    path = folder / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{run.run_id}.eml"
     atomic_write(path, bytes(msg), private=True)
     return f"written to {path}"

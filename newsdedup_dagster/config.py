@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .clustering.settings import ENVIRONMENT_NAMES, ClusterSettings, GuardSettings, MODEL_DEFAULTS, settings_for
+from .clustering.settings import ENVIRONMENT_NAMES, MODEL_DEFAULTS, ClusterSettings, GuardSettings, settings_for
 from .deployment import (  # noqa: F401  (re-exported: config.home_dir() and the rest are the public names)
     EMBEDDED_SHARED_BUFFERS_MAX_MB,
     EMBEDDED_SHARED_BUFFERS_MIN_MB,

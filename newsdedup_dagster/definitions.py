@@ -22,8 +22,8 @@ from dagster import (
     Definitions,
     Enum,
     EnumValue,
-    FilesystemIOManager,
     Field,
+    FilesystemIOManager,
     build_init_logger_context,
     build_schedule_from_partitioned_job,
     colored_console_logger,
@@ -34,8 +34,8 @@ from dagster import (
 )
 
 from .assets import digest, hourly, retention
-from .partitions import DAILY_PARTITIONS, HOURLY_PARTITIONS
 from .assets.run_options import LOG_LEVELS
+from .partitions import DAILY_PARTITIONS, HOURLY_PARTITIONS
 from .resources import deployment_resources
 from .sensors import SENSORS
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from dagster import AssetDep, DailyPartitionsDefinition, HourlyPartitionsDefinition, TimeWindowPartitionMapping
 
@@ -30,11 +30,11 @@ def previous_hour_of(asset_name: str) -> AssetDep:
 
 def hour_start(partition_key: str) -> datetime:
     """'2026-11-02-05:00' -> 2026-11-02 05:00 UTC (aware)."""
-    return datetime.strptime(partition_key, HOUR_KEY_FORMAT).replace(tzinfo=timezone.utc)
+    return datetime.strptime(partition_key, HOUR_KEY_FORMAT).replace(tzinfo=UTC)
 
 
 def hour_key(moment: datetime) -> str:
-    moment = moment.astimezone(timezone.utc).replace(minute=0, second=0, microsecond=0)
+    moment = moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
     return moment.strftime(HOUR_KEY_FORMAT)
 
 

@@ -18,19 +18,18 @@ import contextlib
 import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import psycopg
 from dagster import ConfigurableResource, EnvVar, ResourceDefinition
 
-from . import config as app_config
-from . import db
-from .llm.settings import LLMSettings
+from . import config as app_config, db
 from .digest.send import SmtpSettings
 from .embeddings import EmbeddingSettings, make_embedder
 from .embeddings.providers import Embedder
 from .llm.cache import PostgresResultCache
 from .llm.client import BackoffPolicy, LLMClient, PostgresCallRecorder
+from .llm.settings import LLMSettings
 from .llm.stages import MAX_STORIES_PER_RUN, MAX_TRANSLATION_ROWS_PER_RUN
 
 
@@ -38,7 +37,7 @@ class PostgresResource(ConfigurableResource):
     """The application database. `database_url` None means $NEWSDEDUP_DATABASE_URL, else the
     embedded server under $NEWSDEDUP_HOME."""
 
-    database_url: Optional[str] = None
+    database_url: str | None = None
 
     def url(self) -> str:
         return db.ensure_ready(self.database_url or db.app_database_url())
@@ -65,8 +64,8 @@ class EmbedderResource(ConfigurableResource):
     """The embedding provider: config.embedding_settings() (NEWSDEDUP_EMBEDDING_*), with the
     deployment's endpoint and key bound by name."""
 
-    base_url: Optional[str] = None          # EnvVar("NEWSDEDUP_EMBEDDING_BASE_URL") in the deployment
-    api_key: Optional[str] = None           # EnvVar("NEWSDEDUP_EMBEDDING_API_KEY") in the deployment
+    base_url: str | None = None          # EnvVar("NEWSDEDUP_EMBEDDING_BASE_URL") in the deployment
+    api_key: str | None = None           # EnvVar("NEWSDEDUP_EMBEDDING_API_KEY") in the deployment
 
     def settings(self) -> EmbeddingSettings:
         return app_config.merged(app_config.embedding_settings(), **_overrides(self, EmbeddingSettings))
@@ -82,16 +81,16 @@ class LLMResource(ConfigurableResource):
     deployment sets them through the environment); each names an LLMSettings or BackoffPolicy
     field (`backoff_` + the policy's name)."""
 
-    base_url: Optional[str] = None          # EnvVar("NEWSDEDUP_LLM_BASE_URL") in the deployment
-    api_key: Optional[str] = None           # EnvVar("NEWSDEDUP_LLM_API_KEY") in the deployment
-    timeout_s: Optional[float] = None
-    max_attempts: Optional[int] = None
-    concurrency: Optional[int] = None
-    pivot_lang: Optional[str] = None
-    translation_langs: Optional[str] = None      # comma-separated, e.g. "zh,ja,ko,fr,de,es,pt,ru,ar,hi"
-    backoff_base_s: Optional[float] = None
-    backoff_max_s: Optional[float] = None
-    retry_after_max_s: Optional[float] = None
+    base_url: str | None = None          # EnvVar("NEWSDEDUP_LLM_BASE_URL") in the deployment
+    api_key: str | None = None           # EnvVar("NEWSDEDUP_LLM_API_KEY") in the deployment
+    timeout_s: float | None = None
+    max_attempts: int | None = None
+    concurrency: int | None = None
+    pivot_lang: str | None = None
+    translation_langs: str | None = None      # comma-separated, e.g. "zh,ja,ko,fr,de,es,pt,ru,ar,hi"
+    backoff_base_s: float | None = None
+    backoff_max_s: float | None = None
+    retry_after_max_s: float | None = None
     max_stories_per_run: int = MAX_STORIES_PER_RUN
     max_translation_rows_per_run: int = MAX_TRANSLATION_ROWS_PER_RUN
 
@@ -106,7 +105,7 @@ class LLMResource(ConfigurableResource):
                                  retry_after_max_s=self.retry_after_max_s)
 
     @contextlib.contextmanager
-    def client(self, database_url: str) -> Iterator[Optional[LLMClient]]:
+    def client(self, database_url: str) -> Iterator[LLMClient | None]:
         """An LLMClient recording into llm_calls, or None when offline."""
         settings = self.settings()
         if settings.offline:
@@ -126,19 +125,19 @@ class MailerResource(ConfigurableResource):
     delivery. The other fields are what tests set (a test SMTP server, short timeouts); each
     names an SmtpSettings field."""
 
-    host: Optional[str] = None              # EnvVar("NEWSDEDUP_SMTP_HOST") in the deployment
-    user: Optional[str] = None              # EnvVar("NEWSDEDUP_SMTP_USER") in the deployment
-    password: Optional[str] = None          # EnvVar("NEWSDEDUP_SMTP_PASSWORD") in the deployment
-    port: Optional[int] = None
-    security: Optional[str] = None          # starttls | ssl | none
-    batch_size: Optional[int] = None
-    timeout_s: Optional[float] = None
-    max_attempts: Optional[int] = None
-    retry_delay_s: Optional[float] = None
-    lease_s: Optional[float] = None
-    outage_retries: Optional[int] = None
-    outage_delay_s: Optional[float] = None
-    outbox_dir: Optional[str] = None
+    host: str | None = None              # EnvVar("NEWSDEDUP_SMTP_HOST") in the deployment
+    user: str | None = None              # EnvVar("NEWSDEDUP_SMTP_USER") in the deployment
+    password: str | None = None          # EnvVar("NEWSDEDUP_SMTP_PASSWORD") in the deployment
+    port: int | None = None
+    security: str | None = None          # starttls | ssl | none
+    batch_size: int | None = None
+    timeout_s: float | None = None
+    max_attempts: int | None = None
+    retry_delay_s: float | None = None
+    lease_s: float | None = None
+    outage_retries: int | None = None
+    outage_delay_s: float | None = None
+    outbox_dir: str | None = None
 
     def smtp_settings(self) -> SmtpSettings:
         overrides = _overrides(self, SmtpSettings)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 
@@ -138,7 +138,7 @@ def prune(conn: psycopg.Connection, settings: RetentionSettings, now: datetime |
     if now is None:
         now = conn.execute(db.load_sql("server_now")).fetchone()[0]
         conn.commit()
-    report = PruneReport(now=now.astimezone(timezone.utc), dry_run=dry_run)
+    report = PruneReport(now=now.astimezone(UTC), dry_run=dry_run)
     limits = cutoffs(settings, report.now)
     params_extra = {"keep_hashes": _keep_cache_hashes()}
     try:

@@ -128,11 +128,10 @@ def load_setting(cls: type, name: str, environ: Mapping[str, str] | None = None,
     """One declared field of `cls` from the environment: its variable parsed when set and not
     empty, else `default` (when given: a default the caller derives) or the declared default."""
     environ = os.environ if environ is None else environ
-    for f, annotation in declared(cls):
-        if f.name == name:
-            break
-    else:
+    found = next(((f, annotation) for f, annotation in declared(cls) if f.name == name), None)
+    if found is None:
         raise KeyError(f"{cls.__name__} declares no setting {name!r}")
+    f, annotation = found
     value = default_of(f) if default is MISSING else default
     env = f.metadata["env"]
     raw = environ.get(env) if env else None

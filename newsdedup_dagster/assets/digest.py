@@ -13,7 +13,6 @@ and do not fail the run.
 """
 
 from datetime import date, timedelta
-from typing import Optional
 
 from dagster import (
     AssetExecutionContext,
@@ -21,10 +20,10 @@ from dagster import (
     Backoff,
     Failure,
     FreshnessPolicy,
-    RetryRequested,
     MaterializeResult,
     MetadataValue,
     RetryPolicy,
+    RetryRequested,
     asset,
 )
 from pydantic import Field
@@ -64,7 +63,7 @@ class DigestConfig(RunOptions):
     # Backfills never mail readers about old days unless this is set for the run.
     allow_backfill_send: bool = Field(False, description="true or false")
     # Overrides the rendered languages (langs name files under the outbox: codes only).
-    langs: Optional[list[language_type()]] = Field(  # type: ignore[valid-type]
+    langs: list[language_type()] | None = Field(  # type: ignore[valid-type]
         None, description="languages this deployment publishes; unset: configured and subscribed languages")
 
     @classmethod
@@ -74,7 +73,7 @@ class DigestConfig(RunOptions):
                                     *llm_settings.translation_langs, *app_config.digest_settings().langs]))
 
 
-def send_decision(send: bool, is_backfill: bool, allow_backfill_send: bool) -> tuple[bool, Optional[str]]:
+def send_decision(send: bool, is_backfill: bool, allow_backfill_send: bool) -> tuple[bool, str | None]:
     """(send?, reason when not) — pure, for the asset and its tests."""
     if not send:
         return False, "sending disabled in run config (send: false)"
@@ -83,7 +82,7 @@ def send_decision(send: bool, is_backfill: bool, allow_backfill_send: bool) -> t
     return True, None
 
 
-def _counts_table(report: Optional[DeliveryReport]) -> dict:
+def _counts_table(report: DeliveryReport | None) -> dict:
     totals = report.totals if report else {}
     return {
         "sent": MetadataValue.int(totals.get("sent", 0)),
@@ -122,7 +121,7 @@ def digest(context: AssetExecutionContext, postgres: PostgresResource, mailer: M
     do_send, skip_reason = send_decision(config.send, is_backfill, settings.allow_backfill_send)
     smtp = mailer.smtp_settings()
     outbox = mailer.outbox()
-    report: Optional[DeliveryReport] = None
+    report: DeliveryReport | None = None
     with postgres.connection() as conn:
         # Run config's langs replace the configured and subscribed languages; else both are rendered.
         langs = list(settings.langs) if config.langs else digest_langs(conn, settings, llm_settings)

@@ -4,7 +4,6 @@ events, refresh narratives (LLM or offline extractive) and translate them.
 Thin: the rules live in newsdedup_dagster/events/ (grouping.py pure, store.py SQL, narrative.py).
 """
 
-from typing import Optional
 
 from dagster import (
     AssetCheckResult,
@@ -17,9 +16,8 @@ from dagster import (
 from pydantic import Field
 
 from .. import config as app_config
-from ..events import narrative as narrative_mod
-from ..events import store
 from ..embeddings.store import active_model
+from ..events import narrative as narrative_mod, store
 from ..events.grouping import GroupingSettings
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
 from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
@@ -33,9 +31,9 @@ CHECK_ORDER = "timeline_in_time_order"
 class EventsConfig(RunOptions):
     """Per-run overrides (launchpad); unset fields come from NEWSDEDUP_EVENT_* env vars."""
 
-    threshold: Optional[float] = run_option(GroupingSettings, "threshold", low=-1.0, high=1.0,
+    threshold: float | None = run_option(GroupingSettings, "threshold", low=-1.0, high=1.0,
                                             what="a cosine similarity")
-    quiet_hours: Optional[float] = run_option(GroupingSettings, "quiet_hours", low=0, low_open=True, high=24 * 90,
+    quiet_hours: float | None = run_option(GroupingSettings, "quiet_hours", low=0, low_open=True, high=24 * 90,
                                               what="hours")
     narratives: bool = Field(True, description="true or false")
 

@@ -36,7 +36,6 @@ partition), and stops at the first hour whose blocking check fails.
 import logging
 import time
 from collections.abc import Iterator, Sequence
-from typing import Optional
 
 from dagster import (
     AssetCheckResult,
@@ -44,8 +43,8 @@ from dagster import (
     AssetExecutionContext,
     AssetKey,
     AssetMaterialization,
-    Backoff,
     BackfillPolicy,
+    Backoff,
     DagsterEventType,
     Failure,
     Jitter,
@@ -60,14 +59,13 @@ from pydantic import Field
 from ..partitions import HOURLY_PARTITIONS
 from ..resources import EmbedderResource, LLMResource, PostgresResource
 from . import embeddings, events, ingest, llm, neardup, publish, stories
+from .common import HourlyStage, HourRun
 from .events import EventsConfig
 from .ingest import RawItemsConfig
 from .neardup import ItemDuplicatesConfig
 from .publish import StoryFeedsConfig
-from .stories import StoriesConfig
-from .common import HourlyStage, HourRun
 from .run_options import RunOptions
-
+from .stories import StoriesConfig
 
 # In graph order: an hour computes its stages in this order.
 STAGES: list[HourlyStage] = [
@@ -235,8 +233,8 @@ def stage_named(name: str) -> HourlyStage:
     raise KeyError(f"no hourly asset named {name!r}")
 
 
-def run_stage(name: str, partition_key: str, *, postgres: PostgresResource, embedder: Optional[EmbedderResource] = None,
-              llm: Optional[LLMResource] = None, options: Optional[dict] = None, in_backfill: bool = False,
+def run_stage(name: str, partition_key: str, *, postgres: PostgresResource, embedder: EmbedderResource | None = None,
+              llm: LLMResource | None = None, options: dict | None = None, in_backfill: bool = False,
               log=None) -> MaterializeResult:
     """One hour of one hourly asset, computed outside Dagster (nothing is recorded in the instance):
     `newsdedup ingest`, and tests of one stage. `options` is the op config the run would carry

@@ -2,7 +2,7 @@
 archive each feed body, parse, and store items. Thin: the work is in newsdedup_dagster/ingest/."""
 
 
-from typing import Literal, Optional
+from typing import Literal
 
 from dagster import AssetSpec, MaterializeResult, MetadataValue
 from pydantic import Field
@@ -19,7 +19,7 @@ class RawItemsConfig(RunOptions):
     """Per-run choice of the fetch mode only: the sources file is the deployment's
     ($NEWSDEDUP_SOURCES), never a path chosen at launch."""
 
-    fetch_mode: Optional[Literal["live", "replay", "auto"]] = Field(
+    fetch_mode: Literal["live", "replay", "auto"] | None = Field(
         None, description="live, replay or auto; unset: $NEWSDEDUP_FETCH_MODE")
 
 

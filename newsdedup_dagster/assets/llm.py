@@ -19,9 +19,9 @@ from dagster import (
 )
 
 from .. import db
-from ..llm.settings import LLMSettings
 from ..llm import report as llm_report
 from ..llm.client import Usage, redact
+from ..llm.settings import LLMSettings
 from ..llm.stages import OFFLINE_NOTE, run_scoring, run_translations
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..resources import LLMResource

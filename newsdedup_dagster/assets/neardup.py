@@ -1,7 +1,7 @@
 """item_duplicates[H]: URL, exact and near-duplicate headlines of hour H against each other and
 against the canonical items of the lookback window. Thin: see newsdedup_dagster/neardup/."""
 
-from typing import Literal, Optional
+from typing import Literal
 
 from dagster import AssetSpec, MaterializeResult
 from pydantic import Field
@@ -16,7 +16,7 @@ from .run_options import RunOptions
 class ItemDuplicatesConfig(RunOptions):
     # keep | reset (neardup/store.py). Unset: the run's choice for `stories`, else reset
     # inside a Dagster backfill, else NEWSDEDUP_LATER_PARTITIONS, else keep.
-    later_partitions: Optional[Literal["keep", "reset"]] = Field(
+    later_partitions: Literal["keep", "reset"] | None = Field(
         None, description="keep or reset; unset: the stories op's choice, reset in a backfill, else "
                           "$NEWSDEDUP_LATER_PARTITIONS")
 
@@ -46,7 +46,8 @@ ITEM_DUPLICATES_SPEC = AssetSpec(
     owners=OWNERS,
     kinds={"python", "postgres"},
     skippable=True,
-    description="Duplicates of hour H's items (rule url / exact / near); duplicates are not embedded but join their canonical item's story.",
+    description="Duplicates of hour H's items (rule url / exact / near); duplicates are not embedded but join "
+                "their canonical item's story.",
 )
 
 

@@ -3,8 +3,7 @@ and a static site (today's index, a page per story and per event), written atomi
 NEWSDEDUP_PUBLISH_DIR. Thin: the rules live in newsdedup_dagster/publish/.
 """
 
-from datetime import datetime, timezone
-from typing import Optional
+from datetime import UTC, datetime
 
 from dagster import AssetSpec, MaterializeResult, MetadataValue
 from pydantic import Field
@@ -20,7 +19,7 @@ class StoryFeedsConfig(RunOptions):
     """Per-run overrides (launchpad); unset fields come from NEWSDEDUP_PUBLISH_* env vars. The
     directory is the deployment's (NEWSDEDUP_PUBLISH_DIR), never chosen at launch."""
 
-    langs: Optional[list[language_type()]] = Field(  # type: ignore[valid-type]
+    langs: list[language_type()] | None = Field(  # type: ignore[valid-type]
         None, description="languages this deployment publishes; unset: every feed language")
     # Write even when the directory already holds a newer hour (normally a backfill is skipped).
     force: bool = Field(False, description="true or false")
@@ -53,7 +52,7 @@ def story_feeds_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     langs = list(dict.fromkeys(config.langs or published))
     hour = hour_start(partition_key)
     with postgres.connection() as conn:
-        result = publish_hour(conn, hour, settings, langs, now=datetime.now(timezone.utc), force=config.force)
+        result = publish_hour(conn, hour, settings, langs, now=datetime.now(UTC), force=config.force)
     if result.skipped:
         run.log.info("story_feeds %s: skipped: %s", partition_key, result.skipped)
         return MaterializeResult(metadata={"skipped": MetadataValue.text(result.skipped),

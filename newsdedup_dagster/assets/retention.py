@@ -7,9 +7,9 @@ runs at :05). Keep `prune` out of the hourly and daily jobs' selections.
 
 from dagster import (
     AssetExecutionContext,
+    DefaultScheduleStatus,
     MaterializeResult,
     MetadataValue,
-    DefaultScheduleStatus,
     ScheduleDefinition,
     asset,
     define_asset_job,
@@ -17,8 +17,7 @@ from dagster import (
 
 from .. import config as app_config
 from ..resources import PostgresResource
-from ..retention import prune as prune_data
-from ..retention import table_sizes
+from ..retention import prune as prune_data, table_sizes
 from .common import OWNERS
 from .run_options import RunOptions
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, Union
 
 import pydantic
 from dagster import Array, Bool, Enum, EnumValue, Failure, Field, Float, Int, Noneable
@@ -47,7 +47,7 @@ class RunOptions(pydantic.BaseModel):
         return {name: _field(info, f"{cls.__name__}_{name}") for name, info in cls.model_fields.items()}
 
     @classmethod
-    def sections(cls) -> dict[str, type["RunOptions"]]:
+    def sections(cls) -> dict[str, type[RunOptions]]:
         """The fields that are options of their own (one per stage of a multi-stage op), by name."""
         return {name: info.annotation for name, info in cls.model_fields.items()
                 if isinstance(info.annotation, type) and issubclass(info.annotation, RunOptions)}
@@ -123,7 +123,7 @@ def refusal_message(refused: list[tuple[str, str]]) -> str:
 
 
 def run_config_refusal(run_config: Mapping[str, Any] | None, options_by_op: Mapping[str, type[RunOptions]],
-                       llm_settings) -> Optional[str]:
+                       llm_settings) -> str | None:
     """Why a run's config is refused (each `ops.<op>.config.<field>` and what it accepts, never a
     value), or None. `llm_settings` is a callable giving the run's llm settings, called only when
     a run names languages."""

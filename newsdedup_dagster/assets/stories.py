@@ -2,7 +2,6 @@
 
 
 from datetime import timedelta
-from typing import Optional
 
 from dagster import (
     AssetCheckResult,
@@ -17,8 +16,8 @@ from dagster import (
 
 from .. import config as app_config
 from ..clustering import explain
-from ..clustering.settings import ClusterSettings
 from ..clustering.passes import check_invariants, cluster_partition, story_summaries
+from ..clustering.settings import ClusterSettings
 from ..clustering.store import ClusteringBusy
 from ..embeddings.store import active_model
 from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
@@ -36,7 +35,8 @@ CENTROID_TOLERANCE = 1e-4
 
 CHECKS = (
     ("one_story_per_item", True, "Every article (canonical or duplicate) is in at most one story."),
-    ("pass1_gates_met", True, "Every pass-1 attachment of the hour met the similarity and time-gap gates, and every pass-3 one the similarity gate (stored with it)."),
+    ("pass1_gates_met", True, "Every pass-1 attachment of the hour met the similarity and time-gap gates, and every "
+                              "pass-3 one the similarity gate (stored with it)."),
     ("pass2_stories_connected", True, "Every story founded this hour is connected by edges >= item_threshold."),
     ("centroids_current", True, "Each touched story's centroid equals the average of its 3 most recent items."),
     ("no_attachment_after_max_age", True, "No story absorbed an item after its maximum age."),
@@ -54,21 +54,21 @@ class StoriesConfig(RunOptions):
     """Run-config overrides of the clustering settings (else NEWSDEDUP_<KEY> / calibrated defaults);
     each field is the ClusterSettings key of its name, with that key's declaration."""
 
-    story_threshold: Optional[float] = run_option(ClusterSettings, "story_threshold", what=_COSINE)
-    item_threshold: Optional[float] = run_option(ClusterSettings, "item_threshold", what=_COSINE)
-    max_gap_hours: Optional[float] = run_option(ClusterSettings, "max_gap_hours", low=0, low_open=True,
+    story_threshold: float | None = run_option(ClusterSettings, "story_threshold", what=_COSINE)
+    item_threshold: float | None = run_option(ClusterSettings, "item_threshold", what=_COSINE)
+    max_gap_hours: float | None = run_option(ClusterSettings, "max_gap_hours", low=0, low_open=True,
                                                 high=_MONTH_HOURS, what="hours")
-    story_max_age_hours: Optional[float] = run_option(ClusterSettings, "story_max_age_hours", low=0, low_open=True,
+    story_max_age_hours: float | None = run_option(ClusterSettings, "story_max_age_hours", low=0, low_open=True,
                                                       high=_MONTH_HOURS, what="hours")
-    knn_k: Optional[int] = run_option(ClusterSettings, "knn_k")
-    centroid_window: Optional[int] = run_option(ClusterSettings, "centroid_window", high=100)
-    batch_size: Optional[int] = run_option(ClusterSettings, "batch_size", high=100_000)
-    ef_search: Optional[int] = run_option(ClusterSettings, "ef_search")
-    max_story_size: Optional[int] = run_option(ClusterSettings, "max_story_size", high=1_000_000)
-    pass3: Optional[bool] = run_option(ClusterSettings, "pass3")
-    pass2_expand: Optional[bool] = run_option(ClusterSettings, "pass2_expand")
+    knn_k: int | None = run_option(ClusterSettings, "knn_k")
+    centroid_window: int | None = run_option(ClusterSettings, "centroid_window", high=100)
+    batch_size: int | None = run_option(ClusterSettings, "batch_size", high=100_000)
+    ef_search: int | None = run_option(ClusterSettings, "ef_search")
+    max_story_size: int | None = run_option(ClusterSettings, "max_story_size", high=1_000_000)
+    pass3: bool | None = run_option(ClusterSettings, "pass3")
+    pass2_expand: bool | None = run_option(ClusterSettings, "pass2_expand")
     # default: reset inside a Dagster backfill
-    later_partitions: Optional[choice_type(ClusterSettings, "later_partitions")] = run_option(  # type: ignore[valid-type]
+    later_partitions: choice_type(ClusterSettings, "later_partitions") | None = run_option(  # type: ignore[valid-type]
         ClusterSettings, "later_partitions")
 
 
@@ -94,7 +94,8 @@ STORIES_SPEC = AssetSpec(
     freshness_policy=STORIES_FRESHNESS,
     skippable=True,
     description="Pass 1: new items -> story centroids (KNN, cosine, time gates); pass 2: the rest -> "
-                "item KNN + UnionFind + chaining guard -> new stories; pass 3: leftovers -> the hour's new stories. Idempotent per hour; backfill in time order.",
+                "item KNN + UnionFind + chaining guard -> new stories; pass 3: leftovers -> the hour's new stories. "
+                "Idempotent per hour; backfill in time order.",
 )
 
 

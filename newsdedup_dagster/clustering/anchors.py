@@ -40,8 +40,7 @@ from dataclasses import dataclass
 
 from ..embeddings.text import lead_of, normalise_space
 from . import places as gazetteer
-from .words import BOUNDARY as _BOUNDARY
-from .words import fold
+from .words import BOUNDARY as _BOUNDARY, fold
 
 # Decimal digits of any script (\d is Unicode-aware): a year is four of them, not part of a longer number.
 _YEAR = re.compile(r"(?<![\d.,])(\d{4})(?![\d]|[.,]\d)")

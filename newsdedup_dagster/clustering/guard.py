@@ -31,8 +31,9 @@ needed from the DB, through a callback (see ``NearestCentroidFn``).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
+from typing import TypeVar
 
 from .unionfind import UnionFind
 

@@ -34,8 +34,7 @@ from .. import db
 from ..crashpoints import crash_point
 from ..embeddings.store import ModelInfo
 from ..embeddings.text import LEAD_CHARS
-from . import anchors as anchor_check
-from . import decisions, store
+from . import anchors as anchor_check, decisions, store
 from .guard import (
     attach_leftovers,
     guarded_components,

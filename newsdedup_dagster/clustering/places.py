@@ -17,9 +17,10 @@ letters); whole words in Arabic, Hebrew, Indic and Hangul text (a Korean particl
 Han and kana text, which has no spaces, the longest name that stands apart from its neighbours
 (旭川で, 東京都), not a piece of a longer word (北海 in 北海道). A capitalised match next to another
 capitalised word is part of a longer name and does not count ("Rishi Sunak", "Paris Saint-Germain").
-Two sides conflict (anchors.conflict) only when their countries are neither shared nor neighbours. A name that several countries hold ("Paris", "Córdoba") stands for
-all of them. German capitalises every noun, so a German capitalised word counts only when the
-gazetteer knows it, like any other language's here.
+Two sides conflict (anchors.conflict) only when their countries are neither shared nor neighbours.
+A name that several countries hold ("Paris", "Córdoba") stands for all of them. German capitalises
+every noun, so a German capitalised word counts only when the gazetteer knows it, like any other
+language's here.
 
 Everything is read from the two packages' bundled data on first use (no download).
 """
@@ -35,8 +36,7 @@ from importlib import resources
 
 from babel.localedata import locale_identifiers
 
-from .words import BOUNDARY as _BOUNDARY
-from .words import fold
+from .words import BOUNDARY as _BOUNDARY, fold
 
 # Cities of at least this many people; smaller towns' names are ordinary words too often
 # ("Police", "Of", "Bar"). Sample day + ITN dev: docs/CALIBRATION.md#places-across-languages

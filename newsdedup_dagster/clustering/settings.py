@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any
 
 from ..settings import declared, setting
 from .guard import DEFAULTS as GUARD_DEFAULTS
@@ -133,7 +134,7 @@ class ClusterSettings:
             raise ValueError(f"hnsw_ef_construction={self.hnsw_ef_construction!r}: expected at least "
                              f"2 * hnsw_m ({2 * self.hnsw_m})")
 
-    def with_overrides(self, overrides: dict[str, Any]) -> "ClusterSettings":
+    def with_overrides(self, overrides: dict[str, Any]) -> ClusterSettings:
         return _apply(self, overrides)
 
     def as_dict(self) -> dict[str, Any]:

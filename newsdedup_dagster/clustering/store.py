@@ -195,7 +195,7 @@ def window_start(h: datetime, settings) -> datetime:
 
 
 def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings,
-                readers: "list[SnapshotReader] | tuple" = ()) -> list[tuple]:
+                readers: list[SnapshotReader] | tuple = ()) -> list[tuple]:
     """[(item_id, neighbour_id, sim, neighbour_published_at)] KNN edges >= item_threshold among the
     window's unassigned items, searched in cluster_recent_items (sync_recent must have run). With
     readers, the ids are shared out (at least KNN_SPLIT_MIN_ITEMS each) and searched at the same time."""

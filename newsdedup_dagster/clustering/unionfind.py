@@ -13,7 +13,8 @@ matter the order edges arrived in (idempotent partitions).
 
 from __future__ import annotations
 
-from typing import Callable, Generic, Hashable, Iterable, TypeVar
+from collections.abc import Callable, Hashable, Iterable
+from typing import Generic, TypeVar
 
 __all__ = ["UnionFind"]
 

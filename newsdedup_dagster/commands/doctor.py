@@ -82,8 +82,13 @@ def check_dagster() -> list[Finding]:
     `dagster asset materialize`, `dg`) started in this environment load it: from $DAGSTER_HOME,
     with nothing added to the environment (doctor, unlike the running commands, sets nothing)."""
     # deferred on purpose: fast --help
-    from ..instance import (RUN_COORDINATOR, read_document, unset_variables, uses_newsdedup_storage,
-                            written_by_earlier_version)
+    from ..instance import (
+        RUN_COORDINATOR,
+        read_document,
+        unset_variables,
+        uses_newsdedup_storage,
+        written_by_earlier_version,
+    )
     from ..run_coordinator import ValidatingRunCoordinator
 
     home = deployment.dagster_home()

@@ -10,7 +10,8 @@ from .. import config
 from ..clustering.settings import parse_assignments
 from ..evaluation.data import DATA_DIR_VARIABLE, data_directory, resolve_data_argument, resolve_data_file
 
-HELP_KEYS = "story_threshold, item_threshold, max_gap_hours, story_max_age_hours, knn_k, centroid_window, batch_size, ef_search (+ guard keys)"
+HELP_KEYS = ("story_threshold, item_threshold, max_gap_hours, story_max_age_hours, knn_k, centroid_window, "
+             "batch_size, ef_search (+ guard keys)")
 
 
 def register(subparsers) -> None:
@@ -34,7 +35,8 @@ def register(subparsers) -> None:
     parser.add_argument("--no-cache", action="store_true",
                         help="do not reuse (or keep) raw vectors in the persistent eval cache database")
     parser.add_argument("--titles-from", metavar="FILE",
-                        help="(a path, or a file name in the data directory) split each row's title into headline (this file's title of the same row number) "
+                        help="(a path, or a file name in the data directory) split each row's title into headline "
+                             "(this file's title of the same row number) "
                              "+ summary (the rest): gnews_titles_snippets.jsonl with gnews_titles.jsonl")
     parser.add_argument("--text", choices=("title_lead", "title"), default=None,
                         help="embedded text (default NEWSDEDUP_EMBEDDING_TEXT, title_lead)")

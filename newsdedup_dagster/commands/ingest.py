@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import db
@@ -36,7 +36,7 @@ def cmd_ingest(args) -> int:
     except (SourcesConfigError, OSError) as exc:
         print(f"newsdedup: error: {exc}")
         return 2
-    partition = args.partition or hour_key(datetime.now(timezone.utc))
+    partition = args.partition or hour_key(datetime.now(UTC))
     db.ensure_ready()
     # The hour's raw_items, computed as the hourly asset computes them but outside Dagster (the
     # next hourly run of this hour finds the fetched bodies archived and re-parses them).

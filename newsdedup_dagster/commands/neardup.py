@@ -16,7 +16,8 @@ def register(subparsers) -> None:
                         'in the data directory')
     add_data_dir_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--sweep", default=None, metavar="START:STOP:STEP", help="threshold sweep, e.g. 0.60:0.74:0.02 (the score is a probability; default threshold 0.67)")
+    p.add_argument("--sweep", default=None, metavar="START:STOP:STEP",
+                   help="threshold sweep, e.g. 0.60:0.74:0.02 (the score is a probability; default threshold 0.67)")
     p.add_argument("--lang", default="en", help="language of pairs without a 'lang' field (default en)")
     p.add_argument("--gate", choices=("config", "on", "off"), default="config", help="override the lead-token gate")
     p.add_argument("--threshold", type=float, default=None, help="override the threshold for every language")
@@ -26,7 +27,11 @@ def register(subparsers) -> None:
 
 def cmd_neardup_eval(args) -> int:
     from ..evaluation.neardup_pairs import (  # deferred: scikit-learn and scipy load only when it runs
-        config_from_options, evaluate_pairs, format_report, load_jsonl)
+        config_from_options,
+        evaluate_pairs,
+        format_report,
+        load_jsonl,
+    )
 
     try:
         pairs = load_jsonl(resolve_data_file(args.pairs, data_dir_of(args)))

@@ -134,8 +134,8 @@ def _gold_evaluation(conn, gold_path: Path) -> dict | None:
     if not gold_path.exists():
         return None
     # deferred on purpose: fast --help
-    from ..ingest.canonical_url import canonical_url, item_id
     from ..evaluation.metrics import summary
+    from ..ingest.canonical_url import canonical_url, item_id
 
     gold = {}
     for line in gold_path.read_text(encoding="utf-8").splitlines():
@@ -265,4 +265,4 @@ def _print_stories(conn, limit: int = 25) -> None:
     print(f"\nStories: {len(rows)} (showing {min(limit, len(rows))}, most languages first)")
     print(f"{'articles':>8} {'sources':>7}  {'languages':<22} headline")
     for _sid, articles, sources, langs, headline in rows[:limit]:
-        print(f"{articles:>8} {sources:>7}  {','.join(l or '?' for l in langs):<22} {(headline or '')[:90]}")
+        print(f"{articles:>8} {sources:>7}  {','.join(lang or '?' for lang in langs):<22} {(headline or '')[:90]}")

@@ -21,8 +21,10 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import db  # deferred on purpose: fast --help
-    from .. import config
+    from .. import (
+        config,
+        db,  # deferred on purpose: fast --help
+    )
     from ..progress import progress_bar
     from ..retention import prune, table_sizes
 

@@ -75,7 +75,7 @@ class ReadOnlyHandler(SimpleHTTPRequestHandler):
         super().end_headers()
 
     def log_message(self, format, *args) -> None:  # one short line per request on stderr
-        sys.stderr.write("%s %s\n" % (self.log_date_time_string(), escape_for_log(format % args)))
+        sys.stderr.write(f"{self.log_date_time_string()} {escape_for_log(format % args)}\n")
 
 
 def make_server(directory: Path, port: int = DEFAULT_PORT, host: str = "127.0.0.1") -> ThreadingHTTPServer:

@@ -19,7 +19,7 @@ import signal
 import threading
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-_active: list["StopSignalWatch"] = []
+_active: list[StopSignalWatch] = []
 
 
 def _forget_in_child() -> None:

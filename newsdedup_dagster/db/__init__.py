@@ -14,14 +14,21 @@ from __future__ import annotations
 
 from .connections import connect, session_identity
 from .dagster_storage import ensure_dagster_database
-from .embedded import embedded_server
-from .embedded import _fallback_socket_dir  # noqa: F401  (tests check the socket directory's name)
+from .embedded import (
+    _fallback_socket_dir,  # noqa: F401  (tests check the socket directory's name)
+    embedded_server,
+)
 from .errors import DatabaseError
 from .extension import MIN_PGVECTOR, check_pgvector, ensure_pgvector, require_pgvector_version
 from .locations import APP_DATABASE, DAGSTER_DATABASE, app_database_url, dagster_database_url, ensure_database
 from .migrations import CHECKSUM_PREFIX, MIGRATION_LOCK_KEY, migrate, migration_checksum, migration_files, normalise_sql
-from .pool import _pools  # noqa: F401  (tests drop a pool whose database they remove)
-from .pool import connection, ensure_ready, get_pool, stop_embedded_server
+from .pool import (
+    _pools,  # noqa: F401  (tests drop a pool whose database they remove)
+    connection,
+    ensure_ready,
+    get_pool,
+    stop_embedded_server,
+)
 from .sql_files import SQL_DIR, load_sql
 from .urls import describe_url, redact_url, sql_identifier, sqlalchemy_psycopg2_url, with_database
 

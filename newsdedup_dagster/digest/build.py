@@ -12,16 +12,16 @@ and as files under the outbox directory. No Dagster imports.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 import psycopg
 
 from .. import db
 from ..llm.settings import LLMSettings
+from ..publish.write import atomic_write, private_dirs
 from .render import EventRecord, RenderedDigest, SourceLink, StoryRecord, build_view, outlet_name, render
 from .select import DigestCandidate, DigestSettings, Selected, select_stories
-from ..publish.write import atomic_write, private_dirs
 
 __all__ = ["DigestFiles", "DayDigest", "digest_langs", "load_candidates", "load_records", "render_day",
            "digest_html_path", "parse_day"]
@@ -66,7 +66,7 @@ def digest_langs(conn: psycopg.Connection, settings: DigestSettings, llm_setting
 
 
 def _day_bounds(day: date) -> tuple[datetime, datetime]:
-    start = datetime.combine(day, time(0), tzinfo=timezone.utc)
+    start = datetime.combine(day, time(0), tzinfo=UTC)
     return start, start + timedelta(days=1)
 
 

@@ -10,7 +10,7 @@ Values are plain text (the HTML templates escape them)."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from functools import lru_cache
 
 from babel import Locale, UnknownLocaleError
@@ -257,8 +257,8 @@ def long_date(lang: str, day: date) -> str:
 def date_time(lang: str, moment: datetime) -> str:
     """Date and 24-hour time in UTC, written the language's way ("2 نوفمبر 2026 00:36 UTC")."""
     loc = locale_of(lang)
-    utc = moment.astimezone(timezone.utc)
-    return f"{format_date(utc.date(), 'long', locale=loc)} {format_skeleton('Hm', utc, tzinfo=timezone.utc, locale=loc)} UTC"
+    utc = moment.astimezone(UTC)
+    return f"{format_date(utc.date(), 'long', locale=loc)} {format_skeleton('Hm', utc, tzinfo=UTC, locale=loc)} UTC"
 
 
 def language_name(code: str | None, in_lang: str) -> str:

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from ..llm.text import clean_visible_line
-from .labels import count, event_span, language_name, labels_for, long_date, text_direction
+from .labels import count, event_span, labels_for, language_name, long_date, text_direction
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 SECTIONS = ("what_happened", "background", "how_it_developed", "what_to_watch")

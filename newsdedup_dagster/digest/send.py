@@ -46,13 +46,13 @@ import secrets
 import smtplib
 import ssl
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, parseaddr
 from pathlib import Path
-from typing import Callable
 
 import psycopg
 

@@ -17,6 +17,8 @@ import psycopg
 from psycopg import sql as pgsql
 
 from .. import db
+from ..crashpoints import crash_point
+from .centring_prior import PRIOR_LANG, PRIOR_TEXTS, PRIOR_WEIGHT
 from .providers import (
     CENTRE_MIN_LANG_ITEMS,
     HALFVEC_INDEX_MAX_DIMS,
@@ -25,9 +27,7 @@ from .providers import (
     EmbeddingSettings,
     centring_enabled,
 )
-from .centring_prior import PRIOR_LANG, PRIOR_TEXTS, PRIOR_WEIGHT
 from .text import PART_SEPARATOR, embedding_key, embedding_parts, text_hash
-from ..crashpoints import crash_point
 
 log = logging.getLogger(__name__)
 

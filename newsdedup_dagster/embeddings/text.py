@@ -72,7 +72,8 @@ _BOILERPLATE_RE = re.compile("|".join(f"(?:{p})" for p in _BOILERPLATE), re.I)
 _LEADING = re.compile(
     r"^(?:(?:By|Par|Von|Por|Di)\s+[A-Z][\w'.-]+(?:\s+[A-Z][\w'.-]+){0,3}(?:\s+(?:and|et|und|y|e)\s+[A-Z][\w'.-]+"
     r"(?:\s+[A-Z][\w'.-]+){0,3})?(?:\s*[,|]\s*[A-Z][\w ]{1,30})?\s*(?:[-—–|:]\s*)?"
-    r"|[A-ZÀ-Þ][A-ZÀ-Þ .'-]{1,40}(?:,\s*[A-Z][\w.]*(?:\s+[\w.]+){0,3})?\s*\((?:Reuters|AP|AFP|dpa|Bloomberg|AA|EFE|ANSA|UPI|Xinhua|Kyodo|Yonhap)\)\s*[-—–:]\s*"
+    r"|[A-ZÀ-Þ][A-ZÀ-Þ .'-]{1,40}(?:,\s*[A-Z][\w.]*(?:\s+[\w.]+){0,3})?\s*"
+    r"\((?:Reuters|AP|AFP|dpa|Bloomberg|AA|EFE|ANSA|UPI|Xinhua|Kyodo|Yonhap)\)\s*[-—–:]\s*"
     r"|\((?:Reuters|AP|AFP|dpa|Bloomberg|EFE|ANSA|UPI|Xinhua|Kyodo|Yonhap)\)\s*[-—–:]\s*)"
 )
 # Trailing truncation markers feeds add: "[…]", "[...]", "…", " ...".

@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -44,7 +44,7 @@ from .data import SAMPLE_DATA
 log = logging.getLogger(__name__)
 
 # Rows without a timestamp all go to this hour (one partition).
-UNDATED = datetime(2000, 1, 1, tzinfo=timezone.utc)
+UNDATED = datetime(2000, 1, 1, tzinfo=UTC)
 EVAL_SOURCE = "eval"
 RESULT_KEYS = ("bcubed_precision", "bcubed_recall", "bcubed_f1", "nmi", "ari", "clusters", "largest", "items", "seconds")
 
@@ -64,7 +64,7 @@ def _parse_time(value) -> datetime | None:
     if value in (None, ""):
         return None
     moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def load_rows(path: str | Path) -> list[Row]:
@@ -102,7 +102,7 @@ def sample_day_rows() -> list[Row]:
         if line.strip():
             obj = json.loads(line)
             gold[item_id(canonical_url(obj["url"]))] = str(obj["story"])
-    fetched_at = datetime(2026, 11, 4, tzinfo=timezone.utc)
+    fetched_at = datetime(2026, 11, 4, tzinfo=UTC)
     rows: dict[str, Row] = {}
     for source in load_sources(SAMPLE_DATA_DIR / "sources.yaml"):
         parsed = parse_feed(source.replay_file.read_bytes(), source_id=source.id, fetched_at=fetched_at,
@@ -144,7 +144,7 @@ def resample_stories(rows: list[Row], fraction: float, seed: int) -> list[Row]:
 
 
 def hour_of(moment: datetime | None) -> datetime:
-    moment = (moment or UNDATED).astimezone(timezone.utc)
+    moment = (moment or UNDATED).astimezone(UTC)
     return moment.replace(minute=0, second=0, microsecond=0)
 
 

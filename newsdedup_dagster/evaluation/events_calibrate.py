@@ -22,7 +22,7 @@ import json
 import statistics
 import sys
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
@@ -43,7 +43,7 @@ def load_rows(path: str, limit: int | None = None) -> list[dict]:
             row = json.loads(line)
             if not row.get("published_at"):
                 continue
-            row["ts"] = datetime.fromisoformat(row["published_at"]).astimezone(timezone.utc)
+            row["ts"] = datetime.fromisoformat(row["published_at"]).astimezone(UTC)
             rows.append(row)
     rows.sort(key=lambda r: (r["ts"], r["id"]))
     return rows[:limit] if limit else rows

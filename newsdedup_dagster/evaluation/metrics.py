@@ -18,7 +18,7 @@ Conventions:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Hashable, Mapping
+from collections.abc import Hashable, Mapping
 
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
@@ -61,8 +61,8 @@ def bcubed(
     joint = Counter(zip(pred_labels, gold_labels))
     # Every item in the cell (c, l) has the same overlap |c ∩ l| = count, so a
     # cell contributes count * count / |c| to the precision sum.
-    precision_sum = sum(cnt * cnt / pred_size[c] for (c, _l), cnt in joint.items())
-    recall_sum = sum(cnt * cnt / gold_size[l] for (_c, l), cnt in joint.items())
+    precision_sum = sum(cnt * cnt / pred_size[c] for (c, _label), cnt in joint.items())
+    recall_sum = sum(cnt * cnt / gold_size[label] for (_c, label), cnt in joint.items())
     precision, recall = precision_sum / n, recall_sum / n
     f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
     return precision, recall, f1

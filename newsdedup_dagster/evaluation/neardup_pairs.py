@@ -23,8 +23,8 @@ import argparse
 import json
 import sys
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import sparse

@@ -31,9 +31,9 @@ Rules (all thresholds in `GroupingSettings`, built by config.grouping_settings()
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Iterable, Mapping
 
 from ..settings import setting
 

@@ -19,8 +19,16 @@ from datetime import datetime, timedelta
 import psycopg
 
 from .. import db
-from .grouping import GroupingPlan, GroupingSettings, OpenEvent, StoryCandidate, plan_hour, timeline_gaps_hours, timeline_in_order
 from ..crashpoints import crash_point
+from .grouping import (
+    GroupingPlan,
+    GroupingSettings,
+    OpenEvent,
+    StoryCandidate,
+    plan_hour,
+    timeline_gaps_hours,
+    timeline_in_order,
+)
 
 __all__ = ["HourResult", "group_hour", "check_invariants", "event_summaries", "InvariantReport"]
 

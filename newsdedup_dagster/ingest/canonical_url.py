@@ -46,7 +46,6 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import ada_url
 import tldextract
-
 from url_normalize.generic_url_cleanup import generic_url_cleanup
 from url_normalize.normalize_host import normalize_host
 from url_normalize.normalize_path import normalize_path

@@ -34,7 +34,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import feedparser
@@ -56,7 +56,7 @@ def _struct_to_datetime(value: Any) -> datetime | None:
     if not value:
         return None
     try:
-        return datetime.fromtimestamp(calendar.timegm(value), tz=timezone.utc)
+        return datetime.fromtimestamp(calendar.timegm(value), tz=UTC)
     except (OverflowError, ValueError, TypeError, OSError):
         return None
 
@@ -174,7 +174,7 @@ def parse_feed(
         raise ValueError("fetched_at must be timezone-aware")
     deadline = time.monotonic() + config.time_budget
     try:
-        return _parse_feed(body, source_id, fetched_at.astimezone(timezone.utc), content_type, headers, base_url,
+        return _parse_feed(body, source_id, fetched_at.astimezone(UTC), content_type, headers, base_url,
                            source_language, visible_before, config, deadline)
     except ParseBudgetExceeded as exc:
         return ParseResult(source_id=source_id, error=f"parse time budget of {config.time_budget:g}s exceeded{exc}")

@@ -36,7 +36,7 @@ from collections.abc import AsyncIterator, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -114,7 +114,7 @@ class FetchResult:
     headers: dict[str, str] = field(default_factory=dict)  # lower-case names
     error: str | None = None  # one line
     attempts: int = 0
-    fetched_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    fetched_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
 class _FetchFailure(Exception):
@@ -186,8 +186,8 @@ def _parse_retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _read_local_file(url: str, config: FetchConfig) -> tuple[bytes, str]:
@@ -382,7 +382,7 @@ class _Limiter:
 
 async def _fetch_one(client: _Clients, request: FetchRequest, config: FetchConfig,
                      limiter: _Limiter) -> FetchResult:
-    fetched_at = datetime.now(timezone.utc)
+    fetched_at = datetime.now(UTC)
     loop = asyncio.get_running_loop()
     started: float | None = None
     deadline: float | None = None
@@ -399,7 +399,7 @@ async def _fetch_one(client: _Clients, request: FetchRequest, config: FetchConfi
                     # The total budget starts when the source first gets a slot,
                     # so sources queued behind the concurrency bound do not time out.
                     started = loop.time()
-                    fetched_at = datetime.now(timezone.utc)
+                    fetched_at = datetime.now(UTC)
                     deadline = started + config.total_timeout
                 try:
                     async with asyncio.timeout_at(deadline):

@@ -140,7 +140,7 @@ class AddressPolicy:
     redirect_target: bool = False
 
     @classmethod
-    def from_entries(cls, entries: Iterable[str]) -> "AddressPolicy":
+    def from_entries(cls, entries: Iterable[str]) -> AddressPolicy:
         networks: list[IPNetwork] = []
         hosts: list[str] = []
         for entry in entries:

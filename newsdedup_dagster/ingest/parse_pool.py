@@ -80,7 +80,7 @@ class ParsePool:
         self._slots: list[ParseResult | None] = []
         self._pending: list[tuple[list[int], list, Any]] = []  # (slot indices, jobs, future)
 
-    def __enter__(self) -> "ParsePool":
+    def __enter__(self) -> ParsePool:
         if self._isolated:
             detect_language("warm up")  # load the language model once, before forking
             # fork: workers inherit the imported modules (no re-import); they only run pure parsing.

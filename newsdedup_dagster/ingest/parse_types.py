@@ -4,7 +4,7 @@ SkippedEntry, ParseResult). Plain data, no logic."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 
 @dataclass(frozen=True)
@@ -15,7 +15,7 @@ class ParseConfig:
     # Dates older than this (relative to fetch time) are treated as bogus
     # and clamped; a year keeps genuine old-but-republished stories dated.
     max_age: timedelta = timedelta(days=365)
-    min_date: datetime = datetime(1995, 1, 1, tzinfo=timezone.utc)  # before RSS existed
+    min_date: datetime = datetime(1995, 1, 1, tzinfo=UTC)  # before RSS existed
     max_title_chars: int = 500
     max_summary_chars: int = 5_000
     max_content_chars: int = 100_000

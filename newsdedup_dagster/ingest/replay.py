@@ -22,12 +22,12 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from .canonical_url import canonical_url, item_id, outlet_of
-from .fetch import FetchResult
 from .feed_parse import synthetic_id
+from .fetch import FetchResult
 from .language import detect_language
 from .parse_types import ParseConfig, ParsedItem
 from .sanitise import clean_text, title_from_summary
@@ -42,7 +42,7 @@ def replay_window(partition_start: datetime) -> tuple[datetime, datetime]:
     The replayed "fetch" happens in the last second of H: undated entries
     get a date inside H, and entries dated at or after H+1h are not yet
     visible."""
-    start = partition_start.astimezone(timezone.utc)
+    start = partition_start.astimezone(UTC)
     end = start + timedelta(hours=1)
     return end - timedelta(seconds=1), end
 
@@ -104,15 +104,15 @@ def _parse_iso(value: str | None) -> datetime | None:
     except ValueError:
         return None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
 
 
 def load_jsonl_partition(path: str | Path, partition_start: datetime, *, partition_hours: int = 1,
                          config: ParseConfig = ParseConfig()) -> JsonlPartition:
     """Rows of a JSON-lines dump whose published_at falls in [H, H + partition_hours)."""
     path = Path(path)
-    start = partition_start.astimezone(timezone.utc)
+    start = partition_start.astimezone(UTC)
     end = start + timedelta(hours=partition_hours)
     default_source = jsonl_source_id(path.stem, "jsonl")
     items: dict[str, ParsedItem] = {}

@@ -9,7 +9,7 @@ import email.utils
 import html
 import re
 import unicodedata
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import feedparser
@@ -209,7 +209,7 @@ def _block_timestamp(block: str) -> float | None:
             parsed = feedparser.datetimes._parse_date(value)  # the parser feedparser itself uses
             return float(calendar.timegm(parsed)) if parsed else None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
 

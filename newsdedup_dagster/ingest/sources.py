@@ -139,7 +139,8 @@ def parse_sources_yaml(text: str, *, base_dir: str | Path = ".", origin: str = "
         )
         label = f"sources[{index}]" + (f" (id {entry_id_guess!r})" if entry_id_guess else "")
 
-        def problem(node: yaml.Node | None, field: str | None, message: str) -> None:
+        def problem(node: yaml.Node | None, field: str | None, message: str,
+                    entry_line: int | None = entry_line, label: str = label) -> None:  # this entry's, bound now
             where = f"{origin}:{_line_of(node) or entry_line}"
             problems.append(f"{where}: {label}: " + (f"field {field!r}: " if field else "") + message)
 

@@ -26,11 +26,12 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
 
+from ..crashpoints import crash_point
 from ..db import load_sql
 from .fetch import FetchConfig, FetchRequest, FetchResult
 from .netguard import AddressPolicy
@@ -39,7 +40,6 @@ from .parse_types import ParseConfig, ParsedItem, ParseResult
 from .pipeline import fetch_and_parse
 from .replay import load_jsonl_partition, replay_fetch_results, replay_window
 from .sources import Source
-from ..crashpoints import crash_point
 
 MODES = ("live", "replay", "archive")
 # Live fetching of hour H is allowed until this long after H ends: the hourly
@@ -159,7 +159,7 @@ def configs_for(settings) -> tuple[FetchConfig, ParseConfig]:
 def _utc_hour(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         raise ValueError("partition_start must be timezone-aware (UTC)")
-    moment = moment.astimezone(timezone.utc)
+    moment = moment.astimezone(UTC)
     if moment != moment.replace(minute=0, second=0, microsecond=0):
         raise ValueError(f"partition_start {moment.isoformat()} is not on the hour")
     return moment
@@ -175,7 +175,7 @@ def choose_mode(partition_start: datetime, fetch_mode: str, now: datetime | None
         return "replay"
     if fetch_mode != "live":
         raise ValueError(f"fetch_mode {fetch_mode!r}: expected 'live' or 'replay'")
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     partition_end = _utc_hour(partition_start) + timedelta(hours=1)
     return "live" if now <= partition_end + LIVE_GRACE else "archive"
 
@@ -415,7 +415,8 @@ def upsert_items(conn: psycopg.Connection, items: Sequence[tuple[ParsedItem, int
 
 
 def _store_groups(conn: psycopg.Connection, groups: list[tuple[str, int, ParseResult, bool]],
-                  partition_start: datetime, feed_outlets: Mapping[str, str]) -> tuple[list[tuple[str, int, ParseResult, bool]], UpsertOutcome]:
+                  partition_start: datetime, feed_outlets: Mapping[str, str],
+                  ) -> tuple[list[tuple[str, int, ParseResult, bool]], UpsertOutcome]:
     """Upsert every group's items in one statement; when the database refuses
     the batch for a reason other than a lost connection, store source by source
     (a savepoint each) and record a refused source as failed, items dropped."""
@@ -749,7 +750,8 @@ def reparse_partition(conn: psycopg.Connection, sources: Sequence[Source], parti
 
 __all__ = [
     "ArchivedFetch", "IngestReport", "LIVE_GRACE", "SourceIngestRow", "SourceSyncReport", "UpsertOutcome",
-    "archive_fetches", "archive_fetches_isolated", "choose_mode", "configs_for", "parse_status", "pg_text", "compress_body", "ingest_jsonl_partition", "ingest_partition",
+    "archive_fetches", "archive_fetches_isolated", "choose_mode", "configs_for", "parse_status", "pg_text",
+    "compress_body", "ingest_jsonl_partition", "ingest_partition",
     "load_archived_fetches", "partition_item_counts", "record_parse_outcomes", "reparse_partition",
     "stored_sources", "sync_sources", "upsert_items",
 ]

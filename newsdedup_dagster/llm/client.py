@@ -62,7 +62,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
@@ -91,7 +91,7 @@ class LLMError(RuntimeError):
     permanent = False
     status = "error"  # llm_calls.status of the last attempt
 
-    def __init__(self, message: str, *, attempts: int = 0, usage: "Usage | None" = None):
+    def __init__(self, message: str, *, attempts: int = 0, usage: Usage | None = None):
         super().__init__(message)
         self.attempts = attempts
         self.usage = usage or Usage()
@@ -135,7 +135,7 @@ class Usage:
     reused: int = 0         # answers reused from llm_results instead of calling the model
     saved_usd: Decimal = Decimal(0)  # what those answers cost when they were first paid for
 
-    def add(self, other: "Usage") -> "Usage":
+    def add(self, other: Usage) -> Usage:
         self.tokens_in += other.tokens_in
         self.tokens_out += other.tokens_out
         self.tokens_cached += other.tokens_cached
@@ -268,7 +268,7 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     if when is None:
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return max(0.0, when.timestamp() - (now if now is not None else time.time()))
 
 
@@ -521,7 +521,7 @@ class LLMClient:
             if close is not None:
                 close()
 
-    def __enter__(self) -> "LLMClient":
+    def __enter__(self) -> LLMClient:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -13,7 +13,7 @@ without it cached tokens cost the normal input price. A model missing from the t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, ROUND_HALF_UP
+from decimal import ROUND_HALF_UP, Decimal
 
 PER_TOKENS = Decimal(1_000_000)
 MICRO = Decimal("0.000001")  # llm_calls.cost_usd is numeric(12, 6)

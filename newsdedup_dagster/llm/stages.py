@@ -31,10 +31,10 @@ from datetime import datetime
 import psycopg
 
 from .. import db
-from .settings import LLMSettings
-from . import scoring, translation
 from ..crashpoints import crash_point
+from . import scoring, translation
 from .client import LLMClient, LLMConfigError, LLMError, LLMUnavailable, Usage
+from .settings import LLMSettings
 
 log = logging.getLogger(__name__)
 

@@ -37,9 +37,9 @@ The result is deterministic: it depends on the set of items, not their order.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Iterable, Sequence
 
 import numpy as np
 from scipy import sparse

@@ -29,10 +29,10 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -194,7 +194,7 @@ class NearDupConfig:
     )
     # The logistic model of the word-feature languages (coefficients fitted
     # on MSRP; evidence at LEXICAL_MODEL).
-    model: "LexicalModel" = field(default_factory=lambda: LEXICAL_MODEL)
+    model: LexicalModel = field(default_factory=lambda: LEXICAL_MODEL)
     # Gram-only score (languages without word features):
     # Exponent on min(len)/max(len) of the space-free normalised texts: a text
     # that says much more than the other is not a copy of it. (Calibrated with
@@ -268,8 +268,10 @@ _MIN_HEAD_CHARS = 8
 # Editorial tags in brackets at either end: [속보], 【速報】, <포토>, 〈단독〉.
 _BRACKET_OPEN = "[【〔〈<《［"
 _BRACKET_CLOSE = "]】〕〉>》］"
-_LEADING_TAG = re.compile(rf"^\s*[{re.escape(_BRACKET_OPEN)}][^{re.escape(_BRACKET_OPEN + _BRACKET_CLOSE)}]{{1,20}}[{re.escape(_BRACKET_CLOSE)}]\s*")
-_TRAILING_TAG = re.compile(rf"\s*[{re.escape(_BRACKET_OPEN)}][^{re.escape(_BRACKET_OPEN + _BRACKET_CLOSE)}]{{1,20}}[{re.escape(_BRACKET_CLOSE)}]\s*$")
+_BRACKETED = (rf"[{re.escape(_BRACKET_OPEN)}][^{re.escape(_BRACKET_OPEN + _BRACKET_CLOSE)}]{{1,20}}"
+              rf"[{re.escape(_BRACKET_CLOSE)}]")
+_LEADING_TAG = re.compile(rf"^\s*{_BRACKETED}\s*")
+_TRAILING_TAG = re.compile(rf"\s*{_BRACKETED}\s*$")
 # Parenthesised tags anywhere: (pictured), (사진), (종합2보), （图）, (写真).
 _PAREN_TAG = re.compile(
     r"[(（]\s*(?:pictured|photos?|video|watch|live|updated?|update \d+|"

@@ -16,9 +16,9 @@ rules 1-2, so a newer copy of equal standing does not switch the canonical.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Iterable
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 # Aggregators / portals that republish or wrap other outlets' articles. A URL on
@@ -107,7 +107,7 @@ def _timestamp(value: datetime | None) -> float | None:
     if value is None:
         return None
     if value.tzinfo is None:  # naive datetimes are taken as UTC
-        value = value.replace(tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
     return value.timestamp()
 
 

@@ -26,11 +26,11 @@ from urllib.parse import urlsplit
 
 import psycopg
 
+from ..crashpoints import crash_point
 from ..db import load_sql
 from .cluster import cluster_headlines
 from .headline import NearDupConfig
 from .representative import HeadlineItem, choose_representative
-from ..crashpoints import crash_point
 
 # Lookback for candidates and IDF (the default). Same-story wire copies
 # arrive within hours; 36 h also matches the story age limit.
@@ -146,10 +146,10 @@ def _headline_matches(canon_rows, new_rows, window_rows, url_matches, config: Ne
     for link in links:
         members[link.canonical_item_id].append(link)
     for leader, group in sorted(members.items()):
-        ids = [leader] + [l.item_id for l in group]
+        ids = [leader] + [link.item_id for link in group]
         anchors = sorted(i for i in ids if i in existing)
         anchor = anchors[0] if anchors else leader
-        sim_of = {l.item_id: (l.rule, l.similarity) for l in group}
+        sim_of = {link.item_id: (link.rule, link.similarity) for link in group}
         for item in ids:
             if item == anchor or item in existing:
                 continue

@@ -23,16 +23,37 @@ from pathlib import Path
 import psycopg
 
 from .. import db
-from .settings import PublishSettings
 from ..digest.build import load_records
 from ..digest.render import StoryRecord
 from ..digest.select import Selected
 from .labels import labels_for, text_direction
-from .model import (EventView, FeedCandidate, SourceArticle, decide_stamp, feed_tag_uri, fingerprint, outlet_name,
-                    story_views)
-from .render import (FAVICON, ICON, STATIC_DIR, EventStoryLine, FeedMeta, RootLanguage, build_atom, build_json_feed,
-                     render_event, render_index, render_root, render_story, story_page_hash)
+from .model import (
+    EventView,
+    FeedCandidate,
+    SourceArticle,
+    decide_stamp,
+    feed_tag_uri,
+    fingerprint,
+    outlet_name,
+    story_views,
+)
+from .render import (
+    FAVICON,
+    ICON,
+    STATIC_DIR,
+    EventStoryLine,
+    FeedMeta,
+    RootLanguage,
+    build_atom,
+    build_json_feed,
+    render_event,
+    render_index,
+    render_root,
+    render_story,
+    story_page_hash,
+)
 from .select import load_since, select_day, select_feed
+from .settings import PublishSettings
 from .write import atomic_write
 
 __all__ = ["LanguageOutput", "PublishResult", "load_candidates", "publish_hour"]

@@ -7,8 +7,7 @@ language falls back to English. Counting labels are dicts of CLDR plural forms
 
 from __future__ import annotations
 
-from ..digest.labels import labels_for as digest_labels_for
-from ..digest.labels import text_direction
+from ..digest.labels import labels_for as digest_labels_for, text_direction
 
 __all__ = ["SITE_LABELS", "SITE_LANGS", "TOPICS", "labels_for", "text_direction"]
 

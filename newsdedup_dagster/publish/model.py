@@ -18,7 +18,6 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..digest.render import DigestEvent, StoryRecord, build_view, clean_line, outlet_name, safe_url

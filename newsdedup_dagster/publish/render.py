@@ -9,18 +9,17 @@ server or bucket; feeds carry absolute URLs under the configured base URL, as re
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
 import xml.etree.ElementTree as ET
-import dataclasses
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-
 from babel.lists import format_list
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from ..digest.labels import date_time, decimal, locale_of, long_date, own_name, text_direction
 from ..digest.render import locale_helpers
@@ -51,7 +50,7 @@ def xml_text(value: str | None) -> str:
 
 
 def rfc3339(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return moment.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)
@@ -175,7 +174,7 @@ def _in_utc(value):
     (ZoneInfo('Etc/UTC')): the same instant, but repr() differs, so a rerun saw every page as
     changed and stored a page_hash an uninterrupted run never stores."""
     if isinstance(value, datetime):
-        return value.astimezone(timezone.utc) if value.tzinfo is not None else value
+        return value.astimezone(UTC) if value.tzinfo is not None else value
     if isinstance(value, (list, tuple)):
         return type(value)(_in_utc(x) for x in value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
