@@ -20,7 +20,7 @@ def register(subparsers) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from .. import config, db  # deferred on purpose: fast --help
-    from ..digest.build import digest_langs, parse_day, render_day
+    from ..digest.build import digest_langs, parse_day, render_day  # deferred on purpose: fast --help
 
     try:
         day = parse_day(args.date)

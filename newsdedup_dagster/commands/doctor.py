@@ -81,15 +81,14 @@ def check_dagster() -> list[Finding]:
     """The instance as Dagster's own processes (`dagster-webserver`, `dagster-daemon run`,
     `dagster asset materialize`, `dg`) started in this environment load it: from $DAGSTER_HOME,
     with nothing added to the environment (doctor, unlike the running commands, sets nothing)."""
-    # deferred on purpose: fast --help
-    from ..instance import (
+    from ..instance import (  # deferred on purpose: fast --help
         RUN_COORDINATOR,
         read_document,
         unset_variables,
         uses_newsdedup_storage,
         written_by_earlier_version,
     )
-    from ..run_coordinator import ValidatingRunCoordinator
+    from ..run_coordinator import ValidatingRunCoordinator  # deferred on purpose: fast --help
 
     home = deployment.dagster_home()
     yaml_path = home / "dagster.yaml"
@@ -196,7 +195,7 @@ def check_llm(live: bool) -> list[Finding]:
 
 def check_embeddings() -> list[Finding]:
     from .. import config  # deferred on purpose: fast --help
-    from ..embeddings.providers import make_embedder
+    from ..embeddings.providers import make_embedder  # deferred on purpose: fast --help
 
     try:
         settings = config.embedding_settings()

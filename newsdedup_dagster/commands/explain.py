@@ -22,7 +22,7 @@ def register(subparsers) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from .. import db  # deferred on purpose: fast --help
-    from ..clustering.explain import StoryNotFound, load, render_text
+    from ..clustering.explain import StoryNotFound, load, render_text  # deferred on purpose: fast --help
 
     with db.connection() as conn:
         try:

@@ -27,8 +27,8 @@ def register(subparsers) -> None:
 
 def cmd_ingest(args) -> int:
     from ..assets.ingest import raw_items_metadata, run_ingest  # deferred on purpose: fast --help
-    from ..ingest.sources import SourcesConfigError, load_sources
-    from ..partitions import hour_key
+    from ..ingest.sources import SourcesConfigError, load_sources  # deferred on purpose: fast --help
+    from ..partitions import hour_key  # deferred on purpose: fast --help
 
     sources_path = Path(args.sources).expanduser().resolve()
     try:

@@ -133,9 +133,8 @@ def _gold_evaluation(conn, gold_path: Path) -> dict | None:
     """Score the sample day's stories against the bundled gold labels (B-cubed, NMI, ARI)."""
     if not gold_path.exists():
         return None
-    # deferred on purpose: fast --help
-    from ..evaluation.metrics import summary
-    from ..ingest.canonical_url import canonical_url, item_id
+    from ..evaluation.metrics import summary  # deferred on purpose: fast --help
+    from ..ingest.canonical_url import canonical_url, item_id  # deferred on purpose: fast --help
 
     gold = {}
     for line in gold_path.read_text(encoding="utf-8").splitlines():
@@ -154,7 +153,7 @@ def _gold_evaluation(conn, gold_path: Path) -> dict | None:
 def _run_demo_hours(hourly, instance, url, args, run_config_base, stop):
     """Materialise the demo day's hours in order; one printed line per hour."""
     from ..assets.hourly import hourly_run_config  # deferred on purpose: fast --help
-    from ..partitions import hour_window
+    from ..partitions import hour_window  # deferred on purpose: fast --help
 
     check_totals: Counter = Counter()
     failed_checks: list[str] = []
@@ -231,7 +230,7 @@ def cmd_demo(args) -> int:
         print_top_stories(conn, limit=10)
         evaluation = _gold_evaluation(conn, config.SAMPLE_DATA_DIR / "gold.jsonl")
 
-    from ..digest.build import digest_html_path
+    from ..digest.build import digest_html_path  # deferred on purpose: fast --help
 
     day = date.fromisoformat(args.day)
     paths = [p for p in [digest_html_path(day, llm.pivot_lang, config.outbox_dir())] if p.exists()]

@@ -21,12 +21,12 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import (
+    from .. import (  # deferred on purpose: fast --help
         config,
         db,  # deferred on purpose: fast --help
     )
-    from ..progress import progress_bar
-    from ..retention import prune, table_sizes
+    from ..progress import progress_bar  # deferred on purpose: fast --help
+    from ..retention import prune, table_sizes  # deferred on purpose: fast --help
 
     windows = config.clustering_settings(None)
     try:

@@ -27,9 +27,9 @@ def _centring_word(centring: bool | None) -> str:
 
 def handle(args: argparse.Namespace) -> int:
     from .. import config, db  # deferred on purpose: fast --help
-    from ..embeddings import make_embedder
-    from ..embeddings.providers import centring_enabled
-    from ..embeddings.store import active_model, switch_model
+    from ..embeddings import make_embedder  # deferred on purpose: fast --help
+    from ..embeddings.providers import centring_enabled  # deferred on purpose: fast --help
+    from ..embeddings.store import active_model, switch_model  # deferred on purpose: fast --help
 
     settings = config.embedding_settings()
     embedder = make_embedder(settings)

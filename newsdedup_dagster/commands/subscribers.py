@@ -31,7 +31,7 @@ def normalise_email(email: str) -> str:
 
 def handle(args: argparse.Namespace) -> int:
     from .. import config, db  # deferred on purpose: fast --help
-    from ..digest.send import valid_email
+    from ..digest.send import valid_email  # deferred on purpose: fast --help
 
     if args.action in ("add", "remove"):
         email = normalise_email(args.email)
