@@ -8,10 +8,17 @@ from pathlib import Path
 
 import pytest
 
-# Per-session home so parallel sessions and the developer's own .newsdedup never collide.
-_SESSION_HOME = Path(tempfile.mkdtemp(prefix="newsdedup-test-"))
-os.environ.setdefault("NEWSDEDUP_HOME", str(_SESSION_HOME))
-os.environ.setdefault("DAGSTER_HOME", str(_SESSION_HOME / "dagster"))
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if _XDIST_WORKER:
+    # A pytest-xdist worker inherits the controller's homes through the environment and takes its
+    # own directory under each: its own embedded PostgreSQL and Dagster instance.
+    for _name in ("NEWSDEDUP_HOME", "DAGSTER_HOME"):
+        os.environ[_name] = str(Path(os.environ[_name]) / _XDIST_WORKER)
+else:
+    # Per-session home so parallel sessions and the developer's own .newsdedup never collide.
+    _SESSION_HOME = Path(tempfile.mkdtemp(prefix="newsdedup-test-"))
+    os.environ.setdefault("NEWSDEDUP_HOME", str(_SESSION_HOME))
+    os.environ.setdefault("DAGSTER_HOME", str(_SESSION_HOME / "dagster"))
 os.environ.pop("NEWSDEDUP_LLM_BASE_URL", None)
 os.environ.pop("NEWSDEDUP_SMTP_HOST", None)
 
@@ -48,6 +55,18 @@ def conn(clean_db):
 
     with db.connection(clean_db) as connection:
         yield connection
+
+
+# ------------------------------------------------------------------ feed server
+@pytest.fixture()
+def feed_server():
+    """A real HTTP feed server on 127.0.0.1 (tests/feedserver.py) for one test, serving the two
+    well-formed feeds (`add_good_feeds`); the test adds its own routes."""
+    from feedserver import FeedServer, add_good_feeds
+
+    with FeedServer() as server:
+        add_good_feeds(server)
+        yield server
 
 
 # ------------------------------------------------------- local OpenAI-compatible server
