@@ -84,3 +84,16 @@ def fake(openai_server):
     """The shared fake OpenAI server with its scripted replies and request log cleared."""
     openai_server.reset()
     return openai_server
+
+
+# ------------------------------------------------------------------ order
+def pytest_collection_modifyitems(items):
+    """The longest tests first (daemons and browsers, then the other end-to-end tests), each kind in
+    collection order: under pytest-xdist (`make test`) the workers then share the long tests out
+    first and fill in with the short ones, and none of the long ones starts last."""
+    def kind(item) -> int:
+        if item.get_closest_marker("daemon") or item.get_closest_marker("browser"):
+            return 0
+        return 1 if item.get_closest_marker("slow") else 2
+
+    items.sort(key=kind)

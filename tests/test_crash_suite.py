@@ -218,7 +218,10 @@ def suite(crash_server, openai_server, tmp_path_factory):
     return {"server": crash_server, "llm": openai_server.base_url, "home": home, "want": want, "reference": reference}
 
 
+# Under pytest-xdist (`make test`) the two retried runs (each waits out Dagster's retry delay) run
+# beside the other scenarios, on a server and base state of their own.
 @pytest.mark.slow
+@pytest.mark.xdist_group("crash-suite")
 @pytest.mark.parametrize("asset", list(KILL_POINTS))
 def test_sigkill_inside_step_then_rerun_matches_uninterrupted_run(suite, asset):
     url = create_database(suite["server"], f"crash_kill_{asset}", template="crash_base")
@@ -230,6 +233,7 @@ def test_sigkill_inside_step_then_rerun_matches_uninterrupted_run(suite, asset):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("crash-suite")
 @pytest.mark.parametrize("asset", list(PG_STOP_POINTS))
 def test_postgres_stopped_immediately_inside_step_then_rerun_matches(suite, asset, tmp_path):
     server = suite["server"]
@@ -267,6 +271,7 @@ def test_postgres_stopped_immediately_inside_step_then_rerun_matches(suite, asse
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("crash-suite-retries")
 @pytest.mark.parametrize("asset", list(RETRY_POINTS))
 def test_step_retried_in_the_same_run_then_rerun_matches(suite, asset, tmp_path):
     """The database stops under a step; Dagster's retry policy retries the step in the same run

@@ -22,7 +22,10 @@ from dagster import AssetCheckEvaluation, AssetKey, AssetMaterialization, Dagste
 from dagster_deployment import DagsterDeployment
 from newsdedup_dagster import db
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
+pytestmark = [pytest.mark.slow, pytest.mark.daemon, pytest.mark.timeout(3600)]
+# Under pytest-xdist (`make test`) the digest test, which mostly waits on the automation sensor,
+# runs beside the backfills on a deployment of its own; the short tests share the backfills'.
+BACKFILLS = pytest.mark.xdist_group("daemon-backfills")
 
 HOURLY_ASSETS = ["raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores",
                  "story_translations", "events", "story_feeds"]
@@ -82,6 +85,7 @@ def _backfill_runs(instance, backfill_id: str):
     return instance.get_runs(filters=RunsFilter(tags={"dagster/backfill": backfill_id}))
 
 
+@BACKFILLS
 def test_backfill_runs_hours_in_order_and_stops_at_a_failed_hour(deployment, database_url):
     instance = deployment.instance()
     _truncate(database_url)
@@ -191,6 +195,7 @@ def _digest_runs(instance, day: str):
             if AssetKey("digest") in (r.asset_selection or set())]
 
 
+@pytest.mark.xdist_group("daemon-digest")
 def test_digest_waits_for_every_hour_of_its_day(deployment):
     now = datetime.now(timezone.utc)
     if now.hour == 23 and now.minute > 50:
@@ -226,6 +231,7 @@ mutation Launch($executionParams: ExecutionParams!) {
 }"""
 
 
+@BACKFILLS
 @pytest.mark.parametrize("run_config", [
     {"resources": {"llm": {"config": {"base_url": "http://attacker.invalid/v1", "api_key_env": "HOME"}}}},
     {"resources": {"mailer": {"config": {"host": "attacker.invalid", "password_env": "HOME"}}}},
@@ -242,6 +248,7 @@ def test_launching_with_hostile_run_config_is_rejected(deployment, run_config):
     assert any("unexpected config entr" in e["message"] for e in result["errors"]), result["errors"]
 
 
+@BACKFILLS
 def test_the_ui_shows_secret_names_never_values(deployment):
     query = """{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name }
                  allTopLevelResourceDetails { name description configFields { name } configuredValues { key value } } } } } }"""

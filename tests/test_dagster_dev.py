@@ -31,6 +31,7 @@ DAEMON_QUERY = "{ instance { daemonHealth { allDaemonStatuses { daemonType healt
 
 
 @pytest.mark.slow
+@pytest.mark.daemon
 def test_newsdedup_dev_serves_asset_graph_and_schedule(tmp_path):
     port = free_port()
     env = {**os.environ, "NEWSDEDUP_HOME": str(tmp_path / "home"), "DAGSTER_HOME": str(tmp_path / "dagster")}

@@ -183,6 +183,7 @@ def work_dir():
 
 
 @pytest.mark.slow
+@pytest.mark.daemon
 def test_production_setup_on_a_non_superuser_role(second_server, work_dir):
     tmp_path = work_dir
     server = second_server

@@ -122,6 +122,7 @@ def test_wheel_ships_sql_templates_and_sample_data(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.daemon
 @pytest.mark.timeout(1500)  # the whole demo day plus two Dagster servers: 2-5 min on a shared machine
 def test_installed_wheel_runs_demo_doctor_and_dagsters_own_commands(tmp_path):
     started = time.monotonic()
