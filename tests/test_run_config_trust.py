@@ -59,7 +59,9 @@ def run_config_fields() -> list[tuple[str, tuple[str, ...], object]]:
 
     for job in repo.get_all_jobs():
         walk(job.name, job.run_config_schema.config_type, ())
-    return fields
+    # In a fixed order: the asset job's ops come in an order that differs between processes, and
+    # pytest-xdist needs every worker to collect the same tests.
+    return sorted(fields, key=lambda field: (field[0], field[1]))
 
 
 FIELDS = run_config_fields()
