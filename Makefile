@@ -11,10 +11,12 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 PYTEST_ARGS ?=
-# The tests run in parallel processes (pytest-xdist), each with its own embedded PostgreSQL. More
-# workers than cores pay: the end-to-end tests mostly wait on servers, daemons and the browser.
+# The tests run in parallel processes (pytest-xdist), each with its own embedded PostgreSQL; one
+# file's tests on one worker, so that a module's daemon or server starts once; the files in the
+# order tests/conftest.py gives (the longest first). More workers than cores pay: the end-to-end
+# tests mostly wait on servers, daemons and the browser.
 TEST_WORKERS ?= 4
-PYTEST = $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+PYTEST = $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: demo test test-fast dev validate bench clean print-python
 

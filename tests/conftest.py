@@ -87,13 +87,21 @@ def fake(openai_server):
 
 
 # ------------------------------------------------------------------ order
-def pytest_collection_modifyitems(items):
-    """The longest tests first (daemons and browsers, then the other end-to-end tests), each kind in
-    collection order: under pytest-xdist (`make test`) the workers then share the long tests out
-    first and fill in with the short ones, and none of the long ones starts last."""
-    def kind(item) -> int:
-        if item.get_closest_marker("daemon") or item.get_closest_marker("browser"):
-            return 0
-        return 1 if item.get_closest_marker("slow") else 2
+# The files whose tests take longest (`--durations` of `make test`), longest first.
+LONGEST_FILES = ("test_dagster_daemon.py", "test_wheel_install.py", "test_ui_browser.py", "test_run_config_trust.py",
+                 "test_crash_suite.py", "test_crash_suite_retries.py", "test_dagster_daemon_digest.py",
+                 "test_production_setup.py")
 
-    items.sort(key=kind)
+
+def pytest_collection_modifyitems(items):
+    """The longest tests first (the files above, then daemons and browsers, then the other
+    end-to-end tests), each kind in collection order: under pytest-xdist (`make test`) the workers
+    share the long tests out first and fill in with the short ones, and none of the long ones starts last."""
+    def rank(item) -> tuple[int, int]:
+        if item.path.name in LONGEST_FILES:
+            return 0, LONGEST_FILES.index(item.path.name)
+        if item.get_closest_marker("daemon") or item.get_closest_marker("browser"):
+            return 1, 0
+        return (2, 0) if item.get_closest_marker("slow") else (3, 0)
+
+    items.sort(key=rank)

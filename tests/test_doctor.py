@@ -17,6 +17,9 @@ from test_platform import EARLIER_INSTANCE_FILE
 
 REPO = Path(__file__).resolve().parents[1]
 
+# Each test runs the `newsdedup doctor` command in a process of its own (10-40 s each).
+pytestmark = pytest.mark.slow
+
 
 def _doctor(env_overrides: dict[str, str | None], *args: str) -> tuple[int, dict[str, dict]]:
     env = dict(os.environ)
