@@ -21,8 +21,8 @@ from pathlib import Path
 
 import httpx
 import yaml
-
 from helpers import free_port
+
 from newsdedup_dagster import db
 
 REPO = Path(__file__).resolve().parent.parent

@@ -9,8 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
-from newsdedup_dagster.assets.hourly import HOURLY_OP
 from test_crash_suite import (  # noqa: F401  (crash_server and suite are fixtures)
     HOUR,
     REPO,
@@ -19,8 +17,8 @@ from test_crash_suite import (  # noqa: F401  (crash_server and suite are fixtur
     RUNNER,
     crash_server,
     create_database,
-    fingerprint,
     differences,
+    fingerprint,
     hour_env,
     paid_twice,
     run_ok,
@@ -28,10 +26,12 @@ from test_crash_suite import (  # noqa: F401  (crash_server and suite are fixtur
     suite,
 )
 
+from newsdedup_dagster.assets.hourly import HOURLY_OP
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("asset", list(RETRY_POINTS))
-def test_step_retried_in_the_same_run_then_rerun_matches(suite, asset, tmp_path):
+def test_step_retried_in_the_same_run_then_rerun_matches(suite, asset, tmp_path):  # noqa: F811  (the fixture)
     """The database stops under a step; Dagster's retry policy retries the step in the same run
     once it is back, and the run completes (every later step, the feeds included, runs on the
     retried step's output). A rerun of the hour then must change nothing an uninterrupted run

@@ -9,7 +9,6 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from dagster import AssetCheckEvaluation, AssetKey, AssetMaterialization, RunsFilter
-
 from dagster_deployment import DagsterDeployment
 
 pytestmark = [pytest.mark.slow, pytest.mark.daemon, pytest.mark.timeout(3600)]

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from helpers import free_port
 
 REPO = Path(__file__).resolve().parent.parent

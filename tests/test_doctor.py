@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import free_port
 from fake_openai import FakeOpenAI
+from helpers import free_port
 from smtp_server import SmtpServer
 from test_platform import EARLIER_INSTANCE_FILE
 

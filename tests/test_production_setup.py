@@ -21,8 +21,8 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-from helpers import free_port
 from dagster_deployment import daemon_argv
+from helpers import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 DAY = "2026-11-02"

@@ -26,7 +26,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from helpers import free_port
 
 REPO = Path(__file__).resolve().parent.parent
