@@ -1,5 +1,5 @@
 # The two commands: `make demo` (run the main job offline on the embedded Postgres)
-# and `make test` (run the test suite). Both create .venv on first use.
+# and `make test` (run the test suite; `make test-fast` for the edit loop). Both create .venv on first use.
 #
 # Python: the first supported interpreter found (3.11, 3.12, 3.13, then python3 when its
 # version fits pyproject's requires-python); `make PYTHON=python3.12 test` overrides.
@@ -11,8 +11,14 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 PYTEST_ARGS ?=
+# The tests run in parallel processes (pytest-xdist), each with its own embedded PostgreSQL; one
+# file's tests on one worker, so that a module's daemon or server starts once; the files in the
+# order tests/conftest.py gives (the longest first). More workers than cores pay: the end-to-end
+# tests mostly wait on servers, daemons and the browser.
+TEST_WORKERS ?= 4
+PYTEST = $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-.PHONY: demo test dev validate bench clean print-python
+.PHONY: demo test test-fast dev validate bench clean print-python
 
 $(STAMP): pyproject.toml setup.py
 	@test -n "$(PYTHON)" || { echo "no supported Python found (3.11-3.13); set PYTHON=..."; exit 2; }
@@ -25,9 +31,15 @@ $(STAMP): pyproject.toml setup.py
 demo: $(STAMP)
 	$(BIN)/newsdedup demo
 
+# Every test.
 test: $(STAMP)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/dg check defs
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(PYTEST) $(PYTEST_ARGS)
+
+# The edit loop: every test but those that start servers or processes of their own, daemons and
+# browsers (markers in pyproject.toml).
+test-fast: $(STAMP)
+	$(PYTEST) -m "not slow and not daemon and not browser" $(PYTEST_ARGS)
 
 dev: $(STAMP)
 	$(BIN)/newsdedup dev

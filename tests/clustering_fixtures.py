@@ -49,6 +49,34 @@ def insert_items(conn, rows, hour: datetime, minute_step: int = 2, sources=None)
     conn.commit()
 
 
+class WrittenVectors:
+    """The embedding model of a test that writes item_embeddings itself (it is never asked to embed)."""
+
+    provider = "fake"
+
+    def __init__(self, model_id: str, dims: int):
+        self.model_id, self.dims = model_id, dims
+
+    def embed(self, texts):
+        raise AssertionError("not used: the test writes the vectors")
+
+
+def store_vectors(conn, model_id: str, vectors: dict):
+    """Write `vectors` (item id -> unit numpy vector) as the embeddings of those stored items under
+    the model `model_id`; returns the model's info."""
+    from newsdedup_dagster.embeddings.store import ensure_model, vector_literal
+
+    dims = len(next(iter(vectors.values())))
+    info = ensure_model(conn, WrittenVectors(model_id, dims))
+    for item_id, v in vectors.items():
+        conn.execute(
+            "INSERT INTO item_embeddings (item_id, model, text_hash, embedding, raw_embedding, partition_hour, published_at)"
+            " SELECT id, %s, id, %s::vector, %s::vector, partition_hour, published_at FROM items WHERE id = %s",
+            (info.model, vector_literal(v), vector_literal(v), item_id))
+    conn.commit()
+    return info
+
+
 def key(hour: datetime) -> str:
     return hour.strftime("%Y-%m-%d-%H:%M")
 

@@ -8,10 +8,17 @@ from pathlib import Path
 
 import pytest
 
-# Per-session home so parallel sessions and the developer's own .newsdedup never collide.
-_SESSION_HOME = Path(tempfile.mkdtemp(prefix="newsdedup-test-"))
-os.environ.setdefault("NEWSDEDUP_HOME", str(_SESSION_HOME))
-os.environ.setdefault("DAGSTER_HOME", str(_SESSION_HOME / "dagster"))
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if _XDIST_WORKER:
+    # A pytest-xdist worker inherits the controller's homes through the environment and takes its
+    # own directory under each: its own embedded PostgreSQL and Dagster instance.
+    for _name in ("NEWSDEDUP_HOME", "DAGSTER_HOME"):
+        os.environ[_name] = str(Path(os.environ[_name]) / _XDIST_WORKER)
+else:
+    # Per-session home so parallel sessions and the developer's own .newsdedup never collide.
+    _SESSION_HOME = Path(tempfile.mkdtemp(prefix="newsdedup-test-"))
+    os.environ.setdefault("NEWSDEDUP_HOME", str(_SESSION_HOME))
+    os.environ.setdefault("DAGSTER_HOME", str(_SESSION_HOME / "dagster"))
 os.environ.pop("NEWSDEDUP_LLM_BASE_URL", None)
 os.environ.pop("NEWSDEDUP_SMTP_HOST", None)
 
@@ -50,6 +57,18 @@ def conn(clean_db):
         yield connection
 
 
+# ------------------------------------------------------------------ feed server
+@pytest.fixture()
+def feed_server():
+    """A real HTTP feed server on 127.0.0.1 (tests/feedserver.py) for one test, serving the two
+    well-formed feeds (`add_good_feeds`); the test adds its own routes."""
+    from feedserver import FeedServer, add_good_feeds
+
+    with FeedServer() as server:
+        add_good_feeds(server)
+        yield server
+
+
 # ------------------------------------------------------- local OpenAI-compatible server
 @pytest.fixture(scope="module")
 def openai_server():
@@ -65,3 +84,24 @@ def fake(openai_server):
     """The shared fake OpenAI server with its scripted replies and request log cleared."""
     openai_server.reset()
     return openai_server
+
+
+# ------------------------------------------------------------------ order
+# The files whose tests take longest (`--durations` of `make test`), longest first.
+LONGEST_FILES = ("test_dagster_daemon.py", "test_wheel_install.py", "test_ui_browser.py", "test_run_config_trust.py",
+                 "test_crash_suite.py", "test_crash_suite_retries.py", "test_dagster_daemon_digest.py",
+                 "test_production_setup.py")
+
+
+def pytest_collection_modifyitems(items):
+    """The longest tests first (the files above, then daemons and browsers, then the other
+    end-to-end tests), each kind in collection order: under pytest-xdist (`make test`) the workers
+    share the long tests out first and fill in with the short ones, and none of the long ones starts last."""
+    def rank(item) -> tuple[int, int]:
+        if item.path.name in LONGEST_FILES:
+            return 0, LONGEST_FILES.index(item.path.name)
+        if item.get_closest_marker("daemon") or item.get_closest_marker("browser"):
+            return 1, 0
+        return (2, 0) if item.get_closest_marker("slow") else (3, 0)
+
+    items.sort(key=rank)

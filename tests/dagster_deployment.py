@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import httpx
 import yaml
+from helpers import free_port
 
 from newsdedup_dagster import db
 
@@ -66,12 +66,6 @@ query BackfillStatus($backfillId: String!) {
     ... on PythonError { message }
   }
 }"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write_dagster_yaml(home: Path, storage_url: str, max_concurrent_runs: int = 4,

@@ -14,12 +14,13 @@ from __future__ import annotations
 import email
 import email.policy
 import asyncio
-import socket
 import threading
 from dataclasses import dataclass
 from email.message import EmailMessage
 
 from aiosmtpd.controller import Controller
+
+from helpers import free_port
 
 
 @dataclass
@@ -59,17 +60,11 @@ class _Handler:
         return "250 Message accepted for delivery"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class SmtpServer:
     def __init__(self, refuse: dict[str, str] | None = None, refuse_times: int | None = None,
                  port: int | None = None, data_delay_s: float = 0.0):
         self.host = "127.0.0.1"
-        self.port = port or _free_port()
+        self.port = port or free_port()
         self.data_delay_s = data_delay_s
         self.refuse = dict(refuse or {})
         self.refuse_left = {k: refuse_times for k in self.refuse} if refuse_times is not None else {}
@@ -85,8 +80,3 @@ class SmtpServer:
 
     def __exit__(self, *exc) -> None:
         self._controller.stop()
-
-
-def free_port() -> int:
-    """A port nothing listens on (for "server down" tests)."""
-    return _free_port()

@@ -11,12 +11,11 @@ import json
 import numpy as np
 import pytest
 
-from clustering_fixtures import H0
+from clustering_fixtures import H0, store_vectors
 from newsdedup_dagster.cli import main
 from newsdedup_dagster.clustering import explain
 from newsdedup_dagster.clustering.passes import cluster_partition
 from newsdedup_dagster.clustering.settings import settings_for
-from newsdedup_dagster.embeddings.store import ensure_model, vector_literal
 
 pytestmark = pytest.mark.timeout(180)
 DIMS = 8
@@ -35,13 +34,6 @@ ITEMS = [
 ]
 
 
-class FixedEmbedder:
-    provider, model_id, dims = "fake", "fake:anchors", DIMS
-
-    def embed(self, texts):  # never called: the test writes item_embeddings itself
-        raise AssertionError("not used")
-
-
 def store(conn):
     rng = np.random.default_rng(3)
     conn.execute("INSERT INTO sources (id, name, feed_url, language) VALUES ('wire', 'wire', 'http://wire/feed', 'en')")
@@ -50,18 +42,13 @@ def store(conn):
             "INSERT INTO items (id, canonical_url, url, title, summary, lang, published_at, partition_hour, source_id)"
             " VALUES (%s, %s, %s, %s, %s, 'en', %s::timestamptz + %s * interval '5 minutes', %s, 'wire')",
             (item_id, f"http://x/{item_id}", f"http://x/{item_id}", title, summary, H0, n, H0))
-    info = ensure_model(conn, FixedEmbedder())
+    vectors = {}
     for item_id, _, _, axis in ITEMS:
         v = np.zeros(DIMS)
         v[axis] = 1.0
         v[4:] = 0.05 * rng.random(DIMS - 4)
-        v = (v / np.linalg.norm(v)).astype(np.float32)
-        conn.execute(
-            "INSERT INTO item_embeddings (item_id, model, text_hash, embedding, raw_embedding, partition_hour, published_at)"
-            " SELECT id, %s, id, %s::vector, %s::vector, partition_hour, published_at FROM items WHERE id = %s",
-            (info.model, vector_literal(v), vector_literal(v), item_id))
-    conn.commit()
-    return info
+        vectors[item_id] = (v / np.linalg.norm(v)).astype(np.float32)
+    return store_vectors(conn, "fake:anchors", vectors)
 
 
 def memberships(conn) -> dict[str, str]:
@@ -186,9 +173,7 @@ SNOW = [
 
 
 def store_snow(conn):
-    info = store(conn)
-    conn.execute("DELETE FROM item_embeddings")
-    conn.execute("DELETE FROM items")
+    conn.execute("INSERT INTO sources (id, name, feed_url, language) VALUES ('wire', 'wire', 'http://wire/feed', 'en')")
     for n, (item_id, lang, title, summary) in enumerate(SNOW):
         conn.execute(
             "INSERT INTO items (id, canonical_url, url, title, summary, lang, published_at, partition_hour, source_id)"
@@ -197,13 +182,7 @@ def store_snow(conn):
     v = np.zeros(DIMS)
     v[2] = 1.0
     v = (v / np.linalg.norm(v)).astype(np.float32)
-    for item_id, *_ in SNOW:
-        conn.execute(
-            "INSERT INTO item_embeddings (item_id, model, text_hash, embedding, raw_embedding, partition_hour, published_at)"
-            " SELECT id, %s, id, %s::vector, %s::vector, partition_hour, published_at FROM items WHERE id = %s",
-            (info.model, vector_literal(v), vector_literal(v), item_id))
-    conn.commit()
-    return info
+    return store_vectors(conn, "fake:anchors", {item_id: v for item_id, *_ in SNOW})
 
 
 def test_first_snows_in_three_countries_stay_apart_across_languages_and_explain_shows_the_places(conn, capsys):

@@ -23,6 +23,7 @@ from newsdedup_dagster.alerts import FailedRun, compose, deliver
 from newsdedup_dagster.digest.send import SmtpSettings
 from newsdedup_dagster.resources import MailerResource
 from newsdedup_dagster.sensors import alert_on_run_failure
+from helpers import free_port
 from smtp_server import SmtpServer
 
 # The hourly assets are one step (`hourly_chain`); its error names the asset and hour that failed.
@@ -54,10 +55,8 @@ def test_alert_is_mailed_through_smtp(tmp_path):
 
 @pytest.mark.parametrize("case", ["no smtp", "no recipient", "smtp down"])
 def test_alert_falls_back_to_the_outbox(tmp_path, case):
-    from smtp_server import _free_port
-
-    smtp = {"no smtp": SmtpSettings(), "no recipient": SmtpSettings(host="127.0.0.1", port=_free_port(), security="none"),
-            "smtp down": SmtpSettings(host="127.0.0.1", port=_free_port(), security="none", timeout_s=2)}[case]
+    smtp = {"no smtp": SmtpSettings(), "no recipient": SmtpSettings(host="127.0.0.1", port=free_port(), security="none"),
+            "smtp down": SmtpSettings(host="127.0.0.1", port=free_port(), security="none", timeout_s=2)}[case]
     recipients = () if case == "no recipient" else ("ops@example.org",)
     where = deliver(RUN, smtp, recipients, tmp_path)
     files = list((tmp_path / "alerts").glob("*.eml"))

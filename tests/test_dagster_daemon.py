@@ -2,8 +2,9 @@
 backfills launched the way the UI launches them (GraphQL `launchPartitionBackfill`) are one run over
 the range, which lands the hours in time order; a failed hour stops the hours after it and leaves
 the hours before it materialised; re-executing from the failure finishes the range with the same
-stories; the digest waits until its day is complete; a failed run is reported to the operator; run
-config aimed at the deployment is rejected.
+stories; a failed run is reported to the operator; run config aimed at the deployment is rejected.
+The digest's wait for its whole day is in tests/test_dagster_daemon_digest.py (a deployment of
+its own, so that under pytest-xdist it runs beside the backfills).
 
 The failure is injected in the test's database only (a trigger refusing story memberships of one
 hour); production code has no failure switch.
@@ -14,15 +15,15 @@ from __future__ import annotations
 import email
 import email.policy
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import pytest
-from dagster import AssetCheckEvaluation, AssetKey, AssetMaterialization, DagsterEventType, RunsFilter
+from dagster import AssetKey, DagsterEventType, RunsFilter
 
 from dagster_deployment import DagsterDeployment
 from newsdedup_dagster import db
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
+pytestmark = [pytest.mark.slow, pytest.mark.daemon, pytest.mark.timeout(3600)]
 
 HOURLY_ASSETS = ["raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores",
                  "story_translations", "events", "story_feeds"]
@@ -173,45 +174,6 @@ def _wait_for_alert(deployment, partition: str, timeout: float = 150) -> str:
                 return text
         time.sleep(3)
     raise AssertionError(f"no alert for {partition} in {deployment.outbox / 'alerts'}:\n{deployment.log_tail()}")
-
-
-# --------------------------------------------------------------------------- the digest waits
-def _report_hour(instance, hour: str) -> None:
-    """An hour of events and story_translations landed with its blocking checks passed (reported to
-    the instance as a run would; the daemon's automation sensor cannot tell the difference)."""
-    for asset in ("events", "story_translations"):
-        instance.report_runless_asset_event(AssetMaterialization(asset_key=asset, partition=hour))
-    for check in ("story_in_at_most_one_event", "timeline_in_time_order", "no_gap_longer_than_quiet_period"):
-        instance.report_runless_asset_event(
-            AssetCheckEvaluation(asset_key=AssetKey("events"), check_name=check, passed=True, partition=hour))
-
-
-def _digest_runs(instance, day: str):
-    return [r for r in instance.get_runs(filters=RunsFilter(tags={"dagster/partition": day}))
-            if AssetKey("digest") in (r.asset_selection or set())]
-
-
-def test_digest_waits_for_every_hour_of_its_day(deployment):
-    now = datetime.now(timezone.utc)
-    if now.hour == 23 and now.minute > 50:
-        pytest.skip("too close to midnight UTC: the latest complete day would change during the test")
-    day = (now - timedelta(days=1)).strftime("%Y-%m-%d")
-    instance = deployment.instance()
-    for hour in range(23):
-        _report_hour(instance, f"{day}-{hour:02d}:00")
-    # Two evaluations of the automation sensor (every 30 s) with hour 23 missing: no digest.
-    time.sleep(75)
-    assert _digest_runs(instance, day) == []
-
-    _report_hour(instance, f"{day}-23:00")
-    deadline = time.time() + 150
-    while time.time() < deadline and not _digest_runs(instance, day):
-        time.sleep(3)
-    runs = _digest_runs(instance, day)
-    assert len(runs) == 1, f"expected one digest run for {day}, got {len(runs)}:\n{deployment.log_tail()}"
-    # It runs once: later evaluations do not request it again.
-    time.sleep(70)
-    assert len(_digest_runs(instance, day)) == 1
 
 
 # ------------------------------------------------------------- run config against the deployment

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -29,15 +29,10 @@ QUERY = """
 DAEMON_QUERY = "{ instance { daemonHealth { allDaemonStatuses { daemonType healthy } } } }"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
+@pytest.mark.daemon
 def test_newsdedup_dev_serves_asset_graph_and_schedule(tmp_path):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "NEWSDEDUP_HOME": str(tmp_path / "home"), "DAGSTER_HOME": str(tmp_path / "dagster")}
     env.pop("NEWSDEDUP_DATABASE_URL", None)
     proc = subprocess.Popen(

@@ -13,15 +13,14 @@ import threading
 from datetime import date
 from pathlib import Path
 
-from dagster import materialize
-from smtp_server import SmtpServer, free_port
+from helpers import free_port, materialize_digest
+from smtp_server import SmtpServer
 from test_events_fixtures import add_story
 
 from newsdedup_dagster import db
-from newsdedup_dagster.assets.digest import MailerResource, digest
+from newsdedup_dagster.assets.digest import MailerResource
 from newsdedup_dagster.digest.build import render_day
 from newsdedup_dagster.digest.send import LOCK_SPACE, CRASH_EXIT_CODE, SmtpSettings, deliver_day
-from newsdedup_dagster.resources import LLMResource, PostgresResource
 
 DAY = date(2026, 11, 2)
 KEY = DAY.isoformat()
@@ -113,9 +112,7 @@ def test_server_down_for_the_first_attempt_and_up_for_the_retry_delivers_everyon
     try:
         # One materialisation: attempt 1 finds nothing listening, records, asks Dagster for a retry;
         # the retry (Dagster's own step retry) delivers.
-        result = materialize([digest], partition_key=KEY, resources={
-            "postgres": PostgresResource(database_url=clean_db), "mailer": mailer,
-                 "llm": LLMResource()})
+        result = materialize_digest(clean_db, mailer, KEY)
         helper.join(timeout=60)
         assert result.success
         assert any(e.event_type_value == "STEP_UP_FOR_RETRY" for e in result.all_events)
@@ -137,10 +134,8 @@ def test_server_down_past_the_retries_fails_the_run_and_the_next_run_delivers(cl
     port = free_port()
     mailer = MailerResource(host="127.0.0.1", port=port, security="none", outbox_dir=str(tmp_path),
                             retry_delay_s=0, timeout_s=5, lease_s=60, batch_size=4, outage_retries=0)
-    resources = {"postgres": PostgresResource(database_url=clean_db), "mailer": mailer,
-                 "llm": LLMResource()}
     # Nothing listens on the port: the run records, then FAILS (it must not show green).
-    first = materialize([digest], partition_key=KEY, resources=resources, raise_on_error=False)
+    first = materialize_digest(clean_db, mailer, KEY, raise_on_error=False)
     assert not first.success
     failure = [e for e in first.all_events if e.is_step_failure][0].step_failure_data
     assert "6 deliveries still to do" in failure.error.message
@@ -152,11 +147,11 @@ def test_server_down_past_the_retries_fails_the_run_and_the_next_run_delivers(cl
     assert "cannot connect" in rows[0][2]
     # The server is back; the next materialisation of the day delivers everyone once.
     with SmtpServer(port=port) as server:
-        second = materialize([digest], partition_key=KEY, resources=resources)
+        second = materialize_digest(clean_db, mailer, KEY)
         assert second.success
         md = second.asset_materializations_for_node("digest")[-1].metadata
         assert md["sent"].value == 6 and md["this_run"].value["retryable"] == 0
-        third = materialize([digest], partition_key=KEY, resources=resources)
+        third = materialize_digest(clean_db, mailer, KEY)
         assert third.asset_materializations_for_node("digest")[-1].metadata["this_run"].value["attempted"] == 0
     received = _received(server)
     assert sorted(received) == emails and set(received.values()) == {1}
@@ -169,11 +164,9 @@ def test_transient_4xx_fails_the_run_and_5xx_does_not(clean_db, conn, tmp_path, 
     with SmtpServer(refuse=refuse, refuse_times=2) as server:
         mailer = MailerResource(host=server.host, port=server.port, security="none", outbox_dir=str(tmp_path),
                                 retry_delay_s=0, max_attempts=3, outage_retries=0)
-        resources = {"postgres": PostgresResource(database_url=clean_db), "mailer": mailer,
-                 "llm": LLMResource()}
-        first = materialize([digest], partition_key=KEY, resources=resources, raise_on_error=False)
+        first = materialize_digest(clean_db, mailer, KEY, raise_on_error=False)
         assert not first.success   # 452 twice (first try + in-run retry): one attempt left
-        second = materialize([digest], partition_key=KEY, resources=resources)
+        second = materialize_digest(clean_db, mailer, KEY)
         assert second.success       # 452 gone; the 550 is recorded, not retried, and does not fail the run
         assert server.refused.count("reader001@example.com") == 1
     assert _received(server) == {"reader000@example.com": 1, "reader002@example.com": 1}
@@ -184,13 +177,12 @@ def test_transient_4xx_fails_the_run_and_5xx_does_not(clean_db, conn, tmp_path, 
 
 _CRASHING_RUN = """
 import sys
-from dagster import materialize
-from newsdedup_dagster.assets.digest import MailerResource, digest
-from newsdedup_dagster.resources import LLMResource, PostgresResource
+from helpers import materialize_digest
+from newsdedup_dagster.assets.digest import MailerResource
 url, port, outbox, key = sys.argv[1:5]
 mailer = MailerResource(host="127.0.0.1", port=int(port), security="none", outbox_dir=outbox, retry_delay_s=0,
                         timeout_s=5, lease_s=60, batch_size=4)
-materialize([digest], partition_key=key, resources={"postgres": PostgresResource(database_url=url), "mailer": mailer, "llm": LLMResource()})
+materialize_digest(url, mailer, key)
 """
 
 
@@ -205,11 +197,9 @@ def _crash_then_rerun(clean_db, conn, tmp_path, point: str):
         left = _statuses(conn)
         # the killed run left claimed rows behind (its advisory lock died with its connection)
         assert left["sending"] >= 1 and left["sent"] == 2
-        rerun = materialize([digest], partition_key=KEY, resources={
-            "postgres": PostgresResource(database_url=clean_db),
-            "mailer": MailerResource(host=server.host, port=server.port, security="none", outbox_dir=str(tmp_path),
-                                     retry_delay_s=0, timeout_s=5, lease_s=60, batch_size=4),
-            "llm": LLMResource()})
+        rerun = materialize_digest(clean_db, MailerResource(host=server.host, port=server.port, security="none",
+                                                            outbox_dir=str(tmp_path), retry_delay_s=0, timeout_s=5,
+                                                            lease_s=60, batch_size=4), KEY)
         assert rerun.success
         md = rerun.asset_materializations_for_node("digest")[-1].metadata
     assert _statuses(conn) == {"sent": 10}

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from dagster import materialize
+from helpers import materialize_digest
 from smtp_server import SmtpServer
 from test_events_fixtures import add_story
 
-from newsdedup_dagster.assets.digest import MailerResource, digest, send_decision
+from newsdedup_dagster.assets.digest import MailerResource, send_decision
 from newsdedup_dagster.digest.build import digest_html_path
-from newsdedup_dagster.resources import LLMResource, PostgresResource
+from newsdedup_dagster.resources import LLMResource
 
 KEY = "2026-11-02"
 
 
-def _run(url, mailer, run_config=None, tags=None):
-    return materialize([digest], partition_key=KEY, run_config=run_config, tags=tags,
-                       resources={"postgres": PostgresResource(database_url=url), "mailer": mailer, "llm": LLMResource()})
+def _run(url, mailer, **kwargs):
+    return materialize_digest(url, mailer, KEY, **kwargs)
 
 
 def _seed(conn):
@@ -83,9 +82,7 @@ def test_no_smtp_means_outbox_delivery_only_when_intended(clean_db, conn, tmp_pa
     monkeypatch.setenv("NEWSDEDUP_DIGEST_LANGS", "en")
     _seed(conn)
     # a worker without NEWSDEDUP_SMTP_HOST must not quietly turn readers' mail into files
-    refused = materialize([digest], partition_key=KEY, raise_on_error=False,
-                          resources={"postgres": PostgresResource(database_url=clean_db), "mailer": MailerResource(),
-                                     "llm": LLMResource()})
+    refused = _run(clean_db, MailerResource(), raise_on_error=False)
     assert not refused.success
     failure = [e for e in refused.all_events if e.is_step_failure][0]
     assert "NEWSDEDUP_OUTBOX_ONLY" in failure.step_failure_data.error.message
@@ -105,10 +102,8 @@ def test_llm_resource_languages_reach_the_digest(clean_db, conn, tmp_path):
     """The digest takes the pivot and translation languages from the same settings object as the
     LLM stages (the llm resource), so an override there reaches both."""
     _seed(conn)
-    r = materialize([digest], partition_key=KEY, run_config={"ops": {"digest": {"config": {"send": False}}}},
-                    resources={"postgres": PostgresResource(database_url=clean_db),
-                               "mailer": MailerResource(outbox_dir=str(tmp_path)),
-                               "llm": LLMResource(pivot_lang="ja", translation_langs="ko")})
+    r = _run(clean_db, MailerResource(outbox_dir=str(tmp_path)), llm=LLMResource(pivot_lang="ja", translation_langs="ko"),
+             run_config={"ops": {"digest": {"config": {"send": False}}}})
     md = r.asset_materializations_for_node("digest")[-1].metadata
     # configured (pivot + translations) first, then the subscribers' languages
     assert md["languages"].value == "ja, ko, en, fr"

@@ -5,23 +5,20 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI
+from helpers import free_port
 from smtp_server import SmtpServer
 from test_platform import EARLIER_INSTANCE_FILE
 
 REPO = Path(__file__).resolve().parents[1]
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# Each test runs the `newsdedup doctor` command in a process of its own (10-40 s each).
+pytestmark = pytest.mark.slow
 
 
 def _doctor(env_overrides: dict[str, str | None], *args: str) -> tuple[int, dict[str, dict]]:
@@ -77,7 +74,7 @@ def test_all_parts_healthy(healthy_env, servers):
 
 
 def test_database_unreachable_fails_with_fix(healthy_env):
-    env = {**healthy_env, "NEWSDEDUP_DATABASE_URL": f"postgresql://nobody:secret-pw@127.0.0.1:{_free_port()}/x"}
+    env = {**healthy_env, "NEWSDEDUP_DATABASE_URL": f"postgresql://nobody:secret-pw@127.0.0.1:{free_port()}/x"}
     code, found = _doctor(env)
     assert code == 1
     assert found["database"]["status"] == "FAIL"
@@ -86,7 +83,7 @@ def test_database_unreachable_fails_with_fix(healthy_env):
 
 
 def test_llm_endpoint_down_and_unknown_model(healthy_env, servers):
-    code, found = _doctor({**healthy_env, "NEWSDEDUP_LLM_BASE_URL": f"http://127.0.0.1:{_free_port()}/v1"})
+    code, found = _doctor({**healthy_env, "NEWSDEDUP_LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"})
     assert code == 1 and found["llm"]["status"] == "FAIL"
     code, found = _doctor({**healthy_env, "NEWSDEDUP_SCORING_MODEL": "no-such-model"})
     assert found["llm scoring model"]["status"] == "WARN"
@@ -94,7 +91,7 @@ def test_llm_endpoint_down_and_unknown_model(healthy_env, servers):
 
 
 def test_smtp_down_fails(healthy_env):
-    code, found = _doctor({**healthy_env, "NEWSDEDUP_SMTP_PORT": str(_free_port())})
+    code, found = _doctor({**healthy_env, "NEWSDEDUP_SMTP_PORT": str(free_port())})
     assert code == 1 and found["smtp"]["status"] == "FAIL"
     assert "NEWSDEDUP_SMTP_HOST" in found["smtp"]["fix"]
 
@@ -110,7 +107,7 @@ def test_dagster_storage_unreachable_fails(healthy_env, tmp_path):
     home = tmp_path / "broken-dagster"
     home.mkdir()
     (home / "dagster.yaml").write_text(
-        "storage:\n  postgres:\n    postgres_url: postgresql+psycopg2://x:y@127.0.0.1:%d/dagster\n" % _free_port())
+        "storage:\n  postgres:\n    postgres_url: postgresql+psycopg2://x:y@127.0.0.1:%d/dagster\n" % free_port())
     code, found = _doctor({**healthy_env, "DAGSTER_HOME": str(home)})
     assert code == 1 and found["dagster instance"]["status"] == "FAIL"
 

@@ -13,22 +13,14 @@ import json
 import numpy as np
 import pytest
 
-from clustering_fixtures import H0, insert_items
+from clustering_fixtures import H0, insert_items, store_vectors
 from newsdedup_dagster.cli import main
 from newsdedup_dagster.clustering import explain
 from newsdedup_dagster.clustering.passes import cluster_partition
 from newsdedup_dagster.clustering.settings import settings_for
-from newsdedup_dagster.embeddings.store import ensure_model, vector_literal
 
 pytestmark = pytest.mark.timeout(180)
 DIMS = 8
-
-
-class FixedEmbedder:
-    provider, model_id, dims = "fake", "fake:explain", DIMS
-
-    def embed(self, texts):  # never called: the test writes item_embeddings itself
-        raise AssertionError("not used")
 
 
 def bridged_groups() -> dict[str, np.ndarray]:
@@ -48,14 +40,7 @@ def bridged_groups() -> dict[str, np.ndarray]:
 
 def store(conn, vectors):
     insert_items(conn, [(i, f"headline {i}", "en" if i[0] != "b" else "de", f"src-{i[0]}") for i in sorted(vectors)], H0)
-    info = ensure_model(conn, FixedEmbedder())
-    for item_id, v in vectors.items():
-        conn.execute(
-            "INSERT INTO item_embeddings (item_id, model, text_hash, embedding, raw_embedding, partition_hour, published_at)"
-            " SELECT id, %s, id, %s::vector, %s::vector, partition_hour, published_at FROM items WHERE id = %s",
-            (info.model, vector_literal(v), vector_literal(v), item_id))
-    conn.commit()
-    return info
+    return store_vectors(conn, "fake:explain", vectors)
 
 
 def story_of(conn, item_id: str) -> str:

@@ -30,60 +30,52 @@ from feedserver import (
     FeedServer,
     Request,
     Response,
-    add_good_feeds,
     run_scenario,
     unused_port,
 )
 
-@pytest.fixture()
-def server():
-    with FeedServer() as feed_server:
-        add_good_feeds(feed_server)
-        yield feed_server
-
-
 # ------------------------------------------------------------------ network failures
 
 
-def test_connection_refused(server):
+def test_connection_refused(feed_server):
     url = f"http://127.0.0.1:{unused_port()}/feed.xml"
-    result, parsed = run_scenario(server, FetchRequest("bad", url))
+    result, parsed = run_scenario(feed_server, FetchRequest("bad", url))
     assert result.status == "error"
     assert result.error.startswith("connection failed")
     assert result.attempts == 3  # connection errors are retried
     assert parsed.items == ()
 
 
-def test_timeout_before_headers(server):
-    server.add("/slow.xml", GOOD_A, delay=1.0)
-    result, _ = run_scenario(server, FetchRequest("bad", server.url("/slow.xml")))
+def test_timeout_before_headers(feed_server):
+    feed_server.add("/slow.xml", GOOD_A, delay=1.0)
+    result, _ = run_scenario(feed_server, FetchRequest("bad", feed_server.url("/slow.xml")))
     assert result.status == "error"
     assert "timeout" in result.error
     assert result.elapsed_ms < 2500
 
 
-def test_slow_drip_body_hits_total_timeout(server):
+def test_slow_drip_body_hits_total_timeout(feed_server):
     def drip():
         yield b'<?xml version="1.0"?><rss version="2.0"><channel>'
         while True:
             yield b"<!-- still here -->"
 
-    server.add("/drip.xml", drip, chunk_delay=0.05)  # every read arrives well within read_timeout
+    feed_server.add("/drip.xml", drip, chunk_delay=0.05)  # every read arrives well within read_timeout
     started = time.monotonic()
-    result, _ = run_scenario(server, FetchRequest("bad", server.url("/drip.xml")))
+    result, _ = run_scenario(feed_server, FetchRequest("bad", feed_server.url("/drip.xml")))
     assert result.status == "error"
     assert result.error.startswith("total timeout")
     assert time.monotonic() - started < 8
 
 
-def test_404_is_not_retried(server):
-    result, parsed = run_scenario(server, FetchRequest("bad", server.url("/missing.xml")))
+def test_404_is_not_retried(feed_server):
+    result, parsed = run_scenario(feed_server, FetchRequest("bad", feed_server.url("/missing.xml")))
     assert (result.status, result.http_status, result.attempts) == ("error", 404, 1)
     assert result.error == "HTTP 404 Not Found"
     assert parsed.items == ()
 
 
-def test_500_then_success_on_retry(server):
+def test_500_then_success_on_retry(feed_server):
     calls = {"n": 0}
 
     def flaky(request: Request) -> Response:
@@ -92,16 +84,16 @@ def test_500_then_success_on_retry(server):
             return Response(status=500, body=b"oops")
         return Response(body=GOOD_A.replace(b"/a/", b"/flaky/"), headers={"Content-Type": "application/rss+xml"})
 
-    server.route("/flaky.xml", flaky)
-    result, parsed = run_scenario(server, FetchRequest("flaky", server.url("/flaky.xml")))
+    feed_server.route("/flaky.xml", flaky)
+    result, parsed = run_scenario(feed_server, FetchRequest("flaky", feed_server.url("/flaky.xml")))
     assert result.status == "ok"
     assert result.attempts == 2
     assert len(parsed.items) == 5
 
 
-def test_500_every_time_records_attempts(server):
-    server.add("/down.xml", b"down", status=503, content_type="text/plain")
-    result, _ = run_scenario(server, FetchRequest("bad", server.url("/down.xml")))
+def test_500_every_time_records_attempts(feed_server):
+    feed_server.add("/down.xml", b"down", status=503, content_type="text/plain")
+    result, _ = run_scenario(feed_server, FetchRequest("bad", feed_server.url("/down.xml")))
     assert (result.status, result.http_status, result.attempts) == ("error", 503, 3)
     assert result.error == "HTTP 503 Service Unavailable (after 3 attempts)"
 
@@ -109,51 +101,51 @@ def test_500_every_time_records_attempts(server):
 # ------------------------------------------------------------------ conditional GET
 
 
-def test_conditional_get_with_etag(server):
-    server.conditional("/etag.xml", GOOD_A, etag='"v1"', last_modified="Mon, 02 Nov 2026 10:00:00 GMT")
-    request = FetchRequest("etag", server.url("/etag.xml"))
+def test_conditional_get_with_etag(feed_server):
+    feed_server.conditional("/etag.xml", GOOD_A, etag='"v1"', last_modified="Mon, 02 Nov 2026 10:00:00 GMT")
+    request = FetchRequest("etag", feed_server.url("/etag.xml"))
     first = fetch_feeds_sync([request], FAST)[0]
     assert (first.status, first.etag, first.last_modified) == ("ok", '"v1"', "Mon, 02 Nov 2026 10:00:00 GMT")
     second_request = with_validators(request, first)
-    result, parsed = run_scenario(server, second_request)
+    result, parsed = run_scenario(feed_server, second_request)
     assert (result.status, result.http_status, result.body) == ("not_modified", 304, None)
     assert result.etag == '"v1"' and result.last_modified == "Mon, 02 Nov 2026 10:00:00 GMT"
     assert parsed.items == ()
-    sent = server.requests_for("/etag.xml")[-1].headers
+    sent = feed_server.requests_for("/etag.xml")[-1].headers
     assert sent["if-none-match"] == '"v1"'
     assert sent["if-modified-since"] == "Mon, 02 Nov 2026 10:00:00 GMT"
     assert sent["user-agent"] == USER_AGENT
 
 
-def test_conditional_get_with_last_modified_only(server):
-    server.conditional("/lm.xml", GOOD_A, last_modified="Mon, 02 Nov 2026 10:00:00 GMT")
-    request = FetchRequest("lm", server.url("/lm.xml"))
+def test_conditional_get_with_last_modified_only(feed_server):
+    feed_server.conditional("/lm.xml", GOOD_A, last_modified="Mon, 02 Nov 2026 10:00:00 GMT")
+    request = FetchRequest("lm", feed_server.url("/lm.xml"))
     first = fetch_feeds_sync([request], FAST)[0]
     assert first.status == "ok" and first.etag is None
-    result, _ = run_scenario(server, with_validators(request, first))
+    result, _ = run_scenario(feed_server, with_validators(request, first))
     assert result.status == "not_modified"
     assert result.etag is None and result.last_modified == "Mon, 02 Nov 2026 10:00:00 GMT"
-    assert "if-none-match" not in server.requests_for("/lm.xml")[-1].headers
+    assert "if-none-match" not in feed_server.requests_for("/lm.xml")[-1].headers
 
 
-def test_validators_change_independently(server):
-    server.conditional("/v.xml", GOOD_A, etag='"v1"', last_modified="Mon, 02 Nov 2026 10:00:00 GMT")
-    request = FetchRequest("v", server.url("/v.xml"))
+def test_validators_change_independently(feed_server):
+    feed_server.conditional("/v.xml", GOOD_A, etag='"v1"', last_modified="Mon, 02 Nov 2026 10:00:00 GMT")
+    request = FetchRequest("v", feed_server.url("/v.xml"))
     first = fetch_feeds_sync([request], FAST)[0]
     # New version: only the ETag changes.
-    server.conditional("/v.xml", GOOD_B, etag='"v2"', last_modified="Mon, 02 Nov 2026 10:00:00 GMT")
+    feed_server.conditional("/v.xml", GOOD_B, etag='"v2"', last_modified="Mon, 02 Nov 2026 10:00:00 GMT")
     second = fetch_feeds_sync([with_validators(request, first)], FAST)[0]
     assert (second.status, second.etag, second.last_modified) == ("ok", '"v2"', "Mon, 02 Nov 2026 10:00:00 GMT")
     # Next version drops the ETag entirely and changes Last-Modified: the old ETag must not survive.
-    server.conditional("/v.xml", GOOD_A, last_modified="Mon, 02 Nov 2026 11:00:00 GMT")
+    feed_server.conditional("/v.xml", GOOD_A, last_modified="Mon, 02 Nov 2026 11:00:00 GMT")
     third = fetch_feeds_sync([with_validators(request, second)], FAST)[0]
     assert (third.status, third.etag, third.last_modified) == ("ok", None, "Mon, 02 Nov 2026 11:00:00 GMT")
     fourth = fetch_feeds_sync([with_validators(request, third)], FAST)[0]
     assert fourth.status == "not_modified"
 
 
-def test_error_keeps_stored_validators(server):
-    request = FetchRequest("bad", server.url("/missing.xml"), etag='"old"', last_modified="x")
+def test_error_keeps_stored_validators(feed_server):
+    request = FetchRequest("bad", feed_server.url("/missing.xml"), etag='"old"', last_modified="x")
     result = fetch_feeds_sync([request], FAST)[0]
     assert (result.status, result.etag, result.last_modified) == ("error", '"old"', "x")
 
@@ -161,33 +153,33 @@ def test_error_keeps_stored_validators(server):
 # ------------------------------------------------------------------ redirects
 
 
-def test_redirect_loop(server):
-    server.redirect("/loop-a", server.url("/loop-b"))
-    server.redirect("/loop-b", "/loop-a")  # relative Location
-    result, _ = run_scenario(server, FetchRequest("bad", server.url("/loop-a")))
+def test_redirect_loop(feed_server):
+    feed_server.redirect("/loop-a", feed_server.url("/loop-b"))
+    feed_server.redirect("/loop-b", "/loop-a")  # relative Location
+    result, _ = run_scenario(feed_server, FetchRequest("bad", feed_server.url("/loop-a")))
     assert result.status == "error" and result.error.startswith("redirect loop:")
     assert result.attempts == 1
 
 
-def test_too_many_redirects_and_exactly_five(server):
+def test_too_many_redirects_and_exactly_five(feed_server):
     for i in range(7):
-        server.redirect(f"/r{i}", f"/r{i + 1}", status=301 if i % 2 else 307)
-    server.add("/r7", GOOD_A)
-    long_chain, _ = run_scenario(server, FetchRequest("bad", server.url("/r0")))
+        feed_server.redirect(f"/r{i}", f"/r{i + 1}", status=301 if i % 2 else 307)
+    feed_server.add("/r7", GOOD_A)
+    long_chain, _ = run_scenario(feed_server, FetchRequest("bad", feed_server.url("/r0")))
     assert long_chain.status == "error" and long_chain.error.startswith("too many redirects (more than 5)")
-    five = fetch_feeds_sync([FetchRequest("ok", server.url("/r2"))], FAST)[0]
-    assert five.status == "ok" and five.final_url == server.url("/r7")
+    five = fetch_feeds_sync([FetchRequest("ok", feed_server.url("/r2"))], FAST)[0]
+    assert five.status == "ok" and five.final_url == feed_server.url("/r7")
 
 
-def test_redirect_to_non_http_scheme_refused(server, tmp_path):
+def test_redirect_to_non_http_scheme_refused(feed_server, tmp_path):
     secret = tmp_path / "secret.xml"
     secret.write_bytes(GOOD_A)
-    server.redirect("/to-file", secret.as_uri())
-    server.redirect("/to-ftp", "ftp://example.com/feed.xml")
+    feed_server.redirect("/to-file", secret.as_uri())
+    feed_server.redirect("/to-ftp", "ftp://example.com/feed.xml")
     config = replace(FAST, allowed_file_dir=tmp_path)  # even an allowed folder is not a redirect target
-    result, _ = run_scenario(server, FetchRequest("bad", server.url("/to-file")), config)
+    result, _ = run_scenario(feed_server, FetchRequest("bad", feed_server.url("/to-file")), config)
     assert result.status == "error" and "non-http(s)" in result.error
-    ftp = fetch_feeds_sync([FetchRequest("bad", server.url("/to-ftp"))], FAST)[0]
+    ftp = fetch_feeds_sync([FetchRequest("bad", feed_server.url("/to-ftp"))], FAST)[0]
     assert ftp.status == "error" and "ftp://example.com" in ftp.error
 
 
@@ -217,12 +209,12 @@ def _zeros(total: int, chunk: int = 64 * 1024):
         sent += chunk
 
 
-def test_50mb_body_cut_off_without_buffering(server):
-    server.add("/huge.xml", lambda: _zeros(50 * 1024 * 1024), content_type="application/xml")
+def test_50mb_body_cut_off_without_buffering(feed_server):
+    feed_server.add("/huge.xml", lambda: _zeros(50 * 1024 * 1024), content_type="application/xml")
     config = replace(FAST, total_timeout=10.0, read_timeout=5.0, max_body_bytes=2 * 1024 * 1024)
     tracemalloc.start()
     try:
-        result, parsed = run_scenario(server, FetchRequest("bad", server.url("/huge.xml")), config)
+        result, parsed = run_scenario(feed_server, FetchRequest("bad", feed_server.url("/huge.xml")), config)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -232,29 +224,29 @@ def test_50mb_body_cut_off_without_buffering(server):
     assert peak < 16 * 1024 * 1024, f"peak traced memory {peak} bytes: the body was buffered"
 
 
-def test_declared_content_length_over_limit_fails_before_reading(server):
-    server.add("/big.xml", lambda: _zeros(50 * 1024 * 1024), headers={"Content-Length": str(50 * 1024 * 1024)})
-    result, _ = run_scenario(server, FetchRequest("bad", server.url("/big.xml")), replace(FAST, max_body_bytes=1_000_000))
+def test_declared_content_length_over_limit_fails_before_reading(feed_server):
+    feed_server.add("/big.xml", lambda: _zeros(50 * 1024 * 1024), headers={"Content-Length": str(50 * 1024 * 1024)})
+    result, _ = run_scenario(feed_server, FetchRequest("bad", feed_server.url("/big.xml")), replace(FAST, max_body_bytes=1_000_000))
     assert result.status == "error" and "Content-Length 52428800 exceeds" in result.error
 
 
-def test_endless_body_with_default_limits_stops(server):
-    server.add("/endless.xml", lambda: _zeros(10**12), content_type="application/xml")
+def test_endless_body_with_default_limits_stops(feed_server):
+    feed_server.add("/endless.xml", lambda: _zeros(10**12), content_type="application/xml")
     config = replace(FAST, total_timeout=20.0, read_timeout=5.0)  # default 10 MiB cap
-    result = fetch_feeds_sync([FetchRequest("bad", server.url("/endless.xml"))], config)[0]
+    result = fetch_feeds_sync([FetchRequest("bad", feed_server.url("/endless.xml"))], config)[0]
     assert result.status == "error" and result.error.startswith("body too large")
 
 
-def test_gzip_bomb_stopped_by_decoded_cap(server):
+def test_gzip_bomb_stopped_by_decoded_cap(feed_server):
     compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
     block = b"\0" * (1024 * 1024)
     bomb = b"".join(compressor.compress(block) for _ in range(64)) + compressor.flush()  # 64 MiB -> ~64 KiB
     assert len(bomb) < 200_000
-    server.add("/bomb.xml", bomb, headers={"Content-Encoding": "gzip"}, content_type="application/xml")
+    feed_server.add("/bomb.xml", bomb, headers={"Content-Encoding": "gzip"}, content_type="application/xml")
     config = replace(FAST, max_decoded_bytes=4 * 1024 * 1024)
     tracemalloc.start()
     try:
-        result, _ = run_scenario(server, FetchRequest("bad", server.url("/bomb.xml")), config)
+        result, _ = run_scenario(feed_server, FetchRequest("bad", feed_server.url("/bomb.xml")), config)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -263,7 +255,7 @@ def test_gzip_bomb_stopped_by_decoded_cap(server):
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate-zlib", "deflate-raw"])
-def test_compressed_feeds_are_decoded(server, encoding):
+def test_compressed_feeds_are_decoded(feed_server, encoding):
     if encoding == "gzip":
         body = gzip.compress(GOOD_A)
     elif encoding == "deflate-zlib":
@@ -271,8 +263,8 @@ def test_compressed_feeds_are_decoded(server, encoding):
     else:
         raw = zlib.compressobj(6, zlib.DEFLATED, -15)
         body = raw.compress(GOOD_A) + raw.flush()
-    server.add("/z.xml", body, headers={"Content-Encoding": encoding.split("-")[0]})
-    result, parsed = run_scenario(server, FetchRequest("z", server.url("/z.xml")))
+    feed_server.add("/z.xml", body, headers={"Content-Encoding": encoding.split("-")[0]})
+    result, parsed = run_scenario(feed_server, FetchRequest("z", feed_server.url("/z.xml")))
     assert result.status == "ok" and result.body == GOOD_A
     assert len(parsed.items) == 5
 
@@ -311,19 +303,19 @@ def test_concurrency_bounds_total_and_per_host():
     assert elapsed < 12 * 0.15  # faster than sequential
 
 
-def test_async_api_and_sync_wrapper_inside_running_loop(server):
+def test_async_api_and_sync_wrapper_inside_running_loop(feed_server):
     import asyncio
 
     async def main():
-        direct = await fetch_feeds([FetchRequest("a", server.url("/good-a.xml"))], FAST)
-        wrapped = fetch_feeds_sync([FetchRequest("a", server.url("/good-a.xml"))], FAST)  # loop already running
+        direct = await fetch_feeds([FetchRequest("a", feed_server.url("/good-a.xml"))], FAST)
+        wrapped = fetch_feeds_sync([FetchRequest("a", feed_server.url("/good-a.xml"))], FAST)  # loop already running
         return direct, wrapped
 
     direct, wrapped = asyncio.run(main())
     assert direct[0].body == wrapped[0].body == GOOD_A
 
 
-def test_429_with_retry_after_is_retried(server):
+def test_429_with_retry_after_is_retried(feed_server):
     calls = {"n": 0}
 
     def limited(request: Request) -> Response:
@@ -332,18 +324,18 @@ def test_429_with_retry_after_is_retried(server):
             return Response(status=429, headers={"Retry-After": "0"})
         return Response(body=GOOD_B, headers={"Content-Type": "application/rss+xml"})
 
-    server.route("/limited.xml", limited)
-    result, parsed = run_scenario(server, FetchRequest("limited", server.url("/limited.xml")))
+    feed_server.route("/limited.xml", limited)
+    result, parsed = run_scenario(feed_server, FetchRequest("limited", feed_server.url("/limited.xml")))
     assert (result.status, result.attempts, len(parsed.items)) == ("ok", 2, 7)
 
 
-def test_iter_fetch_feeds_yields_every_result(server):
+def test_iter_fetch_feeds_yields_every_result(feed_server):
     import asyncio
 
     from newsdedup_dagster.ingest.fetch import iter_fetch_feeds
 
-    requests = [FetchRequest("a", server.url("/good-a.xml")), FetchRequest("b", server.url("/good-b.xml")),
-                FetchRequest("missing", server.url("/nope.xml"))]
+    requests = [FetchRequest("a", feed_server.url("/good-a.xml")), FetchRequest("b", feed_server.url("/good-b.xml")),
+                FetchRequest("missing", feed_server.url("/nope.xml"))]
 
     async def collect():
         return [result async for result in iter_fetch_feeds(requests, FAST)]

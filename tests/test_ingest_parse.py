@@ -8,8 +8,6 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from feedserver import (
     FIXED_FETCH_TIME,
-    FeedServer,
-    add_good_feeds,
     rss,
     rss_entries,
     run_scenario,
@@ -22,28 +20,21 @@ from newsdedup_dagster.ingest.parse_types import ParseConfig
 from newsdedup_dagster.ingest.sanitise import clean_text
 
 
-@pytest.fixture()
-def server():
-    with FeedServer() as feed_server:
-        add_good_feeds(feed_server)
-        yield feed_server
-
-
-def serve(server, path, body, content_type="application/rss+xml; charset=utf-8", **kwargs):
-    server.add(path, body, content_type=content_type, **kwargs)
-    return FetchRequest(path.strip("/").split(".")[0], server.url(path))
+def serve(feed_server, path, body, content_type="application/rss+xml; charset=utf-8", **kwargs):
+    feed_server.add(path, body, content_type=content_type, **kwargs)
+    return FetchRequest(path.strip("/").split(".")[0], feed_server.url(path))
 
 
 # ------------------------------------------------------------------ malformed documents
 
 
-def test_invalid_xml_keeps_what_parses(server):
+def test_invalid_xml_keeps_what_parses(feed_server):
     body = (b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Broken</title>'
             b"<item><title>First story</title><link>https://ex.com/1</link></item>"
             b"<item><title>Second story &amp; more</title><link>https://ex.com/2</link></item>"
             b"<item><title>Third <b>unclosed</title><link>https://ex.com/3</link></item>"
             b"<item><title>Fourth & bare ampersand</title><link>https://ex.com/4</link>")
-    result, parsed = run_scenario(server, serve(server, "/broken.xml", body))
+    result, parsed = run_scenario(feed_server, serve(feed_server, "/broken.xml", body))
     assert result.status == "ok"
     assert parsed.error is None
     assert parsed.bozo_error  # the parser's complaint is recorded
@@ -52,19 +43,19 @@ def test_invalid_xml_keeps_what_parses(server):
     assert len(titles) >= 3
 
 
-def test_html_page_instead_of_feed(server):
+def test_html_page_instead_of_feed(feed_server):
     body = b"<!DOCTYPE html><html><head><title>Welcome</title></head><body><h1>Our news</h1></body></html>"
-    result, parsed = run_scenario(server, serve(server, "/page.html", body, content_type="text/html; charset=utf-8"))
+    result, parsed = run_scenario(feed_server, serve(feed_server, "/page.html", body, content_type="text/html; charset=utf-8"))
     assert result.status == "ok"
     assert parsed.items == ()
     assert parsed.error == "not a feed: got an HTML page (text/html)"
 
 
-def test_empty_feed_and_empty_body(server):
+def test_empty_feed_and_empty_body(feed_server):
     empty_feed = rss([])
-    _, parsed = run_scenario(server, serve(server, "/empty.xml", empty_feed))
+    _, parsed = run_scenario(feed_server, serve(feed_server, "/empty.xml", empty_feed))
     assert parsed.items == () and parsed.error is None and parsed.feed_format == "rss20"
-    _, parsed_body = run_scenario(server, serve(server, "/nothing.xml", b""))
+    _, parsed_body = run_scenario(feed_server, serve(feed_server, "/nothing.xml", b""))
     assert parsed_body.items == () and parsed_body.error == "empty body: nothing to parse"
 
 
@@ -80,7 +71,7 @@ SAMPLES = {
 
 @pytest.mark.parametrize("encoding", list(SAMPLES))
 @pytest.mark.parametrize("declaration", ["xml-decl", "http-only", "undeclared", "declared-utf8", "http-latin1"])
-def test_wrong_or_missing_encoding_declarations(server, encoding, declaration):
+def test_wrong_or_missing_encoding_declarations(feed_server, encoding, declaration):
     language, text = SAMPLES[encoding]
     item = {"title": text, "link": "https://ex.com/a/1", "guid": "https://ex.com/a/1",
             "description": text + " (suite)", "pubDate": "Mon, 02 Nov 2026 10:00:00 +0000"}
@@ -98,7 +89,7 @@ def test_wrong_or_missing_encoding_declarations(server, encoding, declaration):
     else:  # a server default charset that contradicts the document
         body = rss([item], encoding=encoding, declare_encoding=False, language=None)
         content_type += "; charset=iso-8859-1"
-    result, parsed = run_scenario(server, serve(server, f"/enc-{encoding}-{declaration}.xml", body, content_type),
+    result, parsed = run_scenario(feed_server, serve(feed_server, f"/enc-{encoding}-{declaration}.xml", body, content_type),
                                   source_language=language)
     assert result.status == "ok"
     assert [i.title for i in parsed.items] == [text], (parsed.encoding, parsed.encoding_note)
@@ -122,7 +113,7 @@ def test_valid_utf8_beats_a_wrong_legacy_declaration():
 # ------------------------------------------------------------------ entries
 
 
-def test_entries_without_link_title_or_date(server):
+def test_entries_without_link_title_or_date(feed_server):
     body = rss([
         {"title": "Has everything", "link": "https://ex.com/full", "guid": "g-full",
          "pubDate": "Mon, 02 Nov 2026 09:00:00 +0000"},
@@ -142,7 +133,7 @@ def test_entries_without_link_title_or_date(server):
         {"title": "From the past", "link": "https://ex.com/past", "pubDate": "Sat, 01 Jan 1994 00:00:00 +0000"},
         {"title": "Too old by max_age", "link": "https://ex.com/old", "pubDate": "Mon, 02 Nov 2020 10:00:00 +0000"},
     ])
-    _, parsed = run_scenario(server, serve(server, "/partial.xml", body))
+    _, parsed = run_scenario(feed_server, serve(feed_server, "/partial.xml", body))
     items = {item.title: item for item in parsed.items}
     assert items["Has everything"].published_at == datetime(2026, 11, 2, 9, tzinfo=timezone.utc)
     assert items["Has everything"].date_flag is None and items["Has everything"].date_origin == "published"
@@ -166,20 +157,20 @@ def test_entries_without_link_title_or_date(server):
     assert all(item.published_at.tzinfo == timezone.utc for item in parsed.items)
 
 
-def test_duplicate_guids_keep_one(server):
+def test_duplicate_guids_keep_one(feed_server):
     body = rss([
         {"title": "Original", "link": "https://ex.com/1", "guid": "same"},
         {"title": "Repeat with other link", "link": "https://ex.com/1-again", "guid": "same"},
         {"title": "Different guid, same article", "link": "https://ex.com/1?utm_source=x", "guid": "other"},
         {"title": "Second", "link": "https://ex.com/2", "guid": "two"},
     ])
-    _, parsed = run_scenario(server, serve(server, "/dups.xml", body))
+    _, parsed = run_scenario(feed_server, serve(feed_server, "/dups.xml", body))
     assert [item.title for item in parsed.items] == ["Original", "Second"]
     assert [s.reason for s in parsed.skipped] == ["duplicate_guid", "duplicate_url"]
     assert parsed.skipped_counts == {"duplicate_guid": 1, "duplicate_url": 1}
 
 
-def test_relative_links_in_atom(server):
+def test_relative_links_in_atom(feed_server):
     body = b"""<?xml version="1.0" encoding="utf-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom" xml:lang="de">
   <title>Relative</title>
@@ -190,22 +181,22 @@ def test_relative_links_in_atom(server):
   <entry><id>tag:4</id><title>Alternate among many</title><link rel="enclosure" href="/media/4.mp3"/>
     <link rel="alternate" type="text/html" href="/politik/4"/><updated>2026-11-02T08:00:00Z</updated></entry>
 </feed>"""
-    server.add("/news/feed.atom", body, content_type="application/atom+xml")
-    _, parsed = run_scenario(server, FetchRequest("atom", server.url("/news/feed.atom")))
-    base = server.base_url
+    feed_server.add("/news/feed.atom", body, content_type="application/atom+xml")
+    _, parsed = run_scenario(feed_server, FetchRequest("atom", feed_server.url("/news/feed.atom")))
+    base = feed_server.base_url
     assert [item.url for item in parsed.items] == [
         f"{base}/politik/1", f"{base}/news/artikel/2", "https://cdn.example.de/sport/3.html", f"{base}/politik/4"]
     assert all(item.language == "de" for item in parsed.items)
 
 
-def test_relative_links_resolve_against_final_url_after_redirect(server):
-    server.add("/moved/feed.xml", rss([{"title": "Rel", "link": "story/9"}], link=""))
-    server.redirect("/old.xml", "/moved/feed.xml", status=301)
-    _, parsed = run_scenario(server, FetchRequest("moved", server.url("/old.xml")))
-    assert parsed.items[0].url == server.url("/moved/story/9")
+def test_relative_links_resolve_against_final_url_after_redirect(feed_server):
+    feed_server.add("/moved/feed.xml", rss([{"title": "Rel", "link": "story/9"}], link=""))
+    feed_server.redirect("/old.xml", "/moved/feed.xml", status=301)
+    _, parsed = run_scenario(feed_server, FetchRequest("moved", feed_server.url("/old.xml")))
+    assert parsed.items[0].url == feed_server.url("/moved/story/9")
 
 
-def test_script_and_entities_in_titles(server):
+def test_script_and_entities_in_titles(feed_server):
     body = rss([
         {"title": "AT&amp;amp;T &lt;b&gt;wins&lt;/b&gt; &amp;#39;big&amp;#39; &lt;script&gt;alert(1)&lt;/script&gt;deal",
          "link": "https://ex.com/t1",
@@ -214,18 +205,18 @@ def test_script_and_entities_in_titles(server):
         {"title": "<![CDATA[Markets <em>rally</em> &amp; bonds fall]]>", "link": "https://ex.com/t2"},
         {"title": "Tabs\t and\n newlines   collapse", "link": "https://ex.com/t3"},
     ])
-    _, parsed = run_scenario(server, serve(server, "/script.xml", body))
+    _, parsed = run_scenario(feed_server, serve(feed_server, "/script.xml", body))
     titles = [item.title for item in parsed.items]
     assert titles == ["AT&T wins 'big' deal", "Markets rally & bonds fall", "Tabs and newlines collapse"]
     assert parsed.items[0].summary == "Café news line two"
 
 
-def test_10000_entries_in_one_feed(server):
+def test_10000_entries_in_one_feed(feed_server):
     entries = rss_entries(10_000, prefix="bulk")
     body = rss(entries)
-    request = serve(server, "/bulk.xml", body)
+    request = serve(feed_server, "/bulk.xml", body)
     started = time.monotonic()
-    result, parsed = run_scenario(server, request, parse_config=ParseConfig(max_entries=10_000, time_budget=120))
+    result, parsed = run_scenario(feed_server, request, parse_config=ParseConfig(max_entries=10_000, time_budget=120))
     elapsed = time.monotonic() - started
     assert result.status == "ok" and len(result.body) > 2_000_000
     assert len(parsed.items) == 10_000 and len({item.item_id for item in parsed.items}) == 10_000

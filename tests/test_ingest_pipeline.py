@@ -8,7 +8,7 @@ import os
 from dataclasses import replace
 
 import pytest
-from feedserver import FAST, FeedServer, rss, rss_entries
+from feedserver import FAST, rss, rss_entries
 
 from newsdedup_dagster.ingest import parse_pool
 from newsdedup_dagster.ingest.fetch import FetchRequest, fetch_feeds_sync
@@ -19,12 +19,12 @@ from newsdedup_dagster.ingest.pipeline import fetch_and_parse
 
 
 @pytest.fixture()
-def server():
-    with FeedServer(latency=0.02) as feed_server:
-        for i in range(12):
-            feed_server.add(f"/f{i}.xml", rss(rss_entries(6, prefix=f"f{i}")))
-        feed_server.add("/broken.xml", b"<rss><channel><item><title>broken")
-        yield feed_server
+def server(feed_server):
+    feed_server.latency = 0.02
+    for i in range(12):
+        feed_server.add(f"/f{i}.xml", rss(rss_entries(6, prefix=f"f{i}")))
+    feed_server.add("/broken.xml", b"<rss><channel><item><title>broken")
+    return feed_server
 
 
 def _requests(server):

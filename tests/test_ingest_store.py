@@ -70,12 +70,11 @@ def snapshot(conn):
 
 
 @pytest.fixture()
-def server():
-    with FeedServer() as feed_server:
-        feed_server.conditional("/one.xml", feed_one(), etag='"one-v1"')
-        feed_server.conditional("/two.xml", feed_two(), last_modified="Mon, 02 Nov 2026 09:58:00 GMT")
-        feed_server.add("/broken.xml", b"down", status=500, content_type="text/plain")
-        yield feed_server
+def server(feed_server):
+    feed_server.conditional("/one.xml", feed_one(), etag='"one-v1"')
+    feed_server.conditional("/two.xml", feed_two(), last_modified="Mon, 02 Nov 2026 09:58:00 GMT")
+    feed_server.add("/broken.xml", b"down", status=500, content_type="text/plain")
+    return feed_server
 
 
 # ------------------------------------------------------------------ sources

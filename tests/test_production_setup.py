@@ -12,7 +12,6 @@ import pwd
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,18 +22,13 @@ import httpx
 import psycopg
 import pytest
 from dagster_deployment import daemon_argv
+from helpers import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 DAY = "2026-11-02"
 HOURS = [f"{DAY}-00:00", f"{DAY}-01:00"]
 HOURLY_ASSETS = ["raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores",
                  "story_translations", "events", "story_feeds"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _server_bin() -> Path:
@@ -77,7 +71,7 @@ class SecondServer:
                   "--encoding=UTF8", "--no-sync")
         pwfile.unlink()
         for attempt in range(3):  # a free port can be taken between the probe and the bind
-            self.port = _free_port()
+            self.port = free_port()
             try:
                 self._run("pg_ctl", "-D", str(self.data), "-l", str(self.base / "log"), "-w", "-o",
                           f"-h 127.0.0.1 -p {self.port} -k {self.base} -c unix_socket_permissions=0700", "start")
@@ -189,6 +183,7 @@ def work_dir():
 
 
 @pytest.mark.slow
+@pytest.mark.daemon
 def test_production_setup_on_a_non_superuser_role(second_server, work_dir):
     tmp_path = work_dir
     server = second_server
@@ -289,7 +284,7 @@ telemetry: {{enabled: false}}
     assert result.returncode == 0 and "present" in result.stdout, result.stdout + result.stderr
 
     # 8. The two Dagster processes, as docs/OPERATIONS.md starts them.
-    port = _free_port()
+    port = free_port()
     bindir = Path(sys.executable).parent
     webserver = _start([str(bindir / "dagster-webserver"), "-m", "newsdedup_dagster.definitions",
                         "-h", "127.0.0.1", "-p", str(port)], env, tmp_path / "webserver.log")

@@ -26,7 +26,7 @@ EVIL_SOURCE = "<i>Evil & Co</i>"
 EVIL_TITLE = "<b>Breaking</b> news"
 HEADLINE = 'Flood <img src=x onerror="document.title=1"> warning'
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 
 @pytest.fixture()

@@ -59,7 +59,9 @@ def run_config_fields() -> list[tuple[str, tuple[str, ...], object]]:
 
     for job in repo.get_all_jobs():
         walk(job.name, job.run_config_schema.config_type, ())
-    return fields
+    # In a fixed order: the asset job's ops come in an order that differs between processes, and
+    # pytest-xdist needs every worker to collect the same tests.
+    return sorted(fields, key=lambda field: (field[0], field[1]))
 
 
 FIELDS = run_config_fields()
@@ -204,6 +206,7 @@ def _files_containing(roots: list[Path], needle: bytes) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.daemon
 def test_launches_leave_no_trace_of_the_canary(clean_db, tmp_path):
     # An emptied application database: the in-bounds launch runs the whole hourly chain, whose
     # embedding step refuses vectors another test left behind.
@@ -448,6 +451,7 @@ def _launch_asset(dep, op: str, op_config: dict) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.daemon
 def test_out_of_bounds_launches_fail_before_the_run_starts(clean_db, tmp_path):
     """Through the UI's GraphQL launch, with the instance file's validating run coordinator: a number
     below or above its bounds (every numeric field) and a language Dagster's enum accepts but the

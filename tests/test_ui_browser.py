@@ -14,7 +14,7 @@ import pytest
 
 from dagster_deployment import DagsterDeployment
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.slow, pytest.mark.daemon, pytest.mark.browser, pytest.mark.timeout(1500)]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -27,6 +26,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_HOURS = 24  # the whole sample day, as `make demo` runs it
@@ -34,12 +34,6 @@ DAGSTER_SCRIPTS = ("dagster", "dagster-webserver", "dagster-daemon")
 # One hourly op computes these together (it cannot be subset): a materialisation selects all of them.
 HOURLY_ASSETS = ("raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores",
                  "story_translations", "events", "story_feeds")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _checkout_files() -> list[str]:
@@ -127,6 +121,7 @@ def test_wheel_ships_sql_templates_and_sample_data(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.daemon
 @pytest.mark.timeout(1500)  # the whole demo day plus two Dagster servers: 2-5 min on a shared machine
 def test_installed_wheel_runs_demo_doctor_and_dagsters_own_commands(tmp_path):
     started = time.monotonic()
@@ -168,7 +163,7 @@ def test_installed_wheel_runs_demo_doctor_and_dagsters_own_commands(tmp_path):
     _run([bin_dir / "dagster", "asset", "materialize", "-m", "newsdedup_dagster.definitions",
           "--select", ",".join(HOURLY_ASSETS), "--partition", "2026-11-02-05:00"], deploy, work)
 
-    port = _free_port()
+    port = free_port()
     logs = tmp_path / "logs"
     logs.mkdir()
     with open(logs / "webserver.log", "w") as web_log, open(logs / "daemon.log", "w") as daemon_log:

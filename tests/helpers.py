@@ -1,0 +1,26 @@
+"""Small helpers several test modules share."""
+
+from __future__ import annotations
+
+import socket
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now: for a server the test starts, or for a
+    "server down" test."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def materialize_digest(database_url: str, mailer, partition_key: str, *, llm=None, **kwargs):
+    """One day of the `digest` asset materialised in process, as its run would: the application
+    database at `database_url`, the given `MailerResource`, and `llm` (default: the environment's
+    `LLMResource`) for the languages. Other keywords go to `dagster.materialize`."""
+    from dagster import materialize
+
+    from newsdedup_dagster.assets.digest import digest
+    from newsdedup_dagster.resources import LLMResource, PostgresResource
+
+    resources = {"postgres": PostgresResource(database_url=database_url), "mailer": mailer, "llm": llm or LLMResource()}
+    return materialize([digest], partition_key=partition_key, resources=resources, **kwargs)
