@@ -18,7 +18,7 @@ PYTEST_ARGS ?=
 TEST_WORKERS ?= 4
 PYTEST = $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-.PHONY: demo test test-fast dev validate bench clean print-python
+.PHONY: demo test test-fast lint dev validate bench clean print-python
 
 $(STAMP): pyproject.toml setup.py
 	@test -n "$(PYTHON)" || { echo "no supported Python found (3.11-3.13); set PYTHON=..."; exit 2; }
@@ -31,15 +31,18 @@ $(STAMP): pyproject.toml setup.py
 demo: $(STAMP)
 	$(BIN)/newsdedup demo
 
-# Every test.
-test: $(STAMP)
+# Every test, after the linter (ruff, configured in pyproject.toml) and Dagster's own check.
+test: $(STAMP) lint
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/dg check defs
 	$(PYTEST) $(PYTEST_ARGS)
 
 # The edit loop: every test but those that start servers or processes of their own, daemons and
 # browsers (markers in pyproject.toml).
-test-fast: $(STAMP)
+test-fast: $(STAMP) lint
 	$(PYTEST) -m "not slow and not daemon and not browser" $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
 
 dev: $(STAMP)
 	$(BIN)/newsdedup dev

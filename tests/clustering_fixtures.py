@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-H0 = datetime(2026, 11, 2, 5, tzinfo=timezone.utc)
+H0 = datetime(2026, 11, 2, 5, tzinfo=UTC)
 
 # The 3mins.news write-up's example (docs/ARCHITECTURE.md#sources): one regulation event in four languages.
 EU_AI = [

@@ -123,7 +123,7 @@ class DagsterDeployment:
         self.procs.append(subprocess.Popen(argv, env=self.env, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT,
                                            start_new_session=True))
 
-    def __enter__(self) -> "DagsterDeployment":
+    def __enter__(self) -> DagsterDeployment:
         if self.newsdedup_dev:
             self._start("newsdedup-dev", [sys.executable, "-m", "newsdedup_dagster.cli", "dev", "--port", str(self.port)])
             self.wait_until_ready()

@@ -63,24 +63,24 @@ class Reply:
     cached_tokens: int = 0
 
     @classmethod
-    def json(cls, obj: Any, **kw) -> "Reply":
+    def json(cls, obj: Any, **kw) -> Reply:
         return cls("content", content=obj, **kw)
 
     @classmethod
-    def text(cls, text: str, **kw) -> "Reply":
+    def text(cls, text: str, **kw) -> Reply:
         return cls("content", content=text, **kw)
 
     @classmethod
-    def invalid_json(cls) -> "Reply":
+    def invalid_json(cls) -> Reply:
         return cls("content", content='{"significance": 7, "headline": "unterminated')
 
     @classmethod
-    def status_code(cls, status: int, retry_after: float | None = None, message: str = "fake error") -> "Reply":
+    def status_code(cls, status: int, retry_after: float | None = None, message: str = "fake error") -> Reply:
         headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
         return cls("status", status=status, headers=headers, content=message)
 
     @classmethod
-    def slow(cls, delay_s: float, then: Any = None) -> "Reply":
+    def slow(cls, delay_s: float, then: Any = None) -> Reply:
         """Answer (with the default responder, or ``then``) only after ``delay_s`` seconds."""
         return cls("slow", delay_s=delay_s, content=then)
 
@@ -173,7 +173,7 @@ class FakeOpenAI:
             self._rules.clear()
         self.responder = default_responder
 
-    def start(self) -> "FakeOpenAI":
+    def start(self) -> FakeOpenAI:
         self._thread.start()
         return self
 
@@ -181,7 +181,7 @@ class FakeOpenAI:
         self._server.shutdown()
         self._server.server_close()
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -107,8 +107,8 @@ def atom_errors(document: bytes) -> list[str]:
         eid = entry.findtext(f"{ATOM}id")
         if not feed_has_author and entry.find(f"{ATOM}author") is None:
             errors.append(f"entry {eid}: no author (RFC 4287 4.1.1)")
-        alternates = [(l.get("type"), l.get("hreflang")) for l in entry.iter(f"{ATOM}link")
-                      if l.get("rel", "alternate") == "alternate"]
+        alternates = [(link.get("type"), link.get("hreflang")) for link in entry.iter(f"{ATOM}link")
+                      if link.get("rel", "alternate") == "alternate"]
         if not alternates and entry.find(f"{ATOM}content") is None:
             errors.append(f"entry {eid}: neither content nor an alternate link (RFC 4287 4.1.2)")
         if len(alternates) != len(set(alternates)):

@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Union
 from urllib.parse import urlsplit
 
 
@@ -38,19 +37,19 @@ class Request:
 @dataclass
 class Response:
     status: int = 200
-    body: Union[bytes, Iterable[bytes], Callable[[], Iterable[bytes]]] = b""
+    body: bytes | Iterable[bytes] | Callable[[], Iterable[bytes]] = b""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds before the status line
     chunk_delay: float = 0.0  # seconds between body chunks
     raw: bool = False  # body bytes are the full raw response (status line + headers + body)
 
 
-Route = Union[Response, Callable[[Request], Response]]
+Route = Response | Callable[[Request], Response]
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "_Server"
+    server: _Server
 
     def log_message(self, format, *args):  # noqa: A002 - keep test output quiet
         pass
@@ -112,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
             if chunked:
                 self.wfile.write(b"0\r\n\r\n")
-        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, socket.timeout):
+        except (TimeoutError, BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             self.close_connection = True  # the client gave up (size cap, timeout): expected
 
 
@@ -120,7 +119,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 256
-    feed_server: "FeedServer"
+    feed_server: FeedServer
 
 
 class FeedServer:
@@ -140,7 +139,7 @@ class FeedServer:
         self._threads: list[threading.Thread] = []
 
     # ------------------------------------------------------------ lifecycle
-    def start(self) -> "FeedServer":
+    def start(self) -> FeedServer:
         for address in self.hosts:
             server = _Server((address, 0), _Handler)
             server.feed_server = self
@@ -156,7 +155,7 @@ class FeedServer:
             server.server_close()
         self._servers.clear()
 
-    def __enter__(self) -> "FeedServer":
+    def __enter__(self) -> FeedServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -272,11 +271,11 @@ def rss_entries(count: int, *, prefix: str = "item", site: str = "https://news.e
 # Shared by the ingest tests: run a misbehaving feed between two healthy ones.
 
 from dataclasses import replace as _replace  # noqa: E402
-from datetime import datetime as _datetime, timezone as _timezone  # noqa: E402
+from datetime import UTC, datetime as _datetime  # noqa: E402
 
+from newsdedup_dagster.ingest.feed_parse import parse_fetch_result  # noqa: E402
 from newsdedup_dagster.ingest.fetch import FetchConfig, FetchRequest, fetch_feeds_sync  # noqa: E402
 from newsdedup_dagster.ingest.netguard import AddressPolicy  # noqa: E402
-from newsdedup_dagster.ingest.feed_parse import parse_fetch_result  # noqa: E402
 from newsdedup_dagster.ingest.parse_types import ParseConfig  # noqa: E402
 
 # The feed server listens on loopback, which the fetcher refuses unless allowed:
@@ -285,7 +284,7 @@ LOOPBACK_ALLOWED = AddressPolicy.from_entries(["127.0.0.0/8"])
 # Small timeouts and backoff so failure scenarios finish in about a second.
 FAST = FetchConfig(connect_timeout=1.0, read_timeout=0.4, total_timeout=1.5, backoff_base=0.01,
                    backoff_max=0.05, max_attempts=3, trust_env=False, address_policy=LOOPBACK_ALLOWED)
-FIXED_FETCH_TIME = _datetime(2026, 11, 2, 12, 0, tzinfo=_timezone.utc)
+FIXED_FETCH_TIME = _datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 GOOD_A = rss(rss_entries(5, prefix="a"))
 GOOD_B = rss(rss_entries(7, prefix="b"))
 

@@ -9,7 +9,7 @@ with the asset's key, and `success` False when a blocking check failed (the op t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetMaterialization
 
@@ -21,7 +21,7 @@ from newsdedup_dagster.resources import EmbedderResource, LLMResource, PostgresR
 class StageResult:
     name: str
     partition_key: str
-    materialization: Optional[AssetMaterialization]
+    materialization: AssetMaterialization | None
     check_results: list[AssetCheckResult] = field(default_factory=list)
     blocking_failed: list[str] = field(default_factory=list)
 
@@ -38,9 +38,9 @@ class StageResult:
         return {c.check_name: c.passed for c in self.check_results}
 
 
-def stage_hour(name: str, partition_key: str, database_url: str, *, embedder: Optional[EmbedderResource] = None,
-               llm: Optional[LLMResource] = None, options: Optional[dict] = None, in_backfill: bool = False,
-               postgres: Optional[PostgresResource] = None) -> StageResult:
+def stage_hour(name: str, partition_key: str, database_url: str, *, embedder: EmbedderResource | None = None,
+               llm: LLMResource | None = None, options: dict | None = None, in_backfill: bool = False,
+               postgres: PostgresResource | None = None) -> StageResult:
     """One hour of the hourly asset `name` on `database_url`; `options` is the op config section by
     asset (`{"stories": {"later_partitions": "reset"}}`). Errors propagate as the op's would."""
     result = run_stage(name, partition_key, postgres=postgres or PostgresResource(database_url=database_url),

@@ -11,15 +11,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import email
 import email.policy
-import asyncio
 import threading
 from dataclasses import dataclass
 from email.message import EmailMessage
 
 from aiosmtpd.controller import Controller
-
 from helpers import free_port
 
 
@@ -32,7 +31,7 @@ class ReceivedMail:
 
 
 class _Handler:
-    def __init__(self, server: "SmtpServer"):
+    def __init__(self, server: SmtpServer):
         self.server = server
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802
@@ -74,7 +73,7 @@ class SmtpServer:
         # decode_data=False keeps the raw bytes (UTF-8 bodies, encoded headers) as sent
         self._controller = Controller(_Handler(self), hostname=self.host, port=self.port, ready_timeout=10)
 
-    def __enter__(self) -> "SmtpServer":
+    def __enter__(self) -> SmtpServer:
         self._controller.start()
         return self
 

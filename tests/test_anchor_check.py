@@ -10,8 +10,8 @@ import json
 
 import numpy as np
 import pytest
-
 from clustering_fixtures import H0, store_vectors
+
 from newsdedup_dagster.cli import main
 from newsdedup_dagster.clustering import explain
 from newsdedup_dagster.clustering.passes import cluster_partition
@@ -37,7 +37,7 @@ ITEMS = [
 def store(conn):
     rng = np.random.default_rng(3)
     conn.execute("INSERT INTO sources (id, name, feed_url, language) VALUES ('wire', 'wire', 'http://wire/feed', 'en')")
-    for n, (item_id, title, summary, axis) in enumerate(ITEMS):
+    for n, (item_id, title, summary, _axis) in enumerate(ITEMS):
         conn.execute(
             "INSERT INTO items (id, canonical_url, url, title, summary, lang, published_at, partition_hour, source_id)"
             " VALUES (%s, %s, %s, %s, %s, 'en', %s::timestamptz + %s * interval '5 minutes', %s, 'wire')",

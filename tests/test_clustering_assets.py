@@ -7,9 +7,9 @@ import time
 from datetime import timedelta
 
 import pytest
-
 from clustering_fixtures import EU_AI, H0, QUAKE_DAY1, QUAKE_DAY2, UNRELATED, insert_items, key, memberships, snapshot
 from hourly_helpers import stage_hour
+
 from newsdedup_dagster import db
 from newsdedup_dagster.resources import EmbedderResource
 

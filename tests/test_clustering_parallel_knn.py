@@ -15,8 +15,8 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-
 from clustering_fixtures import H0, insert_items, snapshot
+
 from newsdedup_dagster import db
 from newsdedup_dagster.clustering import store
 from newsdedup_dagster.clustering.passes import cluster_partition

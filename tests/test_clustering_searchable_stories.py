@@ -15,8 +15,8 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-
 from clustering_fixtures import H0, snapshot
+
 from newsdedup_dagster.clustering import store
 from newsdedup_dagster.clustering.passes import cluster_partition
 from newsdedup_dagster.clustering.settings import settings_for

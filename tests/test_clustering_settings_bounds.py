@@ -11,11 +11,11 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from newsdedup_dagster import config
 from newsdedup_dagster.clustering.settings import BOUNDS, ClusterSettings, setting_keys, settings_for
+
 
 @pytest.fixture
 def clean_env(monkeypatch):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from clustering_fixtures import H0, insert_items
+
 from newsdedup_dagster.clustering.passes import check_invariants, cluster_partition
 from newsdedup_dagster.clustering.settings import settings_for
 from newsdedup_dagster.embeddings.store import ensure_model, vector_literal

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from newsdedup_dagster.clustering.passes import disconnected, pass2_stories, story_id_for, undirected
 from newsdedup_dagster import config
+from newsdedup_dagster.clustering.passes import disconnected, pass2_stories, story_id_for, undirected
 from newsdedup_dagster.clustering.settings import ClusterSettings, parse_assignments, settings_for
 from newsdedup_dagster.evaluation.clustering import Row, frange, partitions_of
 
@@ -83,8 +83,8 @@ def _row(i, ts):
 
 
 def test_partitions_skip_empty_hours_and_null_timestamps_share_one():
-    a = datetime(2019, 1, 1, 10, 5, tzinfo=timezone.utc)
-    b = datetime(2022, 6, 1, 3, 59, tzinfo=timezone.utc)
+    a = datetime(2019, 1, 1, 10, 5, tzinfo=UTC)
+    b = datetime(2022, 6, 1, 3, 59, tzinfo=UTC)
     hours = partitions_of([_row(1, a), _row(2, b), _row(3, a)])
     assert hours == [a.replace(minute=0), b.replace(minute=0)]
     assert len(partitions_of([_row(1, None), _row(2, None)])) == 1

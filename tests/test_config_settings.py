@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from newsdedup_dagster import config
-from newsdedup_dagster.settings import load_settings, setting
 from newsdedup_dagster.digest.select import DigestSettings
 from newsdedup_dagster.embeddings.providers import EmbeddingSettings
 from newsdedup_dagster.events.grouping import GroupingSettings
 from newsdedup_dagster.events.narrative import NarrativeSettings
 from newsdedup_dagster.llm.client import BackoffPolicy
+from newsdedup_dagster.settings import load_settings, setting
 
 BUILDERS = {
     config.ingest_settings: config.IngestSettings, config.dedup_settings: config.DedupSettings,

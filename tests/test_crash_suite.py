@@ -33,8 +33,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-
 from fingerprints import table_rows
+
 from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import HOURLY_OP
 from newsdedup_dagster.commands.platform import SAMPLE_DAY

@@ -18,13 +18,13 @@ from dagster import (
     build_run_status_sensor_context,
     define_asset_job,
 )
+from helpers import free_port
+from smtp_server import SmtpServer
 
 from newsdedup_dagster.alerts import FailedRun, compose, deliver
 from newsdedup_dagster.digest.send import SmtpSettings
 from newsdedup_dagster.resources import MailerResource
 from newsdedup_dagster.sensors import alert_on_run_failure
-from helpers import free_port
-from smtp_server import SmtpServer
 
 # The hourly assets are one step (`hourly_chain`); its error names the asset and hour that failed.
 RUN = FailedRun(run_id="r-1", job_name="hourly_pipeline", partition="2026-11-02-07:00", backfill_id="bf1",

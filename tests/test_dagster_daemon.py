@@ -15,12 +15,12 @@ from __future__ import annotations
 import email
 import email.policy
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from dagster import AssetKey, DagsterEventType, RunsFilter
-
 from dagster_deployment import DagsterDeployment
+
 from newsdedup_dagster import db
 
 pytestmark = [pytest.mark.slow, pytest.mark.daemon, pytest.mark.timeout(3600)]
@@ -134,7 +134,7 @@ def test_backfill_runs_hours_in_order_and_stops_at_a_failed_hour(deployment, dat
         assert not set(_materialized(instance, asset)) & set(HOURS[2:]), asset
     with db.connection(database_url) as conn:
         later = conn.execute("SELECT count(*) FROM story_items WHERE partition_hour >= %s",
-                             (datetime.strptime(FAILING_HOUR, "%Y-%m-%d-%H:%M").replace(tzinfo=timezone.utc),)).fetchone()[0]
+                             (datetime.strptime(FAILING_HOUR, "%Y-%m-%d-%H:%M").replace(tzinfo=UTC),)).fetchone()[0]
     assert later == 0, "hours after the failed one were clustered without it"
 
     # The operator hears about it: run, partition, failing step, first line of the error.

@@ -5,7 +5,7 @@ digest; once the last hour lands it requests one run, and only one."""
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from dagster import AssetCheckEvaluation, AssetKey, AssetMaterialization, RunsFilter
@@ -36,7 +36,7 @@ def _digest_runs(instance, day: str):
 
 
 def test_digest_waits_for_every_hour_of_its_day(deployment):
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     if now.hour == 23 and now.minute > 50:
         pytest.skip("too close to midnight UTC: the latest complete day would change during the test")
     day = (now - timedelta(days=1)).strftime("%Y-%m-%d")

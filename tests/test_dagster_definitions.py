@@ -9,9 +9,9 @@ import time
 import pytest
 from dagster import (
     AssetKey,
+    DagsterEventType,
     DagsterInvalidConfigError,
     DagsterRunStatus,
-    DagsterEventType,
     TimeWindowPartitionMapping,
     asset,
     materialize,

@@ -3,7 +3,7 @@ headline stands in where no translation exists; the text part is plain."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from html.parser import HTMLParser
 
 import pytest
@@ -13,7 +13,7 @@ from newsdedup_dagster.digest.labels import LABELS, long_date
 from newsdedup_dagster.digest.render import EventRecord, SourceLink, StoryRecord, build_view, render, safe_url
 
 DAY = date(2026, 11, 2)
-T = datetime(2026, 11, 2, 8, tzinfo=timezone.utc)
+T = datetime(2026, 11, 2, 8, tzinfo=UTC)
 HOSTILE = [
     "<script>alert('x')</script>",
     '"><img src=x onerror=alert(1)>',
@@ -111,7 +111,7 @@ def test_story_article_in_reader_language_beats_a_foreign_original():
 
 def test_event_narrative_translation_and_offline_note():
     event = EventRecord("ev", "Talks", {"what_happened": "Talks opened.", "background": "B."}, "en", True, 2, T,
-                        datetime(2026, 11, 4, tzinfo=timezone.utc))
+                        datetime(2026, 11, 4, tzinfo=UTC))
     story = StoryRecord("s", 5.0, "H", "S", "en", "H", "en", T, event=event)
     en = render(build_view(DAY, "en", [story]))
     assert "What happened:</strong> Talks opened." in en.html

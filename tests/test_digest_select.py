@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 
 from newsdedup_dagster import config
-from newsdedup_dagster.digest.select import DigestCandidate as C
-from newsdedup_dagster import config
-from newsdedup_dagster.digest.select import DigestSettings, select_stories
+from newsdedup_dagster.digest.select import DigestCandidate as C, DigestSettings, select_stories
 
 
 def ids(selected):

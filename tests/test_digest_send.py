@@ -12,8 +12,14 @@ from smtp_server import SmtpServer
 from test_events_fixtures import add_story
 
 from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.send import (OutboxRefused, SmtpSettings, build_message, deliver_day, message_id_for,
-                                           valid_email)
+from newsdedup_dagster.digest.send import (
+    OutboxRefused,
+    SmtpSettings,
+    build_message,
+    deliver_day,
+    message_id_for,
+    valid_email,
+)
 
 DAY = date(2026, 11, 2)
 

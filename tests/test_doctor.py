@@ -107,7 +107,7 @@ def test_dagster_storage_unreachable_fails(healthy_env, tmp_path):
     home = tmp_path / "broken-dagster"
     home.mkdir()
     (home / "dagster.yaml").write_text(
-        "storage:\n  postgres:\n    postgres_url: postgresql+psycopg2://x:y@127.0.0.1:%d/dagster\n" % free_port())
+        f"storage:\n  postgres:\n    postgres_url: postgresql+psycopg2://x:y@127.0.0.1:{free_port()}/dagster\n")
     code, found = _doctor({**healthy_env, "DAGSTER_HOME": str(home)})
     assert code == 1 and found["dagster instance"]["status"] == "FAIL"
 

@@ -5,8 +5,7 @@ Xinhua, photo credits, copyright footers); the property tests throw arbitrary te
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from newsdedup_dagster.embeddings.text import (
     LEAD_CHARS,

@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
-
 from clustering_fixtures import EU_AI, H0, insert_items
+
 from newsdedup_dagster.embeddings import EmbeddingSettings, embed_partition, embedding_text, ensure_model
 from newsdedup_dagster.embeddings.providers import OpenAIEmbedder
 from newsdedup_dagster.embeddings.store import (

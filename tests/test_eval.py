@@ -6,7 +6,6 @@ import json
 from datetime import timedelta
 
 import pytest
-
 from clustering_fixtures import EU_AI, H0, QUAKE_DAY1, QUAKE_DAY2, UNRELATED
 
 pytestmark = pytest.mark.timeout(300)

@@ -10,7 +10,6 @@ import sys
 import pytest
 
 from newsdedup_dagster.cli import main as newsdedup
-from newsdedup_dagster.evaluation.events_calibrate import main as calibrate
 from newsdedup_dagster.evaluation.data import (
     DATA_DIR_VARIABLE,
     SAMPLE_DATA,
@@ -18,6 +17,7 @@ from newsdedup_dagster.evaluation.data import (
     resolve_data_argument,
     resolve_data_file,
 )
+from newsdedup_dagster.evaluation.events_calibrate import main as calibrate
 
 PAIRS = [
     {"id": "1", "a": "Liz Truss resigns as UK prime minister", "b": "UK Prime Minister Liz Truss resigns", "label": 1},

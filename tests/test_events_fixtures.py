@@ -8,13 +8,13 @@ cosine ~0.9 and different topics near 0), story_items, story_scores, story_trans
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
 MODEL = "use:multilingual-v3"
 DIMS = 512
-T0 = datetime(2026, 11, 2, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 2, 0, 0, tzinfo=UTC)
 
 
 def at(hours: float) -> datetime:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -18,7 +18,7 @@ from newsdedup_dagster.events.grouping import (
     timeline_in_order,
 )
 
-T0 = datetime(2026, 11, 2, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 2, 0, 0, tzinfo=UTC)
 SETTINGS = GroupingSettings(threshold=0.45, join_gap_hours=72, quiet_hours=72, max_span_days=14, min_significance=3)
 
 

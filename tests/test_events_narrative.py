@@ -11,7 +11,6 @@ from fake_openai import FakeOpenAI, Reply
 from test_events_fixtures import add_story, at, hour_of
 
 from newsdedup_dagster import config
-from newsdedup_dagster.config import LLMSettings
 from newsdedup_dagster.events import narrative, store
 from newsdedup_dagster.events.grouping import GroupingSettings, event_id_for
 from newsdedup_dagster.events.narrative import (

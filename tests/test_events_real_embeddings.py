@@ -9,12 +9,10 @@ import pytest
 from test_events_fixtures import add_story, at, hour_of
 
 from newsdedup_dagster import config
-from newsdedup_dagster.events import store
-from newsdedup_dagster.events.grouping import event_id_for
-
 from newsdedup_dagster.embeddings.centring_prior import PRIOR_TEXTS, PRIOR_WEIGHT
 from newsdedup_dagster.embeddings.providers import CENTRE_MIN_LANG_ITEMS, E5Embedder, USEEmbedder
-from newsdedup_dagster.events.grouping import EVENT_THRESHOLDS, event_threshold_for
+from newsdedup_dagster.events import store
+from newsdedup_dagster.events.grouping import EVENT_THRESHOLDS, event_id_for, event_threshold_for
 
 STORIES = [  # (story id, hour, lang, headline)
     ("eu-en", 9.0, "en", "EU lawmakers propose sweeping rules for artificial intelligence"),
@@ -34,7 +32,7 @@ def centred(embedder, texts, langs):
     mean_all = (raw.sum(0) + PRIOR_WEIGHT * prior) / (len(raw) + PRIOR_WEIGHT)
     out = []
     for v, lang in zip(raw, langs):
-        same = raw[[l == lang for l in langs]]
+        same = raw[[item_lang == lang for item_lang in langs]]
         mean = (same.sum(0) + CENTRE_MIN_LANG_ITEMS * mean_all) / (len(same) + CENTRE_MIN_LANG_ITEMS)
         out.append((v - mean) / np.linalg.norm(v - mean))
     return np.asarray(out, dtype=np.float32)

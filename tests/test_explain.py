@@ -12,8 +12,8 @@ import json
 
 import numpy as np
 import pytest
-
 from clustering_fixtures import H0, insert_items, store_vectors
+
 from newsdedup_dagster.cli import main
 from newsdedup_dagster.clustering import explain
 from newsdedup_dagster.clustering.passes import cluster_partition

@@ -40,7 +40,7 @@ def loud_feed() -> bytes:
             "story 10 on every dimension.</description></item>")
     return ('<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Loud</title>'
             f"<link>https://loud.example/</link><language>en</language>{''.join(entries)}</channel></rss>"
-            ).encode("utf-8")
+            ).encode()
 
 
 @pytest.fixture()

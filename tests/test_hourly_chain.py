@@ -14,8 +14,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 from dagster import AssetKey, DagsterInstance
-
 from fingerprints import WRITE_TIME_COLUMNS, table_rows
+
 from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import HOURLY_OP, STAGES, hourly_run_config
 from newsdedup_dagster.instance import QUIET_RUN_CONFIG

@@ -10,22 +10,27 @@ import string
 import subprocess
 import sys
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import ada_url
 import pytest
 from feedserver import FAST, FeedServer, rss
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from newsdedup_dagster.ingest.canonical_url import (
-    LinkRefused, browser_url, canonical_url, google_news_target, outlet_of, registrable_domain)
+    LinkRefused,
+    browser_url,
+    canonical_url,
+    google_news_target,
+    outlet_of,
+    registrable_domain,
+)
 from newsdedup_dagster.ingest.feed_parse import parse_feed
 from newsdedup_dagster.ingest.sources import Source
 from newsdedup_dagster.ingest.store import ingest_partition
 
-H = datetime(2026, 11, 2, 10, tzinfo=timezone.utc)
+H = datetime(2026, 11, 2, 10, tzinfo=UTC)
 FETCH = replace(FAST, total_timeout=30.0, read_timeout=10.0)
 REPO = Path(__file__).resolve().parent.parent
 REUTERS_PATH = "/world/europe/italy-s-mount-etna-erupts-ash-cloud-shuts-catania-airport-2026-11-02/"

@@ -7,10 +7,10 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from feedserver import FeedServer, Response, rss, rss_entries
+from feedserver import FeedServer, rss, rss_entries
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -24,7 +24,7 @@ def _run(args, database_url, tmp_path, allow_private="127.0.0.0/8"):
 
 
 def test_ingest_command_json_isolates_broken_sources_and_rerun_uses_archive(clean_db, tmp_path):
-    hour = datetime.now(timezone.utc).strftime("%Y-%m-%d-%H:00")
+    hour = datetime.now(UTC).strftime("%Y-%m-%d-%H:00")
     with FeedServer() as server:
         server.add("/good.xml", rss(rss_entries(6, prefix="good")))
         server.add("/missing.xml", b"not here", status=404)
@@ -65,7 +65,7 @@ def test_ingest_command_json_isolates_broken_sources_and_rerun_uses_archive(clea
 
 
 def test_ingest_command_refuses_loopback_without_the_allow_list(clean_db, tmp_path):
-    hour = datetime.now(timezone.utc).strftime("%Y-%m-%d-%H:00")
+    hour = datetime.now(UTC).strftime("%Y-%m-%d-%H:00")
     with FeedServer() as server:
         server.add("/good.xml", rss(rss_entries(2, prefix="good")))
         sources = tmp_path / "sources.yaml"

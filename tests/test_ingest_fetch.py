@@ -15,14 +15,6 @@ import zlib
 from dataclasses import replace
 
 import pytest
-
-from newsdedup_dagster.ingest.fetch import (
-    USER_AGENT,
-    FetchRequest,
-    fetch_feeds,
-    fetch_feeds_sync,
-    with_validators,
-)
 from feedserver import (
     FAST,
     GOOD_A,
@@ -32,6 +24,14 @@ from feedserver import (
     Response,
     run_scenario,
     unused_port,
+)
+
+from newsdedup_dagster.ingest.fetch import (
+    USER_AGENT,
+    FetchRequest,
+    fetch_feeds,
+    fetch_feeds_sync,
+    with_validators,
 )
 
 # ------------------------------------------------------------------ network failures

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
@@ -27,7 +27,7 @@ from newsdedup_dagster.ingest.parse_types import ParseConfig
 from newsdedup_dagster.ingest.sources import Source
 from newsdedup_dagster.ingest.store import ingest_partition
 
-H = datetime(2026, 11, 2, 10, tzinfo=timezone.utc)
+H = datetime(2026, 11, 2, 10, tzinfo=UTC)
 FETCH = replace(FAST, total_timeout=30.0, read_timeout=10.0)
 REPO = Path(__file__).resolve().parent.parent
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -183,10 +183,10 @@ def test_doctype_with_internal_entities_is_not_expanded(conn):
     assert row.repairs["declarations_removed"] == 1 and "DOCTYPE/ENTITY declarations removed" in row.bozo_error
     longest = conn.execute("SELECT max(length(title)) FROM items WHERE source_id = 'hostile'").fetchone()[0]
     assert longest <= 500
-    nested = ('<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
-              '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]>'
-              '<rss version="2.0"><channel><item><title>laughs &d;</title><link>https://b.example/l</link></item>'
-              '</channel></rss>').encode()
+    nested = (b'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
+              b'<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]>'
+              b'<rss version="2.0"><channel><item><title>laughs &d;</title><link>https://b.example/l</link></item>'
+              b'</channel></rss>')
     parsed = parse_feed(nested, source_id="s", fetched_at=H)
     assert [item.title for item in parsed.items] == ["laughs &d;"]
 
@@ -276,7 +276,7 @@ def test_hundred_thousand_entries_keep_the_newest(conn):
     rng = random.Random(7)
     minutes = list(range(100_000))
     rng.shuffle(minutes)  # not in date order: the cap must sort by date, not position
-    start = datetime(2026, 9, 1, tzinfo=timezone.utc)
+    start = datetime(2026, 9, 1, tzinfo=UTC)
     items = "".join(
         f"<item><title>t{m}</title><link>https://big.example/{m}</link>"
         f"<pubDate>{(start + timedelta(minutes=m)).strftime('%a, %d %b %Y %H:%M:%S +0000')}</pubDate></item>"

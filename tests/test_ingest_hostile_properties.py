@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from newsdedup_dagster.ingest.feed_parse import parse_feed
 from newsdedup_dagster.ingest.parse_types import ParseConfig
 from newsdedup_dagster.ingest.sanitise import clean_text, sanitise_document
 
-FETCHED = datetime(2026, 11, 2, 12, tzinfo=timezone.utc)
+FETCHED = datetime(2026, 11, 2, 12, tzinfo=UTC)
 CONFIG = ParseConfig(max_entries=50, time_budget=5.0)
 SAMPLE_FEEDS = sorted((Path(__file__).resolve().parent.parent / "newsdedup_dagster" / "sample_data" / "feeds").glob("*"))
 REAL = [path.read_bytes()[:6000] for path in SAMPLE_FEEDS[:6]]

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import replace
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 from feedserver import FAST, FeedServer, rss
 from hourly_helpers import stage_hour
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from test_events_fixtures import add_story
 
 from newsdedup_dagster.digest.render import SourceLink, StoryRecord, build_view, render
@@ -23,7 +22,7 @@ from newsdedup_dagster.ingest.store import ingest_partition
 from newsdedup_dagster.llm.text import BIDI_CONTROLS, KEPT_FORMAT, clean_model_text
 from newsdedup_dagster.resources import LLMResource
 
-H = datetime(2026, 11, 2, 10, tzinfo=timezone.utc)
+H = datetime(2026, 11, 2, 10, tzinfo=UTC)
 INVISIBLE = ["\u202e", "\u202d", "\u202a", "\u2066", "\u2067", "\u2068", "\u2069", "\u200b", "\u200e", "\u200f",
              "\u2060", "\ufeff", "\u00ad", "\U000e0041", "\u061c"]
 
@@ -93,7 +92,7 @@ def test_stored_text_with_invisible_characters_is_cleaned_on_every_output(clean_
     assert any("Evil headline reversed" in p.read_text(encoding="utf-8") for p in outputs)
 
     record = StoryRecord("s1", 7.0, spiked, _spiked("Summary of it."), "en", spiked, "en",
-                         datetime(2026, 11, 2, 9, tzinfo=timezone.utc),
+                         datetime(2026, 11, 2, 9, tzinfo=UTC),
                          sources=[SourceLink(_spiked("Outlet name"), "https://news.example.com/a", "en")], source_total=1)
     digest = render(build_view(date(2026, 11, 2), "en", [record]))
     for part in (digest.html, digest.text, digest.subject, digest.markdown):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from feedserver import (
@@ -13,9 +13,9 @@ from feedserver import (
     run_scenario,
 )
 
-from newsdedup_dagster.ingest.fetch import FetchRequest
 from newsdedup_dagster.ingest.encoding import decode_feed_bytes
 from newsdedup_dagster.ingest.feed_parse import parse_feed
+from newsdedup_dagster.ingest.fetch import FetchRequest
 from newsdedup_dagster.ingest.parse_types import ParseConfig
 from newsdedup_dagster.ingest.sanitise import clean_text
 
@@ -135,7 +135,7 @@ def test_entries_without_link_title_or_date(feed_server):
     ])
     _, parsed = run_scenario(feed_server, serve(feed_server, "/partial.xml", body))
     items = {item.title: item for item in parsed.items}
-    assert items["Has everything"].published_at == datetime(2026, 11, 2, 9, tzinfo=timezone.utc)
+    assert items["Has everything"].published_at == datetime(2026, 11, 2, 9, tzinfo=UTC)
     assert items["Has everything"].date_flag is None and items["Has everything"].date_origin == "published"
     assert items["Guid is a URL"].url == "https://ex.com/from-guid"
     opaque = items["Opaque guid, no link"]
@@ -148,13 +148,13 @@ def test_entries_without_link_title_or_date(feed_server):
     assert synthetic[0].title.endswith("…") and len(synthetic[0].title) <= 101
     assert items["Bad date"].date_flag == "unparseable"
     assert items["Updated only"].date_origin == "updated"
-    assert items["Updated only"].published_at == datetime(2026, 11, 2, 8, 30, tzinfo=timezone.utc)
+    assert items["Updated only"].published_at == datetime(2026, 11, 2, 8, 30, tzinfo=UTC)
     assert items["From the future"].date_flag == "future_clamped"
     assert items["From the future"].published_at == FIXED_FETCH_TIME
     assert items["From the past"].date_flag == "too_old_clamped"
     assert items["Too old by max_age"].date_flag == "too_old_clamped"
     assert [s.reason for s in parsed.skipped] == ["no_title"]  # the entry with only a guid
-    assert all(item.published_at.tzinfo == timezone.utc for item in parsed.items)
+    assert all(item.published_at.tzinfo == UTC for item in parsed.items)
 
 
 def test_duplicate_guids_keep_one(feed_server):
@@ -260,7 +260,7 @@ def test_visible_before_selects_what_the_feed_showed_then():
         {"title": "Next hour", "link": "https://ex.com/n", "pubDate": "Mon, 02 Nov 2026 11:00:00 +0000"},
         {"title": "Undated", "link": "https://ex.com/u"},
     ])
-    end = datetime(2026, 11, 2, 11, tzinfo=timezone.utc)
+    end = datetime(2026, 11, 2, 11, tzinfo=UTC)
     parsed = parse_feed(body, source_id="s", fetched_at=end - timedelta(seconds=1), visible_before=end)
     assert [i.title for i in parsed.items] == ["Early", "In hour", "Undated"]
     assert parsed.items[2].published_at == end - timedelta(seconds=1)

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from feedserver import rss, rss_entries
 
 from newsdedup_dagster.ingest import parse_pool
-from newsdedup_dagster.ingest.fetch import FetchResult
 from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
+from newsdedup_dagster.ingest.fetch import FetchResult
 from newsdedup_dagster.ingest.parse_pool import parse_many
 from newsdedup_dagster.ingest.parse_types import ParseConfig
 from newsdedup_dagster.ingest.sources import Source
 
-FETCHED = datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)
+FETCHED = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 
 
 def _job(i, body, config=ParseConfig()):

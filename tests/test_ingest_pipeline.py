@@ -11,8 +11,8 @@ import pytest
 from feedserver import FAST, rss, rss_entries
 
 from newsdedup_dagster.ingest import parse_pool
-from newsdedup_dagster.ingest.fetch import FetchRequest, fetch_feeds_sync
 from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
+from newsdedup_dagster.ingest.fetch import FetchRequest, fetch_feeds_sync
 from newsdedup_dagster.ingest.parse_pool import ParsePool
 from newsdedup_dagster.ingest.parse_types import ParseConfig
 from newsdedup_dagster.ingest.pipeline import fetch_and_parse

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from feedserver import rss
 
@@ -11,7 +11,7 @@ from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
 from newsdedup_dagster.ingest.replay import load_jsonl_partition, replay_fetch_results, replay_window
 from newsdedup_dagster.ingest.sources import Source
 
-DAY = datetime(2026, 11, 2, tzinfo=timezone.utc)
+DAY = datetime(2026, 11, 2, tzinfo=UTC)
 
 
 def make_source(tmp_path, source_id="paper", replay_name="paper.xml", body=None):

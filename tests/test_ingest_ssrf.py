@@ -11,7 +11,7 @@ import ssl
 import subprocess
 import threading
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpcore
@@ -20,11 +20,16 @@ from feedserver import FAST, GOOD_A, FeedServer, Response, rss
 
 from newsdedup_dagster.ingest.fetch import FetchRequest, fetch_feeds_sync, same_origin
 from newsdedup_dagster.ingest.netguard import (
-    NON_PUBLIC_NETWORKS, AddressPolicy, AddressRefused, GuardedBackend, non_global_reason)
+    NON_PUBLIC_NETWORKS,
+    AddressPolicy,
+    AddressRefused,
+    GuardedBackend,
+    non_global_reason,
+)
 from newsdedup_dagster.ingest.sources import Source
 from newsdedup_dagster.ingest.store import ingest_partition
 
-H = datetime(2026, 11, 2, 10, tzinfo=timezone.utc)
+H = datetime(2026, 11, 2, 10, tzinfo=UTC)
 PUBLIC_ONLY = replace(FAST, address_policy=AddressPolicy())
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import gzip
 import json
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from feedserver import FAST, FeedServer, rss
 
 from newsdedup_dagster.ingest.fetch import FetchResult
+from newsdedup_dagster.ingest.sources import Source
 from newsdedup_dagster.ingest.store import (
     LIVE_GRACE,
     archive_fetches,
@@ -20,9 +21,8 @@ from newsdedup_dagster.ingest.store import (
     load_archived_fetches,
     sync_sources,
 )
-from newsdedup_dagster.ingest.sources import Source
 
-H = datetime(2026, 11, 2, 10, tzinfo=timezone.utc)
+H = datetime(2026, 11, 2, 10, tzinfo=UTC)
 SHARED_URL = "https://wire.example.com/2026/11/02/quake-hits-coast"
 
 
@@ -259,12 +259,12 @@ def test_archive_roundtrip(conn):
 
 
 def test_choose_mode():
-    now = datetime(2026, 11, 2, 12, 5, tzinfo=timezone.utc)
-    assert choose_mode(datetime(2026, 11, 2, 11, tzinfo=timezone.utc), "live", now) == "live"
-    assert choose_mode(datetime(2026, 11, 2, 12, tzinfo=timezone.utc), "live", now) == "live"
+    now = datetime(2026, 11, 2, 12, 5, tzinfo=UTC)
+    assert choose_mode(datetime(2026, 11, 2, 11, tzinfo=UTC), "live", now) == "live"
+    assert choose_mode(datetime(2026, 11, 2, 12, tzinfo=UTC), "live", now) == "live"
     # H = 10:00 ends 11:00; live until 13:00. H = 09:00 ended 10:00; at 12:05 it is a backfill.
     assert choose_mode(now.replace(minute=0) - LIVE_GRACE, "live", now) == "live"
     assert choose_mode(now.replace(minute=0) - LIVE_GRACE - timedelta(hours=1), "live", now) == "archive"
-    assert choose_mode(datetime(2020, 1, 1, tzinfo=timezone.utc), "replay", now) == "replay"
+    assert choose_mode(datetime(2020, 1, 1, tzinfo=UTC), "replay", now) == "replay"
     with pytest.raises(ValueError):
-        choose_mode(datetime(2026, 11, 2, 11, 30, tzinfo=timezone.utc), "live", now)
+        choose_mode(datetime(2026, 11, 2, 11, 30, tzinfo=UTC), "live", now)

@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import logging
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
-
 from fake_openai import Reply
+
 from newsdedup_dagster.config import LLMSettings
 from newsdedup_dagster.llm import pricing, scoring, translation
 from newsdedup_dagster.llm.client import (
-    BackoffPolicy, LLMClient, LLMConfigError, LLMUnavailable, MemoryRecorder, OutputInvalid,
-    RequestRejected, backoff_delay, parse_json_reply, parse_retry_after, redact,
+    BackoffPolicy,
+    LLMClient,
+    LLMConfigError,
+    LLMUnavailable,
+    MemoryRecorder,
+    OutputInvalid,
+    RequestRejected,
+    backoff_delay,
+    parse_json_reply,
+    parse_retry_after,
+    redact,
 )
 
 KEY = "sk-test-SECRET-0123456789abcdef"
@@ -175,7 +184,7 @@ def test_backoff_and_retry_after():
         assert ceiling / 2 <= delay <= ceiling
     assert parse_retry_after({"retry-after": "3"}) == 3.0
     assert parse_retry_after({"retry-after-ms": "250"}) == 0.25
-    now = datetime(2026, 11, 2, 5, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 2, 5, 0, tzinfo=UTC)
     date = (now + timedelta(seconds=30)).strftime("%a, %d %b %Y %H:%M:%S GMT")
     assert abs(parse_retry_after({"retry-after": date}, now=now.timestamp()) - 30) < 1
     assert parse_retry_after({}) is None
@@ -204,7 +213,7 @@ def test_validate_score_rules():
 
 
 def _facts(items, sources, langs, hours):
-    t0 = datetime(2026, 11, 2, 5, tzinfo=timezone.utc)
+    t0 = datetime(2026, 11, 2, 5, tzinfo=UTC)
     rep = scoring.Article("Big <b>news</b> today", "<p>First sentence. Second sentence. Third.</p>", "en", "S")
     return scoring.StoryFacts("s", items, sources, langs, t0, t0 + timedelta(hours=hours), rep, [])
 
@@ -222,7 +231,7 @@ def test_offline_score_is_deterministic_and_monotone():
 
 
 def test_offline_headline_prefers_an_article_in_the_pivot_language():
-    t0 = datetime(2026, 11, 2, 5, tzinfo=timezone.utc)
+    t0 = datetime(2026, 11, 2, 5, tzinfo=UTC)
     rep = scoring.Article("La UE reforma su ley de IA", "Resumen en español.", "es", "El País")
     newer_en = scoring.Article("EU revises AI act, again", "The EU revised its AI act again on Monday, officials said.", "en", "Guardian")
     older_en = scoring.Article("EU agrees to revise AI rules", "Brussels eased the rules for small firms and delayed high-risk duties.", "en", "BBC")

@@ -3,15 +3,14 @@ pure rules, and a property: one source never outranks three outlets on coverage 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from newsdedup_dagster.llm import scoring
 from newsdedup_dagster.llm.scoring import Appearance, StoryFacts, coverage_significance, independent_outlets
 
-T0 = datetime(2026, 11, 2, 6, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 2, 6, tzinfo=UTC)
 
 
 def at(minutes: float) -> datetime:

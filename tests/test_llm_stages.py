@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-
 from fake_openai import Reply
 from hourly_helpers import stage_hour
+
 from newsdedup_dagster.assets.llm import LLMResource
 from newsdedup_dagster.llm import stages
 from newsdedup_dagster.llm.client import LLMUnavailable
@@ -17,7 +17,7 @@ from newsdedup_dagster.llm.report import format_top_stories, top_stories
 
 KEY = "sk-stage-test-SECRET-9f8e7d6c5b4a"
 PARTITION = "2026-11-02-05:00"
-HOUR = datetime(2026, 11, 2, 5, tzinfo=timezone.utc)
+HOUR = datetime(2026, 11, 2, 5, tzinfo=UTC)
 LANGS = ("zh", "ja", "ko", "fr", "de", "es", "pt", "ru", "ar", "hi")
 
 
@@ -238,7 +238,7 @@ def test_transient_failure_counts_only_when_endpoint_works(conn, clean_db, fake,
     # outage: every call 503 -> raises, attempts not counted
     fake.push(Reply.status_code(503), times=100)
     with connection(clean_db) as c, pytest.raises(LLMUnavailable):
-        from newsdedup_dagster.llm.client import LLMClient, BackoffPolicy
+        from newsdedup_dagster.llm.client import BackoffPolicy, LLMClient
 
         with LLMClient(settings, backoff=BackoffPolicy(0.01, 0.02, 1)) as client:
             stages.run_scoring(c, HOUR, settings, client)

@@ -3,11 +3,11 @@ representative model, idempotent reruns and the later-better-representative swit
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from hourly_helpers import stage_hour
 
-H0 = datetime(2026, 11, 2, 5, tzinfo=timezone.utc)
+H0 = datetime(2026, 11, 2, 5, tzinfo=UTC)
 
 
 def _key(hour: datetime) -> str:

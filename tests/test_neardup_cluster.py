@@ -2,7 +2,7 @@
 
 import random
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -18,7 +18,7 @@ from newsdedup_dagster.neardup import (
 )
 from newsdedup_dagster.neardup.cluster import blocking_pairs, decode_gram, encode_grams
 
-T0 = datetime(2026, 11, 2, 5, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 2, 5, 0, tzinfo=UTC)
 
 
 def item(item_id, title, lang="ko", minutes=0, url="", syndicator=False, existing=False):

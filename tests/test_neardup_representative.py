@@ -1,12 +1,12 @@
 """Representative choice: original over syndicator, direct over redirect, newest, id."""
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from newsdedup_dagster.neardup import HeadlineItem, choose_representative, is_opaque_redirect, is_syndicated
 from newsdedup_dagster.neardup.representative import is_syndicator_host
 
-T0 = datetime(2026, 11, 2, 5, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 2, 5, 0, tzinfo=UTC)
 
 
 def make(item_id, url="https://www.example.com/a", minutes=0, syndicator=False, existing=False, published=True):

@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from newsdedup_dagster.clustering import anchors as an
-from newsdedup_dagster.clustering import places
+from newsdedup_dagster.clustering import anchors as an, places
 
 DENVER = ("en", "First snow of the season blankets Denver, snarling evening commute",
           "Up to 6 inches fell across the metro area, and Denver International Airport reported de-icing delays.")

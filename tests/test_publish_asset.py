@@ -5,7 +5,7 @@ grown story updated in place, never duplicated."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import feedparser
@@ -101,7 +101,7 @@ def test_feeds_parse_and_a_grown_story_updates_in_place(clean_db, conn, tmp_path
     s1_id = next(i for i in en1 if "/s1/" in i)
     s1_before = en1[s1_id]
     assert s1_before.link == "https://news.example.org/feeds/en/story/s1.html"
-    related_before = [l.href for l in s1_before.links if l.rel == "related"]
+    related_before = [link.href for link in s1_before.links if link.rel == "related"]
     assert len(related_before) == 2
 
     # The hostile story: markup is text, the javascript: URL is no link at all.
@@ -109,7 +109,7 @@ def test_feeds_parse_and_a_grown_story_updates_in_place(clean_db, conn, tmp_path
     assert s2.title == HOSTILE
     raw_atom = (tmp_path / "en" / "atom.xml").read_text(encoding="utf-8")
     assert "<script>" not in raw_atom and "javascript:" not in raw_atom
-    assert all(l.href.startswith("http") for l in s2.links)
+    assert all(link.href.startswith("http") for link in s2.links)
     # In English the German story has no translation: the entry says so, in the language it is in.
     assert "no translation yet" in s2.content[0].value and s2.title_detail.language == "de"
     # French: the translation when present.
@@ -140,7 +140,7 @@ def test_feeds_parse_and_a_grown_story_updates_in_place(clean_db, conn, tmp_path
     s1_after = en2[s1_id]
     assert s1_after.updated_parsed > s1_before.updated_parsed
     assert s1_after.published_parsed == s1_before.published_parsed
-    assert len([l for l in s1_after.links if l.rel == "related"]) == 3
+    assert len([link for link in s1_after.links if link.rel == "related"]) == 3
     assert "New outlet en" in s1_after.content[0].value
     assert en2[next(i for i in en2 if "/s2/" in i)].updated_parsed == s2.updated_parsed  # untouched story
     # A reader merging both polls by id holds one entry per story.
@@ -213,7 +213,7 @@ def test_directory_lock_is_released_after_a_failure(clean_db, conn, tmp_path):
 
     _seed(conn)
     settings = PublishSettings(output_dir=tmp_path)
-    hour = datetime(2026, 11, 2, 10, tzinfo=timezone.utc)
+    hour = datetime(2026, 11, 2, 10, tzinfo=UTC)
     with pytest.raises(TypeError):
         publish_hour(conn, hour, settings, ["en"], now="not a time")  # fails after taking the lock
     held = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"

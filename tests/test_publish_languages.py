@@ -5,7 +5,7 @@ text of another direction isolated (pure: rendering only, no database)."""
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 
 import pytest
@@ -15,11 +15,20 @@ from newsdedup_dagster.digest.labels import LABELS, PLURAL_KEYS, count, event_sp
 from newsdedup_dagster.digest.render import EventRecord, SourceLink, StoryRecord, build_view, render
 from newsdedup_dagster.publish.labels import SITE_LABELS, labels_for, text_direction
 from newsdedup_dagster.publish.model import FeedCandidate, SourceArticle, story_views
-from newsdedup_dagster.publish.render import (EventStoryLine, FeedMeta, RootLanguage, build_atom, build_json_feed,
-                                              render_entry_content, render_event, render_index, render_root,
-                                              render_story)
+from newsdedup_dagster.publish.render import (
+    EventStoryLine,
+    FeedMeta,
+    RootLanguage,
+    build_atom,
+    build_json_feed,
+    render_entry_content,
+    render_event,
+    render_index,
+    render_root,
+    render_story,
+)
 
-T = datetime(2026, 11, 2, 11, 0, tzinfo=timezone.utc)
+T = datetime(2026, 11, 2, 11, 0, tzinfo=UTC)
 PUBLISHED = (LLMSettings().pivot_lang, *LLMSettings().translation_langs)
 OTHERS = [lang for lang in PUBLISHED if lang != "en"]
 SITE_PLURAL_KEYS = {"source_count", "article_count"}

@@ -6,26 +6,38 @@ from __future__ import annotations
 import json
 import os
 import xml.etree.ElementTree as ET
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 
 import feedparser
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from newsdedup_dagster import config
-from newsdedup_dagster.config import PublishSettings
 from newsdedup_dagster.digest.render import SourceLink, StoryRecord, clean_line
 from newsdedup_dagster.publish.labels import labels_for
-from newsdedup_dagster.publish.model import (FeedCandidate, SourceArticle, decide_stamp, fingerprint, safe_name, story_views,
-                                             valid_lang_tag)
-from newsdedup_dagster.publish.render import (ATOM_NS, FeedMeta, build_atom, build_json_feed, render_index, render_story,
-                                              xml_text)
+from newsdedup_dagster.publish.model import (
+    FeedCandidate,
+    SourceArticle,
+    decide_stamp,
+    fingerprint,
+    safe_name,
+    story_views,
+    valid_lang_tag,
+)
+from newsdedup_dagster.publish.render import (
+    ATOM_NS,
+    FeedMeta,
+    build_atom,
+    build_json_feed,
+    render_index,
+    render_story,
+    xml_text,
+)
 from newsdedup_dagster.publish.select import select_day, select_feed
 from newsdedup_dagster.publish.write import atomic_write
 
-T = datetime(2026, 11, 2, 11, 0, tzinfo=timezone.utc)
+T = datetime(2026, 11, 2, 11, 0, tzinfo=UTC)
 ANY_TEXT = st.text(alphabet=st.characters(blacklist_categories=()), max_size=80)
 
 

@@ -3,10 +3,9 @@ what is needed stays, a second run removes nothing, a dry run changes nothing.""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -20,7 +19,7 @@ from newsdedup_dagster.embeddings.text import text_hash
 from newsdedup_dagster.resources import PostgresResource
 from newsdedup_dagster.retention import check_settings, cutoffs, prune
 
-NOW = datetime(2026, 12, 20, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 20, 12, 0, tzinfo=UTC)
 SETTINGS = RetentionSettings(feed_body_days=30, llm_call_days=90, vector_days=7, cache_days=2, batch_rows=2)
 TABLES = ("feed_fetches", "llm_calls", "llm_call_daily_totals", "item_embeddings", "embedding_cache", "items")
 
@@ -129,7 +128,7 @@ def test_zero_keeps_forever_and_unsafe_settings_are_refused(conn):
 
 
 def test_command_and_asset(clean_db, conn, monkeypatch, capsys):
-    _fill(conn, now=datetime.now(timezone.utc))   # the command and the asset prune as of the database clock
+    _fill(conn, now=datetime.now(UTC))   # the command and the asset prune as of the database clock
     monkeypatch.setenv("NEWSDEDUP_DATABASE_URL", clean_db)
     assert cli.main(["prune", "--dry-run", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

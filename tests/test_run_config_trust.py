@@ -25,9 +25,8 @@ from pathlib import Path
 
 import pytest
 from dagster import DagsterInvalidConfigError, validate_run_config
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from dagster._config import ConfigTypeKind
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import HOURLY_OP, STAGES, hourly_run_config
@@ -361,7 +360,7 @@ def test_every_op_with_config_has_run_options_the_coordinator_knows():
 
     with_config = {}
     in_sections = {}
-    for job, path, _ in FIELDS:
+    for _job, path, _ in FIELDS:
         if path[0] == "ops":
             with_config.setdefault(path[1], set()).add(path[3])
             if path[3] in (RUN_OPTIONS[path[1]].sections() if path[1] in RUN_OPTIONS else {}):

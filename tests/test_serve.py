@@ -17,8 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 SECRET = "ADMIN SECRET outside the published directory"
 ANSWERS = {200, 301, 400, 404, 414}

@@ -13,7 +13,6 @@ import re
 from collections import Counter
 from pathlib import Path
 
-
 from newsdedup_dagster import config, db
 
 PACKAGE = Path(__file__).resolve().parents[1] / "newsdedup_dagster"

@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from dagster_deployment import DagsterDeployment
 
 pytestmark = [pytest.mark.slow, pytest.mark.daemon, pytest.mark.browser, pytest.mark.timeout(1500)]
