@@ -1,4 +1,4 @@
--- Canonical items of the hour [%s, %s) without a vector of model %s (the step's check).
+-- Canonical items of the hour without a vector of the active model (the step's check).
 SELECT count(*) FROM items i
  WHERE i.partition_hour >= %s AND i.partition_hour < %s
    AND NOT EXISTS (SELECT 1 FROM item_duplicates d WHERE d.item_id = i.id)
