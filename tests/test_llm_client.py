@@ -10,8 +10,10 @@ from decimal import Decimal
 import pytest
 from fake_openai import Reply
 
+from newsdedup_dagster import db
 from newsdedup_dagster.config import LLMSettings
 from newsdedup_dagster.llm import pricing, scoring, translation
+from newsdedup_dagster.llm.cache import PostgresResultCache
 from newsdedup_dagster.llm.client import (
     BackoffPolicy,
     LLMClient,
@@ -19,6 +21,7 @@ from newsdedup_dagster.llm.client import (
     LLMUnavailable,
     MemoryRecorder,
     OutputInvalid,
+    PostgresCallRecorder,
     RequestRejected,
     backoff_delay,
     parse_json_reply,
@@ -258,3 +261,22 @@ def test_rescore_rule_and_batches_and_status():
     assert translation.next_status(transient, max_attempts=3) == -1
     permanent = translation.BatchOutcome(job, None, OutputInvalid("x", attempts=3), None)
     assert translation.next_status(permanent, max_attempts=3) == -1
+
+
+def test_a_paid_answer_and_its_call_record_commit_together(fake, clean_db):
+    """On the real database: the stored answer and the llm_calls row of the attempt that paid for it
+    are written by one transaction (same xmin), so a process killed between the two writes cannot
+    leave a paid call without its answer, which the rerun would pay for again."""
+    fake.push(Reply.json({"scale": 6, "impact": 7, "novelty": 5, "breadth": 4, "credibility": 8, "urgency": 6,
+                          "significance": 6.5, "headline": "Quake hits coast",
+                          "summary": "A strong quake hit the coast. Dozens were hurt."}))
+    settings = LLMSettings(base_url=fake.base_url, api_key=KEY, timeout_s=2.0, max_attempts=3)
+    with LLMClient(settings, PostgresCallRecorder(clean_db), backoff=FAST,
+                   cache=PostgresResultCache(clean_db)) as client:
+        client.complete_json("score", "deepseek-chat", scoring.system_prompt("en"), "articles...",
+                             scoring.validate_score, story_id="s1", prompt_version=scoring.PROMPT_VERSION,
+                             target_langs=("en",), input_material="articles...")
+    with db.connection(clean_db) as conn:
+        answers = conn.execute("SELECT cache_key, xmin::text FROM llm_results").fetchall()
+        calls = conn.execute("SELECT cache_key, xmin::text FROM llm_calls WHERE status = 'ok'").fetchall()
+    assert len(answers) == 1 and calls == answers

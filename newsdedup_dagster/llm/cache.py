@@ -100,11 +100,26 @@ class PostgresResultCache:
 
     def put(self, key: CacheKey, answer: CachedAnswer) -> None:
         with self._lock:
-            self._connection().execute(db.load_sql("llm_result_put"), {
-                "key": key.key, "task": key.task, "model": key.model, "prompt_version": key.prompt_version,
-                "target_langs": key.target_langs, "input_hash": key.input_hash, "status": answer.status,
-                "result": Jsonb(answer.data) if answer.data is not None else None, "error": answer.error,
-                "attempts": answer.attempts, "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out, "cost_usd": answer.cost_usd})
+            self._connection().execute(db.load_sql("llm_result_put"), self._row(key, answer))
+
+    def put_with_call(self, key: CacheKey, answer: CachedAnswer, call: dict) -> None:
+        """The answer and the llm_calls row of the attempt that paid for it, in one transaction: a
+        process killed between two separate writes would leave a paid call without its answer, and
+        the rerun would pay for it again."""
+        with self._lock:
+            conn = self._connection()
+            with conn.transaction():
+                conn.execute(db.load_sql("llm_result_put"), self._row(key, answer))
+                conn.execute(db.load_sql("llm_record_call"), call)
+
+    @staticmethod
+    def _row(key: CacheKey, answer: CachedAnswer) -> dict:
+        return {
+            "key": key.key, "task": key.task, "model": key.model, "prompt_version": key.prompt_version,
+            "target_langs": key.target_langs, "input_hash": key.input_hash, "status": answer.status,
+            "result": Jsonb(answer.data) if answer.data is not None else None, "error": answer.error,
+            "attempts": answer.attempts, "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out,
+            "cost_usd": answer.cost_usd}
 
     def close(self) -> None:
         with self._lock:

@@ -443,9 +443,10 @@ class LLMClient:
                 continue
             rec.status = "ok"
             rec.cache_key = key.key if key is not None else None
-            self._record(rec)
             if key is not None:
-                self._store(key, CachedAnswer(data, rec.tokens_in, rec.tokens_out, rec.cost_usd))
+                self._store_paid(key, CachedAnswer(data, rec.tokens_in, rec.tokens_out, rec.cost_usd), rec)
+            else:
+                self._record(rec)
             self._finish(task, usage)
             return result, usage
         self._give_up(task, usage, key, last_error, invalid=last_invalid is not None and last_kind == "invalid")
@@ -605,6 +606,22 @@ class LLMClient:
             self.cache.put(key, answer)
         except Exception as exc:  # the answer is still good for this run
             log.error("could not store an llm answer for reuse: %s", self._error_text(str(exc)))
+
+    def _store_paid(self, key: CacheKey, answer: CachedAnswer, rec: CallRecord) -> None:
+        """A paid answer and its call record. When the cache and the call log are one database, one
+        transaction writes both (a crash between them would pay for the answer again on the rerun)."""
+        together = getattr(self.cache, "put_with_call", None)
+        if together is not None and getattr(self.cache, "database_url", None) == \
+                getattr(self.recorder, "database_url", object()):
+            try:
+                together(key, answer, dataclasses.asdict(rec))
+                return
+            except Exception as exc:  # the answer is still good for this run; the call is still recorded
+                log.error("could not store an llm answer for reuse: %s", self._error_text(str(exc)))
+                self._record(rec)
+                return
+        self._record(rec)
+        self._store(key, answer)
 
     def _record(self, rec: CallRecord) -> None:
         try:
