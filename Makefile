@@ -13,10 +13,9 @@ STAMP   = $(VENV)/.installed
 PYTEST_ARGS ?=
 # The tests run in parallel processes (pytest-xdist), each with its own embedded PostgreSQL; one
 # file's tests on one worker, so that a module's daemon or server starts once; the files in the
-# order tests/conftest.py gives (the longest first). One worker per core: with 4 workers on 2
-# cores the whole suite took 14.5 min instead of ~18, but processes signalled by the tests
-# (SIGTERM, then a wait of 10-20 s) missed their deadlines under that load.
-TEST_WORKERS ?= 2
+# order tests/conftest.py gives (the longest first). More workers than cores pay: the end-to-end
+# tests mostly wait on servers, daemons and the browser.
+TEST_WORKERS ?= 4
 PYTEST = $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: demo test test-fast lint dev validate bench clean print-python

@@ -22,16 +22,6 @@ else:
 os.environ.pop("NEWSDEDUP_LLM_BASE_URL", None)
 os.environ.pop("NEWSDEDUP_SMTP_HOST", None)
 
-# pgserver starts and stops every embedded server under one inter-process lock in the user's
-# runtime directory (/tmp/.lockfile when XDG_RUNTIME_DIR is unset): one lock for the machine. A
-# worker's own runtime directory gives each worker (and the processes its tests start) its own
-# lock, so a test's server does not wait for another worker's to start, and a SIGTERMed process
-# releasing its handle does not wait behind one.
-_RUNTIME = Path(os.environ["NEWSDEDUP_HOME"]) / "runtime"
-(_RUNTIME / "python_PostgresServer").mkdir(mode=0o700, parents=True, exist_ok=True)
-_RUNTIME.chmod(0o700)  # platformdirs ignores a runtime directory others may read
-os.environ["XDG_RUNTIME_DIR"] = str(_RUNTIME)
-
 APP_TABLES = (
     "duplicate_groups, deliveries, subscribers, digests, event_translations, event_stories, events, "
     "story_translations, story_scores, story_items, stories, item_embeddings, embedding_cache, "
