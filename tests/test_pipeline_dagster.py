@@ -85,6 +85,7 @@ def test_demo_command_runs_every_hour_and_exits_zero(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.signals
 def test_sigterm_stops_demo_without_orphaned_postgres(tmp_path):
     home = tmp_path / "home"
     env = {**os.environ, "NEWSDEDUP_HOME": str(home), "DAGSTER_HOME": str(tmp_path / "dagster")}

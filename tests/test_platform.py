@@ -204,6 +204,7 @@ def _wait_gone(pgdata: Path, timeout: float = 20) -> bool:
     return False
 
 
+@pytest.mark.signals
 def test_two_processes_share_one_server_and_sigterm_leaves_no_orphan(server_home):
     home = server_home
     a = _start_holder(home, 60)

@@ -19,6 +19,8 @@ from urllib.parse import quote
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+pytestmark = pytest.mark.signals
+
 SECRET = "ADMIN SECRET outside the published directory"
 ANSWERS = {200, 301, 400, 404, 414}
 
