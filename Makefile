@@ -36,8 +36,8 @@ demo: $(STAMP)
 TEST_MARKS ?= slow or not slow
 test: $(STAMP) lint
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/dg check defs
-	$(PYTEST) -m "($(TEST_MARKS)) and not signals" $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m "($(TEST_MARKS)) and signals" $(PYTEST_ARGS)
+	$(PYTEST) -m "($(TEST_MARKS)) and not signals" $(PYTEST_ARGS)
 
 # The edit loop: every test but those that start servers or processes of their own, daemons and
 # browsers (markers in pyproject.toml).
