@@ -88,7 +88,7 @@ def test_demo_command_runs_every_hour_and_exits_zero(tmp_path):
 @pytest.mark.signals
 # Known open bug: when the demo runs detached from a terminal (started in the background with stdin
 # from /dev/null, as CI and `nohup … &` start it) a SIGTERM during an in-process hourly run is lost
-# and the demo runs to the end. It stops as asserted when started from a terminal. Not strict, so
+# and the demo runs to the end; run in the foreground of a shell it stops as asserted. Not strict, so
 # the fix shows as XPASS.
 @pytest.mark.xfail(strict=False, reason="SIGTERM lost during an in-process run when detached from a terminal")
 def test_sigterm_stops_demo_without_orphaned_postgres(tmp_path):
