@@ -5,7 +5,7 @@ Xinhua, photo credits, copyright footers); the property tests throw arbitrary te
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from newsdedup_dagster.embeddings.text import (
     LEAD_CHARS,
@@ -103,13 +103,15 @@ WORDS = st.lists(st.sampled_from(["Continue", "reading", "The", "post", "appeare
 
 @settings(max_examples=300, deadline=None)
 @given(title=TEXT, summary=st.one_of(TEXT, WORDS, st.none()), limit=st.integers(0, 400))
+@example(title="", summary="0 A", limit=2)  # a cut right after a space once left it trailing
+@example(title="a" * (MAX_CHARS - 1) + " b", summary=None, limit=0)  # so did the headline's own cut
 def test_embedding_text_is_total_bounded_and_stable(title, summary, limit):
     text = embedding_text(title, summary, lead_chars=limit)
     assert isinstance(text, str)
     assert len(text) <= MAX_CHARS + 2 + max(limit, 0)
     assert text == text.strip() and "  " not in text
     assert text == embedding_text(title, summary, lead_chars=limit)  # deterministic (cache key)
-    head = " ".join(title.split())[:MAX_CHARS]
+    head = " ".join(title.split())[:MAX_CHARS].rstrip()
     assert text.startswith(head)  # the headline always leads
 
 

@@ -138,7 +138,8 @@ def cut_lead(text: str, limit: int = LEAD_CHARS) -> str:
         return text[:max(fitting)].strip()
     head = text[:limit]
     space = head.rfind(" ")
-    return head[:space].rstrip(" ,;:-—–") if space > limit // 2 else head
+    # A cut right after a space would leave it trailing: the embedded text never ends in a space.
+    return head[:space].rstrip(" ,;:-—–") if space > limit // 2 else head.rstrip()
 
 
 def lead_of(title: str, summary: str | None, limit: int = LEAD_CHARS) -> str:
@@ -181,7 +182,7 @@ def embedding_text(title: str | None, summary: str | None = None, mode: str = DE
     """The string handed to the embedder for one item."""
     if mode not in TEXT_MODES:
         raise ValueError(f"embedding text mode {mode!r}: expected one of {TEXT_MODES}")
-    head = normalise_space(title)[:MAX_CHARS]
+    head = normalise_space(title)[:MAX_CHARS].rstrip()
     if mode == "title":
         return head
     lead = lead_of(head, summary, lead_chars)
@@ -204,7 +205,7 @@ def embedding_parts(title: str | None, summary: str | None = None, mode: str = D
     headline's direction and stays next to copies of the story that come without one (feeds that
     give only a headline), while the lead adds the who/where/what the headline leaves out."""
     full = embedding_text(title, summary, mode, lead_chars)
-    head = normalise_space(title)[:MAX_CHARS]
+    head = normalise_space(title)[:MAX_CHARS].rstrip()
     if full == head or not head:
         return (full,)
     return (head, full)
