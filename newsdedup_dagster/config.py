@@ -55,6 +55,7 @@ from .deployment import (  # noqa: F401  (re-exported: config.home_dir() and the
     partitions_start,
     sources_file,
     sql_dir,
+    step_retry_delay,
 )
 from .digest.select import DigestSettings
 from .digest.send import SmtpSettings

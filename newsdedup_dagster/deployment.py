@@ -72,6 +72,10 @@ class DeploymentSettings:
                                                "clustering run holds the lock past `NEWSDEDUP_LOCK_TIMEOUT_S`")
     clustering_busy_wait: float = setting(60.0, env="NEWSDEDUP_CLUSTERING_BUSY_WAIT",
                                           doc="seconds between those retries")
+    step_retry_delay: float = setting(30.0, env="NEWSDEDUP_STEP_RETRY_DELAY", bounds=(0.0, 3600.0),
+                                      doc="seconds before Dagster retries a failed hourly step (twice, the "
+                                          "delay doubling, ±jitter); the digest waits twice as long. Fixed at "
+                                          "definitions load")
     # Test-only: `POINT[:N]` makes the delivery process kill itself the N-th time it reaches POINT
     # (handed_over | accepted), to prove what a crash there costs. Never set in production.
     test_delivery_crash: str | None = setting(None, env="NEWSDEDUP_TEST_DELIVERY_CRASH",
@@ -171,6 +175,11 @@ def eval_data_dir() -> Path:
 def fetch_mode() -> str:
     """live | replay | auto (auto: replay when the sources file names replay files, else live)."""
     return _get("fetch_mode")
+
+
+def step_retry_delay() -> float:
+    """Seconds before the first retry of a failed hourly step. Fixed at definitions load."""
+    return _get("step_retry_delay")
 
 
 def clustering_busy_retry() -> tuple[int, float]:

@@ -110,6 +110,8 @@ class DagsterDeployment:
             "NEWSDEDUP_HOME": str(root / "home"),
             "NEWSDEDUP_OUTBOX": str(self.outbox),
             "NEWSDEDUP_FETCH_MODE": "replay",
+            # A failed step is still retried twice; the test need not wait Dagster's 30 s and 60 s.
+            "NEWSDEDUP_STEP_RETRY_DELAY": "1",
             **(extra_env or {}),
         }
         self.procs: list[subprocess.Popen] = []

@@ -55,7 +55,7 @@ def _built() -> dict[str, object]:
         "deployment": lambda: {name: getattr(config, name)() for name in (
             "home_dir", "database_url", "embedded_shared_buffers", "dagster_database_url", "sql_dir", "dagster_home",
             "partitions_start", "eval_data_dir", "outbox_dir", "alert_recipients", "dagster_ui_url", "sources_file", "fetch_mode",
-            "clustering_busy_retry")},
+            "clustering_busy_retry", "step_retry_delay")},
     }
     out: dict[str, object] = {}
     for stage, build in builders.items():

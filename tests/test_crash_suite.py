@@ -144,6 +144,8 @@ def hour_env(url: str, llm_url: str, home: Path, crash: str | None = None, pause
         "NEWSDEDUP_LLM_CONCURRENCY": "1",
         "NEWSDEDUP_TRANSLATION_LANGS": "fr,de,ja", "NEWSDEDUP_NARRATIVE_LANGS": "en,fr,de",
         "NEWSDEDUP_LLM_BACKOFF_BASE": "0.01", "NEWSDEDUP_LLM_BACKOFF_MAX": "0.02",
+        # the retried cases restart the database before the step goes on: a 1 s retry finds it up
+        "NEWSDEDUP_STEP_RETRY_DELAY": "1",
         "PYTHONPATH": os.pathsep.join([str(REPO), str(RUNNER.parent)]),
     })
     if crash:

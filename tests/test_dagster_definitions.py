@@ -3,6 +3,9 @@ owners, freshness, the digest's automation condition, and run config that must b
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -222,3 +225,17 @@ def test_clustering_busy_requests_a_retry_instead_of_failing(clean_db, monkeypat
     # The retry continued with stories: each asset of the hour materialised once.
     materialized = [m.asset_key.to_user_string() for m in result.asset_materializations_for_node(HOURLY_OP)]
     assert sorted(materialized) == sorted(STAGE_GROUPS.keys() - {"digest", "prune"})
+
+
+def test_step_retry_delay_is_the_deployments_setting():
+    """The retry delays are fixed when the definitions load, from NEWSDEDUP_STEP_RETRY_DELAY."""
+    script = ("from newsdedup_dagster.definitions import defs; "
+              "hourly = defs.resolve_job_def('hourly_pipeline').get_node_named('hourly_chain').definition; "
+              "digest = defs.resolve_job_def('daily_digest').get_node_named('digest').definition; "
+              "print(hourly.retry_policy.max_retries, hourly.retry_policy.delay, digest.retry_policy.delay)")
+    env = {**os.environ, "NEWSDEDUP_STEP_RETRY_DELAY": "7"}
+    shown = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert shown.stdout.split() == ["2", "7.0", "14.0"], shown.stderr[-2000:]
+    env.pop("NEWSDEDUP_STEP_RETRY_DELAY")
+    shown = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert shown.stdout.split() == ["2", "30.0", "60.0"], shown.stderr[-2000:]

@@ -104,7 +104,8 @@ def _counts_table(report: DeliveryReport | None) -> dict:
     freshness_policy=DIGEST_FRESHNESS,
     pool="newsdedup_digest",
     config_schema=DigestConfig.config_schema(),
-    retry_policy=RetryPolicy(max_retries=2, delay=60, backoff=Backoff.EXPONENTIAL),
+    # Twice the hourly step's delay: a failed send is most often the SMTP server, slower to come back.
+    retry_policy=RetryPolicy(max_retries=2, delay=2 * app_config.step_retry_delay(), backoff=Backoff.EXPONENTIAL),
     description="The day's top stories (significance, event and region diversity) rendered per language "
                 "as HTML + text, stored in `digests` and the outbox, and delivered to subscribers.",
 )

@@ -56,6 +56,7 @@ from dagster import (
 )
 from pydantic import Field
 
+from .. import config as app_config
 from ..partitions import HOURLY_PARTITIONS
 from ..resources import EmbedderResource, LLMResource, PostgresResource
 from . import embeddings, events, ingest, llm, neardup, publish, stories
@@ -87,7 +88,8 @@ HOURLY_OP = "hourly_chain"
 
 # One policy for the op: a dropped database connection, a model endpoint's outage. A retry continues
 # with the first (asset, hour) the failed attempt did not materialise.
-HOURLY_RETRY_POLICY = RetryPolicy(max_retries=2, delay=30, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
+HOURLY_RETRY_POLICY = RetryPolicy(max_retries=2, delay=app_config.step_retry_delay(), backoff=Backoff.EXPONENTIAL,
+                                  jitter=Jitter.PLUS_MINUS)
 
 class StageFailed(Exception):
     """An hourly asset's hour raised: the asset, the hour and the error. Retried like any error."""
