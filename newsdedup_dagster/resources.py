@@ -2,9 +2,10 @@
 
 Resources are the deployment, not run parameters. The deployment binds each one's endpoint and
 secrets by name (`dagster.EnvVar`), resolved by the run worker when it initialises the resource,
-so no value is in the code location's snapshot or the UI; every other setting comes from the
-stage's settings loader (config.py) in the same process, and a field set on the resource (tests
-construct the classes directly) overrides it through `config.merged`. `deployment_resources()`
+so no value is in the code location's snapshot or the UI; those are the only settings a resource
+holds (tests set them directly, e.g. a test server's address). Every other setting comes from the
+stage's settings loader (config.py), reading the environment of the process when the resource's
+settings are asked for: a setting is declared once, on its settings class. `deployment_resources()`
 binds each resource with an EMPTY run-config schema: run config that tries to set an endpoint, a
 directory or a secret (`resources.llm.config.base_url`, ...) is rejected by Dagster's config
 validation before a run starts. (Bound directly, a resource's fields, EnvVar ones included, could
@@ -15,10 +16,8 @@ No live connection is stored as a field (the process-wide pool lives in db.py, l
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import psycopg
 from dagster import ConfigurableResource, EnvVar, ResourceDefinition
@@ -52,14 +51,6 @@ class PostgresResource(ConfigurableResource):
         return db.connect(self.url())
 
 
-def _overrides(resource: ConfigurableResource, settings_class: type) -> dict[str, Any]:
-    """The resource's fields that name a field of `settings_class` (so no field is listed twice):
-    what `config.merged` lays over the environment's settings (None keeps the environment's)."""
-    names = {f.name for f in dataclasses.fields(settings_class)}
-    values = {name: getattr(resource, name) for name in type(resource).model_fields if name in names}
-    return {name: None if value == "" else value for name, value in values.items()}
-
-
 class EmbedderResource(ConfigurableResource):
     """The embedding provider: config.embedding_settings() (NEWSDEDUP_EMBEDDING_*), with the
     deployment's endpoint and key bound by name."""
@@ -68,7 +59,8 @@ class EmbedderResource(ConfigurableResource):
     api_key: str | None = None           # EnvVar("NEWSDEDUP_EMBEDDING_API_KEY") in the deployment
 
     def settings(self) -> EmbeddingSettings:
-        return app_config.merged(app_config.embedding_settings(), **_overrides(self, EmbeddingSettings))
+        return app_config.merged(app_config.embedding_settings(), base_url=self.base_url or None,
+                                 api_key=self.api_key or None)
 
     def embedder(self) -> Embedder:
         return make_embedder(self.settings())
@@ -76,33 +68,21 @@ class EmbedderResource(ConfigurableResource):
 
 class LLMResource(ConfigurableResource):
     """The OpenAI-compatible endpoint and the pivot/translation languages every LLM, events and
-    digest step uses: config.llm_settings() and config.llm_backoff(), with the deployment's
-    endpoint and key bound by name. The other fields are the per-call limits tests set (a
-    deployment sets them through the environment); each names an LLMSettings or BackoffPolicy
-    field (`backoff_` + the policy's name)."""
+    digest step uses: config.llm_settings() and config.llm_backoff() (NEWSDEDUP_LLM_*, the
+    languages), with the deployment's endpoint and key bound by name."""
 
     base_url: str | None = None          # EnvVar("NEWSDEDUP_LLM_BASE_URL") in the deployment
     api_key: str | None = None           # EnvVar("NEWSDEDUP_LLM_API_KEY") in the deployment
-    timeout_s: float | None = None
-    max_attempts: int | None = None
-    concurrency: int | None = None
-    pivot_lang: str | None = None
-    translation_langs: str | None = None      # comma-separated, e.g. "zh,ja,ko,fr,de,es,pt,ru,ar,hi"
-    backoff_base_s: float | None = None
-    backoff_max_s: float | None = None
-    retry_after_max_s: float | None = None
+    # How much of an hour's backlog one run takes on (no environment variable: a fixed cap).
     max_stories_per_run: int = MAX_STORIES_PER_RUN
     max_translation_rows_per_run: int = MAX_TRANSLATION_ROWS_PER_RUN
 
     def settings(self) -> LLMSettings:
-        overrides = _overrides(self, LLMSettings)
-        if self.translation_langs:
-            overrides["translation_langs"] = tuple(x.strip() for x in self.translation_langs.split(",") if x.strip())
-        return app_config.merged(app_config.llm_settings(), **overrides)
+        return app_config.merged(app_config.llm_settings(), base_url=self.base_url or None,
+                                 api_key=self.api_key or None)
 
     def backoff(self) -> BackoffPolicy:
-        return app_config.merged(app_config.llm_backoff(), base_s=self.backoff_base_s, max_s=self.backoff_max_s,
-                                 retry_after_max_s=self.retry_after_max_s)
+        return app_config.llm_backoff()
 
     @contextlib.contextmanager
     def client(self, database_url: str) -> Iterator[LLMClient | None]:
@@ -120,32 +100,20 @@ class LLMResource(ConfigurableResource):
 
 
 class MailerResource(ConfigurableResource):
-    """SMTP (resource key "mailer"): config.mail_settings() (NEWSDEDUP_SMTP_*), with the
-    deployment's server, login and password bound by name. No host = the outbox files are the
-    delivery. The other fields are what tests set (a test SMTP server, short timeouts); each
-    names an SmtpSettings field."""
+    """SMTP (resource key "mailer"): config.mail_settings() (NEWSDEDUP_SMTP_*) and the outbox
+    (NEWSDEDUP_OUTBOX), with the deployment's server, login and password bound by name. No host =
+    the outbox files are the delivery."""
 
     host: str | None = None              # EnvVar("NEWSDEDUP_SMTP_HOST") in the deployment
     user: str | None = None              # EnvVar("NEWSDEDUP_SMTP_USER") in the deployment
     password: str | None = None          # EnvVar("NEWSDEDUP_SMTP_PASSWORD") in the deployment
-    port: int | None = None
-    security: str | None = None          # starttls | ssl | none
-    batch_size: int | None = None
-    timeout_s: float | None = None
-    max_attempts: int | None = None
-    retry_delay_s: float | None = None
-    lease_s: float | None = None
-    outage_retries: int | None = None
-    outage_delay_s: float | None = None
-    outbox_dir: str | None = None
 
     def smtp_settings(self) -> SmtpSettings:
-        overrides = _overrides(self, SmtpSettings)
-        overrides["security"] = self.security.lower() if self.security else None
-        return app_config.merged(app_config.mail_settings(), **overrides)
+        return app_config.merged(app_config.mail_settings(), host=self.host or None, user=self.user or None,
+                                 password=self.password or None)
 
     def outbox(self) -> Path:
-        return Path(self.outbox_dir).expanduser().resolve() if self.outbox_dir else app_config.outbox_dir()
+        return app_config.outbox_dir()
 
 
 def fixed(resource: ConfigurableResource) -> ResourceDefinition:

@@ -13,6 +13,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def mailer_environment(port: int, outbox, **variables) -> dict[str, str]:
+    """The environment a `mailer` reads for a test SMTP server on `port` (plain SMTP, no TLS) and
+    the outbox directory `outbox`, with `variables` (NEWSDEDUP_SMTP_TIMEOUT=5, ...) added: the
+    settings a deployment gives by environment variable."""
+    return {"NEWSDEDUP_SMTP_PORT": str(port), "NEWSDEDUP_SMTP_SECURITY": "none", "NEWSDEDUP_OUTBOX": str(outbox),
+            **{name: str(value) for name, value in variables.items()}}
+
+
+def smtp_mailer(monkeypatch, host: str, port: int, outbox, **variables):
+    """The `mailer` resource for the test SMTP server at `host`:`port`, configured as a deployment
+    configures it: the server's address on the resource (its `EnvVar` field), the rest through
+    `mailer_environment` (set with `monkeypatch` for this test)."""
+    from newsdedup_dagster.resources import MailerResource
+
+    for name, value in mailer_environment(port, outbox, **variables).items():
+        monkeypatch.setenv(name, value)
+    return MailerResource(host=host)
+
+
 def materialize_digest(database_url: str, mailer, partition_key: str, *, llm=None, **kwargs):
     """One day of the `digest` asset materialised in process, as its run would: the application
     database at `database_url`, the given `MailerResource`, and `llm` (default: the environment's

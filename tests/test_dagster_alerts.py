@@ -70,18 +70,20 @@ def always_fails():
     raise ValueError("feed archive unreadable\nsecond line not in the alert")
 
 
-def alert_for(tmp_path, failing_asset) -> str:
+def alert_for(monkeypatch, tmp_path, failing_asset) -> str:
     """Run `failing_asset` for real (in process, an ephemeral instance with its event log),
-    evaluate the sensor on the failed run, and return the alert's body from the outbox."""
+    evaluate the sensor on the failed run with its outbox in `tmp_path`, and return the alert's
+    body from the outbox."""
     job = define_asset_job("failing_job", selection=[failing_asset])
     defs = Definitions(assets=[failing_asset], jobs=[job])
     with DagsterInstance.ephemeral() as instance:
         result = defs.resolve_job_def("failing_job").execute_in_process(instance=instance, raise_on_error=False)
         assert not result.success
         failure = next(e for e in result.all_events if e.event_type == DagsterEventType.RUN_FAILURE)
+        monkeypatch.setenv("NEWSDEDUP_OUTBOX", str(tmp_path))
         context = build_run_status_sensor_context(
             sensor_name="alert_on_run_failure", dagster_instance=instance, dagster_run=result.dagster_run,
-            dagster_event=failure, resources={"mailer": MailerResource(outbox_dir=str(tmp_path))},
+            dagster_event=failure, resources={"mailer": MailerResource()},
         ).for_run_failure()
         alert_on_run_failure(context)
     files = list((tmp_path / "alerts").glob("*.eml"))
@@ -89,8 +91,8 @@ def alert_for(tmp_path, failing_asset) -> str:
     return email.message_from_bytes(files[0].read_bytes(), policy=email.policy.default).get_content()
 
 
-def test_sensor_reports_a_real_failed_run(tmp_path):
-    body = alert_for(tmp_path, always_fails)
+def test_sensor_reports_a_real_failed_run(tmp_path, monkeypatch):
+    body = alert_for(monkeypatch, tmp_path, always_fails)
     assert "step:      always_fails" in body and "feed archive unreadable" in body
     assert "second line" not in body and "retr" not in body
 
@@ -112,10 +114,10 @@ def asks_for_retries():
     (fails_every_attempt, "ConnectionError: server closed the connection unexpectedly (after 2 retries)"),
     (asks_for_retries, "TimeoutError: another clustering run held the lock (after 1 retry)"),
 ])
-def test_a_step_dagster_retried_is_reported_with_its_own_error(tmp_path, failing_asset, line):
+def test_a_step_dagster_retried_is_reported_with_its_own_error(tmp_path, monkeypatch, failing_asset, line):
     """Dagster's last failure event of a retried step says "Exceeded max_retries of N"; the alert
     carries the asset's own error, and how often it was retried."""
-    body = alert_for(tmp_path, failing_asset)
+    body = alert_for(monkeypatch, tmp_path, failing_asset)
     assert f"step:      {failing_asset.key.to_user_string()}" in body
     assert f"error:     {line}\n" in body
     assert "Exceeded max_retries" not in body and "This probably means" not in body

@@ -13,12 +13,11 @@ import threading
 from datetime import date
 from pathlib import Path
 
-from helpers import free_port, materialize_digest
+from helpers import free_port, mailer_environment, materialize_digest, smtp_mailer
 from smtp_server import SmtpServer
 from test_events_fixtures import add_story
 
 from newsdedup_dagster import db
-from newsdedup_dagster.assets.digest import MailerResource
 from newsdedup_dagster.digest.build import render_day
 from newsdedup_dagster.digest.send import CRASH_EXIT_CODE, LOCK_SPACE, SmtpSettings, deliver_day
 
@@ -93,8 +92,8 @@ def test_server_down_for_the_first_attempt_and_up_for_the_retry_delivers_everyon
     monkeypatch.setenv("NEWSDEDUP_DIGEST_LANGS", "en,fr")
     emails = _seed(conn, 6)
     port = free_port()
-    mailer = MailerResource(host="127.0.0.1", port=port, security="none", outbox_dir=str(tmp_path), retry_delay_s=0,
-                            timeout_s=5, lease_s=60, batch_size=4, outage_retries=2, outage_delay_s=2)
+    mailer = smtp_mailer(monkeypatch, "127.0.0.1", port, tmp_path, NEWSDEDUP_SMTP_TIMEOUT=5, NEWSDEDUP_SMTP_LEASE=60,
+                         NEWSDEDUP_SMTP_BATCH_SIZE=4, NEWSDEDUP_SMTP_OUTAGE_RETRIES=2, NEWSDEDUP_SMTP_OUTAGE_DELAY=2)
     servers = []
 
     def bring_server_up_after_the_first_attempt():
@@ -132,8 +131,8 @@ def test_server_down_past_the_retries_fails_the_run_and_the_next_run_delivers(cl
     monkeypatch.setenv("NEWSDEDUP_DIGEST_LANGS", "en,fr")
     emails = _seed(conn, 6)
     port = free_port()
-    mailer = MailerResource(host="127.0.0.1", port=port, security="none", outbox_dir=str(tmp_path),
-                            retry_delay_s=0, timeout_s=5, lease_s=60, batch_size=4, outage_retries=0)
+    mailer = smtp_mailer(monkeypatch, "127.0.0.1", port, tmp_path, NEWSDEDUP_SMTP_TIMEOUT=5, NEWSDEDUP_SMTP_LEASE=60,
+                         NEWSDEDUP_SMTP_BATCH_SIZE=4, NEWSDEDUP_SMTP_OUTAGE_RETRIES=0)
     # Nothing listens on the port: the run records, then FAILS (it must not show green).
     first = materialize_digest(clean_db, mailer, KEY, raise_on_error=False)
     assert not first.success
@@ -162,8 +161,8 @@ def test_transient_4xx_fails_the_run_and_5xx_does_not(clean_db, conn, tmp_path, 
     _seed(conn, 3)
     refuse = {"reader001@example.com": "550 5.1.1 no such user", "reader002@example.com": "452 4.2.2 mailbox full"}
     with SmtpServer(refuse=refuse, refuse_times=2) as server:
-        mailer = MailerResource(host=server.host, port=server.port, security="none", outbox_dir=str(tmp_path),
-                                retry_delay_s=0, max_attempts=3, outage_retries=0)
+        mailer = smtp_mailer(monkeypatch, server.host, server.port, tmp_path, NEWSDEDUP_SMTP_MAX_ATTEMPTS=3,
+                             NEWSDEDUP_SMTP_OUTAGE_RETRIES=0)
         first = materialize_digest(clean_db, mailer, KEY, raise_on_error=False)
         assert not first.success   # 452 twice (first try + in-run retry): one attempt left
         second = materialize_digest(clean_db, mailer, KEY)
@@ -175,31 +174,32 @@ def test_transient_4xx_fails_the_run_and_5xx_does_not(clean_db, conn, tmp_path, 
     assert permanent == [("reader001@example.com",)]
 
 
+# The server's port, the outbox and the limits reach the killed run through its environment.
 _CRASHING_RUN = """
 import sys
 from helpers import materialize_digest
 from newsdedup_dagster.assets.digest import MailerResource
-url, port, outbox, key = sys.argv[1:5]
-mailer = MailerResource(host="127.0.0.1", port=int(port), security="none", outbox_dir=outbox, retry_delay_s=0,
-                        timeout_s=5, lease_s=60, batch_size=4)
-materialize_digest(url, mailer, key)
+url, key = sys.argv[1:3]
+materialize_digest(url, MailerResource(host="127.0.0.1"), key)
 """
+# The mailer settings of the killed run and of the rerun, besides the server's port and the outbox.
+_CRASH_MAILER = {"NEWSDEDUP_SMTP_TIMEOUT": 5, "NEWSDEDUP_SMTP_LEASE": 60, "NEWSDEDUP_SMTP_BATCH_SIZE": 4}
 
 
-def _crash_then_rerun(clean_db, conn, tmp_path, point: str):
+def _crash_then_rerun(clean_db, conn, tmp_path, monkeypatch, point: str):
     emails = _seed(conn, 10)
     with SmtpServer() as server:
-        env = {**os.environ, "NEWSDEDUP_TEST_DELIVERY_CRASH": point, "NEWSDEDUP_DIGEST_LANGS": "en,fr",
+        env = {**os.environ, **mailer_environment(server.port, tmp_path, **_CRASH_MAILER),
+               "NEWSDEDUP_TEST_DELIVERY_CRASH": point, "NEWSDEDUP_DIGEST_LANGS": "en,fr",
                "PYTHONPATH": os.pathsep.join([str(TESTS_DIR), os.environ.get("PYTHONPATH", "")])}
-        proc = subprocess.run([sys.executable, "-c", _CRASHING_RUN, clean_db, str(server.port), str(tmp_path), KEY],
+        proc = subprocess.run([sys.executable, "-c", _CRASHING_RUN, clean_db, KEY],
                               env=env, capture_output=True, timeout=300)
         assert proc.returncode == CRASH_EXIT_CODE, proc.stderr.decode()[-2000:]
         left = _statuses(conn)
         # the killed run left claimed rows behind (its advisory lock died with its connection)
         assert left["sending"] >= 1 and left["sent"] == 2
-        rerun = materialize_digest(clean_db, MailerResource(host=server.host, port=server.port, security="none",
-                                                            outbox_dir=str(tmp_path), retry_delay_s=0, timeout_s=5,
-                                                            lease_s=60, batch_size=4), KEY)
+        rerun = materialize_digest(clean_db, smtp_mailer(monkeypatch, server.host, server.port, tmp_path,
+                                                         **_CRASH_MAILER), KEY)
         assert rerun.success
         md = rerun.asset_materializations_for_node("digest")[-1].metadata
     assert _statuses(conn) == {"sent": 10}
@@ -209,7 +209,7 @@ def _crash_then_rerun(clean_db, conn, tmp_path, point: str):
 def test_crash_between_accepted_and_recorded_costs_at_most_one_duplicate(clean_db, conn, tmp_path, monkeypatch):
     monkeypatch.setenv("NEWSDEDUP_DIGEST_LANGS", "en,fr")
     # killed right after the server accepted the 3rd message, before it was recorded
-    emails, received, server, this_run = _crash_then_rerun(clean_db, conn, tmp_path, "accepted:3")
+    emails, received, server, this_run = _crash_then_rerun(clean_db, conn, tmp_path, monkeypatch, "accepted:3")
     assert sorted(received) == emails
     twice = [addr for addr, n in received.items() if n > 1]
     assert twice == [emails[2]] and received[emails[2]] == 2
@@ -223,7 +223,7 @@ def test_crash_between_accepted_and_recorded_costs_at_most_one_duplicate(clean_d
 
 def test_crash_before_the_handover_costs_no_duplicate(clean_db, conn, tmp_path, monkeypatch):
     monkeypatch.setenv("NEWSDEDUP_DIGEST_LANGS", "en,fr")
-    emails, received, _server, this_run = _crash_then_rerun(clean_db, conn, tmp_path, "handed_over:3")
+    emails, received, _server, this_run = _crash_then_rerun(clean_db, conn, tmp_path, monkeypatch, "handed_over:3")
     assert sorted(received) == emails and set(received.values()) == {1}
     assert this_run["uncertain_resends"] == 1 and this_run["reclaimed"] == 2
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import materialize_digest
+from helpers import materialize_digest, smtp_mailer
 from smtp_server import SmtpServer
 from test_events_fixtures import add_story
 
@@ -37,8 +37,7 @@ def test_digest_asset_sends_once_and_reports(clean_db, conn, tmp_path, monkeypat
     monkeypatch.setenv("NEWSDEDUP_DIGEST_LANGS", "en,fr,ja")
     _seed(conn)
     with SmtpServer() as server:
-        mailer = MailerResource(host=server.host, port=server.port, security="none", outbox_dir=str(tmp_path),
-                                retry_delay_s=0)
+        mailer = smtp_mailer(monkeypatch, server.host, server.port, tmp_path)
         r1 = _run(clean_db, mailer)
         assert r1.success
         md = r1.asset_materializations_for_node("digest")[-1].metadata
@@ -61,8 +60,7 @@ def test_backfill_renders_but_does_not_send_unless_allowed(clean_db, conn, tmp_p
     monkeypatch.setenv("NEWSDEDUP_DIGEST_LANGS", "en")
     _seed(conn)
     with SmtpServer() as server:
-        mailer = MailerResource(host=server.host, port=server.port, security="none", outbox_dir=str(tmp_path),
-                                retry_delay_s=0)
+        mailer = smtp_mailer(monkeypatch, server.host, server.port, tmp_path)
         r = _run(clean_db, mailer, tags={"dagster/backfill": "bf1"})
         md = r.asset_materializations_for_node("digest")[-1].metadata
         assert md["backfill"].value is True and md["sent"].value == 0
@@ -98,12 +96,14 @@ def test_no_smtp_means_outbox_delivery_only_when_intended(clean_db, conn, tmp_pa
     assert path == tmp_path / "digests" / KEY / f"digest-{KEY}-en.html" and path.exists()
 
 
-def test_llm_resource_languages_reach_the_digest(clean_db, conn, tmp_path):
-    """The digest takes the pivot and translation languages from the same settings object as the
-    LLM stages (the llm resource), so an override there reaches both."""
+def test_llm_resource_languages_reach_the_digest(clean_db, conn, tmp_path, monkeypatch):
+    """The digest takes the pivot and translation languages from the llm resource's settings, the
+    same object the LLM stages use, so the languages configured for those stages are the digest's too."""
+    monkeypatch.setenv("NEWSDEDUP_OUTBOX", str(tmp_path))
+    monkeypatch.setenv("NEWSDEDUP_PIVOT_LANG", "ja")
+    monkeypatch.setenv("NEWSDEDUP_TRANSLATION_LANGS", "ko")
     _seed(conn)
-    r = _run(clean_db, MailerResource(outbox_dir=str(tmp_path)), llm=LLMResource(pivot_lang="ja", translation_langs="ko"),
-             run_config={"ops": {"digest": {"config": {"send": False}}}})
+    r = _run(clean_db, MailerResource(), llm=LLMResource(), run_config={"ops": {"digest": {"config": {"send": False}}}})
     md = r.asset_materializations_for_node("digest")[-1].metadata
     # configured (pivot + translations) first, then the subscribers' languages
     assert md["languages"].value == "ja, ko, en, fr"

@@ -33,7 +33,7 @@ def test_events_asset_groups_checks_and_reports(clean_db, conn):
     conn.commit()
 
 
-def test_events_asset_with_llm_narrative_and_16_language_translation(clean_db, conn):
+def test_events_asset_with_llm_narrative_and_16_language_translation(clean_db, conn, monkeypatch):
     import fake_openai
 
     def responder(req):
@@ -46,7 +46,9 @@ def test_events_asset_with_llm_narrative_and_16_language_translation(clean_db, c
     add_story(conn, "e1", "topic-e", 5.2, titles={"en": "Ceasefire announced"})
     with fake_openai.FakeOpenAI() as server:
         server.responder = responder
-        llm = LLMResource(base_url=server.base_url, backoff_base_s=0.001, backoff_max_s=0.002)
+        monkeypatch.setenv("NEWSDEDUP_LLM_BACKOFF_BASE", "0.001")
+        monkeypatch.setenv("NEWSDEDUP_LLM_BACKOFF_MAX", "0.002")
+        llm = LLMResource(base_url=server.base_url)
         result = stage_hour("events", "2026-11-02-05:00", clean_db, llm=llm)
     assert result.success
     md = result.metadata

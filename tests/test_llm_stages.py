@@ -26,10 +26,20 @@ def llm_env(monkeypatch):
     monkeypatch.setenv("NEWSDEDUP_LLM_API_KEY", KEY)
 
 
-def online(fake, **kw) -> LLMResource:
-    return LLMResource(base_url=fake.base_url, max_attempts=kw.pop("max_attempts", 2), concurrency=kw.pop("concurrency", 2),
-                       timeout_s=2.0, backoff_base_s=0.01, backoff_max_s=0.05, retry_after_max_s=5.0,
-                       translation_langs=",".join(LANGS), **kw)
+@pytest.fixture()
+def online(fake, monkeypatch):
+    """`online(max_attempts=2, concurrency=2)`: the llm resource on the fake server, its limits (and
+    short timeouts and backoff) set as a deployment sets them, by environment variable."""
+
+    def resource(max_attempts: int = 2, concurrency: int = 2) -> LLMResource:
+        for name, value in {"NEWSDEDUP_LLM_MAX_ATTEMPTS": max_attempts, "NEWSDEDUP_LLM_CONCURRENCY": concurrency,
+                            "NEWSDEDUP_LLM_TIMEOUT": 2.0, "NEWSDEDUP_LLM_BACKOFF_BASE": 0.01,
+                            "NEWSDEDUP_LLM_BACKOFF_MAX": 0.05, "NEWSDEDUP_LLM_RETRY_AFTER_MAX": 5.0,
+                            "NEWSDEDUP_TRANSLATION_LANGS": ",".join(LANGS)}.items():
+            monkeypatch.setenv(name, str(value))
+        return LLMResource(base_url=fake.base_url)
+
+    return resource
 
 
 def run(assets, db_url, llm: LLMResource, partition=PARTITION):
@@ -131,10 +141,10 @@ def test_offline_fallback_end_to_end(conn, clean_db, monkeypatch):
     assert "OFFLINE FALLBACK" in format_top_stories(top_stories(conn, limit=5))
 
 
-def test_online_scores_translates_and_records_cost(conn, clean_db, fake, llm_env, caplog):
+def test_online_scores_translates_and_records_cost(conn, clean_db, fake, llm_env, caplog, online):
     caplog.set_level(logging.DEBUG)
     add_story(conn, "s1", 3)
-    result = run(["story_scores", "story_translations"], clean_db, online(fake))
+    result = run(["story_scores", "story_translations"], clean_db, online())
     row = conn.execute("SELECT significance, impact, headline, offline, model, languages FROM story_scores").fetchone()
     assert row[:5] == (6.5, 7.0, "Fake headline for a scored story", False, "deepseek-chat")
     assert row[5] == ["en", "fr"]
@@ -154,32 +164,32 @@ def test_online_scores_translates_and_records_cost(conn, clean_db, fake, llm_env
     assert KEY not in caplog.text and KEY not in all_metadata_text(result)
 
 
-def test_permanent_failure_is_minus_one_and_not_called_again(conn, clean_db, fake, llm_env):
+def test_permanent_failure_is_minus_one_and_not_called_again(conn, clean_db, fake, llm_env, online):
     add_story(conn, "bad", 2)
     out_of_range = {"scale": 42, "impact": 1, "novelty": 1, "breadth": 1, "credibility": 1, "urgency": 1,
                     "significance": 5, "headline": "h", "summary": "Sentence one here. Sentence two here."}
     fake.push(Reply.json(out_of_range), match=score_requests, times=100)
-    run(["story_scores"], clean_db, online(fake, max_attempts=3))
+    run(["story_scores"], clean_db, online(max_attempts=3))
     assert story_state(conn, "bad")[:2] == (-1, 3)
     assert conn.execute("SELECT count(*) FROM llm_calls WHERE status = 'invalid'").fetchone()[0] == 3
     assert conn.execute("SELECT count(*) FROM story_translations").fetchone()[0] == 0
     before = fake.count()
-    run(["story_scores"], clean_db, online(fake, max_attempts=3))
+    run(["story_scores"], clean_db, online(max_attempts=3))
     assert fake.count() == before                                    # not called again
     # ... until the story grows substantially (2 -> 4 items): then it is rescored.
     later = HOUR + timedelta(hours=1)
     grow_story(conn, "bad", 2, later)
     fake.reset()
-    run(["story_scores"], clean_db, online(fake), partition="2026-11-02-06:00")
+    run(["story_scores"], clean_db, online(), partition="2026-11-02-06:00")
     assert story_state(conn, "bad") == (0, 0, 4)
 
 
-def test_translation_batch_three_fails_others_persist(conn, clean_db, fake, llm_env):
+def test_translation_batch_three_fails_others_persist(conn, clean_db, fake, llm_env, online):
     add_story(conn, "s1", 2)
-    run(["story_scores"], clean_db, online(fake))
+    run(["story_scores"], clean_db, online())
     # batch 3 = ("de", "es"): always invalid -> -1 for both; batches 1-2 and 4-5 are committed.
     fake.push(Reply.invalid_json(), match=lambda r: translate_requests(r) and '"de"' in r.user_text, times=100)
-    result = run(["story_translations"], clean_db, online(fake, concurrency=1))
+    result = run(["story_translations"], clean_db, online(concurrency=1))
     states = translation_states(conn, "s1")
     assert {lang for lang, s in states.items() if s == 0} == {"zh", "ja", "ko", "fr", "pt", "ru", "ar", "hi"}
     assert states["de"] == states["es"] == -1
@@ -192,35 +202,35 @@ def test_translation_batch_three_fails_others_persist(conn, clean_db, fake, llm_
     assert "invalid" in err[0] and err[1] == 2
     # -1 is not retried
     before = fake.count()
-    run(["story_translations"], clean_db, online(fake))
+    run(["story_translations"], clean_db, online())
     assert fake.count() == before
 
 
-def test_translation_failure_does_not_rescore(conn, clean_db, fake, llm_env):
+def test_translation_failure_does_not_rescore(conn, clean_db, fake, llm_env, online):
     add_story(conn, "s1", 2)
-    run(["story_scores"], clean_db, online(fake))
+    run(["story_scores"], clean_db, online())
     # batch ("ko", "fr") fails permanently, the rest succeed
     fake.push(Reply.invalid_json(), match=lambda r: translate_requests(r) and '"ko"' in r.user_text, times=100)
-    run(["story_translations"], clean_db, online(fake))
+    run(["story_translations"], clean_db, online())
     states = translation_states(conn, "s1")
     assert states["ko"] == states["fr"] == -1 and states["zh"] == 0
     assert story_state(conn, "s1")[0] == 0
     fake.reset()
-    run(["story_scores"], clean_db, online(fake))
+    run(["story_scores"], clean_db, online())
     assert fake.count(score_requests) == 0                          # scoring not re-triggered
     assert story_state(conn, "s1") == (0, 0, 2)
 
 
-def test_translation_outage_burns_nothing(conn, clean_db, fake, llm_env):
+def test_translation_outage_burns_nothing(conn, clean_db, fake, llm_env, online):
     """Every batch failing transiently is an outage: run_translations raises (the asset's
     RetryPolicy retries later) and no attempt is counted against the rows."""
     from newsdedup_dagster.db import connection
     from newsdedup_dagster.llm.client import BackoffPolicy, LLMClient
 
     add_story(conn, "s1", 2)
-    run(["story_scores"], clean_db, online(fake))
+    run(["story_scores"], clean_db, online())
     fake.push(Reply.status_code(500), match=translate_requests, times=1000)
-    settings = online(fake).settings()
+    settings = online().settings()
     with connection(clean_db) as c, LLMClient(settings, backoff=BackoffPolicy(0.01, 0.02, 1)) as client:
         with pytest.raises(LLMUnavailable):
             stages.run_translations(c, HOUR, settings, client)
@@ -229,12 +239,12 @@ def test_translation_outage_burns_nothing(conn, clean_db, fake, llm_env):
     assert story_state(conn, "s1")[0] == 0
 
 
-def test_transient_failure_counts_only_when_endpoint_works(conn, clean_db, fake, llm_env):
+def test_transient_failure_counts_only_when_endpoint_works(conn, clean_db, fake, llm_env, online):
     add_story(conn, "a", 5)
     add_story(conn, "b", 2)
     from newsdedup_dagster.db import connection
 
-    settings = online(fake, concurrency=1).settings()
+    settings = online(concurrency=1).settings()
     # outage: every call 503 -> raises, attempts not counted
     fake.push(Reply.status_code(503), times=100)
     with connection(clean_db) as c, pytest.raises(LLMUnavailable):
@@ -253,13 +263,13 @@ def test_transient_failure_counts_only_when_endpoint_works(conn, clean_db, fake,
     assert story_state(conn, "a")[:2] == (1, 2) and story_state(conn, "b")[0] == 0
 
 
-def test_api_key_never_in_logs_metadata_or_errors(conn, clean_db, fake, llm_env, caplog):
+def test_api_key_never_in_logs_metadata_or_errors(conn, clean_db, fake, llm_env, caplog, online):
     caplog.set_level(logging.DEBUG)
     add_story(conn, "s1", 2)
     # a provider that echoes the key in its error body
     fake.push(Reply.status_code(500, message=f"upstream rejected key {KEY}"), match=score_requests)
     fake.push(Reply.status_code(500, message=f"Authorization: Bearer {KEY}"), match=translate_requests)
-    result = run(["story_scores", "story_translations"], clean_db, online(fake))
+    result = run(["story_scores", "story_translations"], clean_db, online())
     assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in fake.requests)  # the key IS sent
     errors = [e for (e,) in conn.execute("SELECT error FROM llm_calls WHERE error IS NOT NULL")]
     assert len(errors) == 2 and all(KEY not in e and "***" in e for e in errors)
