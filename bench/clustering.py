@@ -211,7 +211,7 @@ def build(conn, window: int, window_hours: int, history: int, history_days: int,
         info = emb_store.ModelInfo(MODEL, "e5", DIMS, "vector", True)
         tables = (("item_embeddings", "embedding"),) if item_index else ()
         for table, column in tables:
-            emb_store.create_index(conn, info, emb_store._index_name(table, MODEL), table, column, m, efc)
+            emb_store.create_index(conn, info, emb_store.hnsw_index_name(table, MODEL), table, column, m, efc)
     # The centroid index: ensure_indexes (re)builds it with the measured parameters (measure()).
     timings["index_build_s"] = round(time.perf_counter() - t0, 1)
     return timings
@@ -362,9 +362,9 @@ def hour_runs(conn, info, settings, path: str, args, url: str) -> dict:
 
 
 def centroid_index_name() -> str:
-    from newsdedup_dagster.embeddings.store import _index_name
+    from newsdedup_dagster.embeddings.store import hnsw_index_name
 
-    return _index_name("stories", MODEL)
+    return hnsw_index_name("stories", MODEL)
 
 
 # ------------------------------------------------------------------ the baseline revision

@@ -108,9 +108,9 @@ def test_an_index_built_before_the_flag_is_rebuilt_with_it(conn):
     from psycopg import sql as pgsql
 
     from newsdedup_dagster import db
-    from newsdedup_dagster.embeddings.store import _index_name
+    from newsdedup_dagster.embeddings.store import hnsw_index_name
 
-    name = _index_name("stories", MODEL)
+    name = hnsw_index_name("stories", MODEL)
     conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(
         index=pgsql.Identifier(name), table=pgsql.Identifier("stories"),
         expr=pgsql.SQL("(centroid::vector(16))"), opclass=pgsql.SQL("vector_cosine_ops"),

@@ -74,7 +74,8 @@ def vector_expr(info: ModelInfo, column: str, alias: str | None = None) -> pgsql
     return pgsql.SQL("({}::{})").format(ident, pgsql.SQL(info.cast))
 
 
-def _index_name(table: str, model: str) -> str:
+def hnsw_index_name(table: str, model: str) -> str:
+    """The HNSW index of `table`'s vectors for `model` (one per model: a partial index on its rows)."""
     return f"{table}_hnsw_{hashlib.sha1(model.encode()).hexdigest()[:10]}"
 
 
@@ -86,7 +87,7 @@ def ensure_indexes(conn: psycopg.Connection, info: ModelInfo, m: int = 16, ef_co
     with conn.transaction():
         # Index builds spill to disk at the 64 MB default around 28k rows (design notes).
         conn.execute(db.load_sql("index_build_memory"))
-        create_index(conn, info, _index_name("item_embeddings", info.model), "item_embeddings", "embedding",
+        create_index(conn, info, hnsw_index_name("item_embeddings", info.model), "item_embeddings", "embedding",
                      m, ef_construction)
         ensure_centroid_index(conn, info, centroid_m, centroid_ef_construction)
 
@@ -109,7 +110,7 @@ CENTROID_INDEX_FLAG = "searchable"
 def ensure_centroid_index(conn: psycopg.Connection, info: ModelInfo, m: int, ef_construction: int) -> None:
     """The searchable stories' centroid index, rebuilt when it differs from the one asked for (build
     parameters, or built before stories had the flag): stories are few next to items."""
-    name = _index_name("stories", info.model)
+    name = hnsw_index_name("stories", info.model)
     row = conn.execute(db.load_sql("embed_index_definition"), (name,)).fetchone()
     if row is not None:
         options = dict(option.split("=", 1) for option in (row[0] or []))
