@@ -17,8 +17,9 @@ def mailer_environment(port: int, outbox, **variables) -> dict[str, str]:
     """The environment a `mailer` reads for a test SMTP server on `port` (plain SMTP, no TLS) and
     the outbox directory `outbox`, with `variables` (NEWSDEDUP_SMTP_TIMEOUT=5, ...) added: the
     settings a deployment gives by environment variable."""
+    # No wait before the in-run retry pass: the test's server is up again at once.
     return {"NEWSDEDUP_SMTP_PORT": str(port), "NEWSDEDUP_SMTP_SECURITY": "none", "NEWSDEDUP_OUTBOX": str(outbox),
-            **{name: str(value) for name, value in variables.items()}}
+            "NEWSDEDUP_SMTP_RETRY_DELAY": "0", **{name: str(value) for name, value in variables.items()}}
 
 
 def smtp_mailer(monkeypatch, host: str, port: int, outbox, **variables):

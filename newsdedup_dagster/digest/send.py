@@ -101,7 +101,9 @@ class SmtpSettings:
     # Per recipient, across runs (an unreachable server uses none).
     max_attempts: int = setting(3, env="NEWSDEDUP_SMTP_MAX_ATTEMPTS", zero_is_default=True,
                                 doc="tries per recipient (an unreachable server uses none)")
-    retry_delay_s: float = 2.0      # before the in-run retry pass (after reconnecting)
+    retry_delay_s: float = setting(2.0, env="NEWSDEDUP_SMTP_RETRY_DELAY", bounds=(0.0, 3600.0),
+                                   doc="seconds before a run's second pass over the recipients its first pass "
+                                       "could not reach (after reconnecting)")
     # A claim lapses after this long without progress (its run is alive but stuck); renewed at
     # every hand-over. Well above one SMTP transaction (a few timeouts), so no live claim lapses.
     lease_s: float = setting(600.0, env="NEWSDEDUP_SMTP_LEASE", zero_is_default=True,
