@@ -177,12 +177,17 @@ def _strip_prefix(text: str, prefix: str) -> tuple[str, bool]:
     return "", True
 
 
+def headline_text(title: str | None) -> str:
+    """The headline as embedded: spaces normalised, cut at MAX_CHARS, never ending in a space."""
+    return normalise_space(title)[:MAX_CHARS].rstrip()
+
+
 def embedding_text(title: str | None, summary: str | None = None, mode: str = DEFAULT_TEXT_MODE,
                    lead_chars: int = LEAD_CHARS) -> str:
     """The string handed to the embedder for one item."""
     if mode not in TEXT_MODES:
         raise ValueError(f"embedding text mode {mode!r}: expected one of {TEXT_MODES}")
-    head = normalise_space(title)[:MAX_CHARS].rstrip()
+    head = headline_text(title)
     if mode == "title":
         return head
     lead = lead_of(head, summary, lead_chars)
@@ -205,7 +210,7 @@ def embedding_parts(title: str | None, summary: str | None = None, mode: str = D
     headline's direction and stays next to copies of the story that come without one (feeds that
     give only a headline), while the lead adds the who/where/what the headline leaves out."""
     full = embedding_text(title, summary, mode, lead_chars)
-    head = normalise_space(title)[:MAX_CHARS].rstrip()
+    head = headline_text(title)
     if full == head or not head:
         return (full,)
     return (head, full)
