@@ -7,6 +7,8 @@
 `refuse` maps a recipient to the SMTP reply for RCPT TO (5xx = permanent, 4xx = transient);
 `refuse_times` limits how many times each refusal fires (None = always). `port` reuses a port
 (a server "coming back up"); `data_delay_s` makes each DATA slow (so concurrent senders overlap).
+`logins` ({user: password}) makes the server offer AUTH on the plain connection and accept only
+those; `server.logins_seen` records each (user, password) a client sent.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
 from helpers import free_port
 
 
@@ -61,7 +64,7 @@ class _Handler:
 
 class SmtpServer:
     def __init__(self, refuse: dict[str, str] | None = None, refuse_times: int | None = None,
-                 port: int | None = None, data_delay_s: float = 0.0):
+                 port: int | None = None, data_delay_s: float = 0.0, logins: dict[str, str] | None = None):
         self.host = "127.0.0.1"
         self.port = port or free_port()
         self.data_delay_s = data_delay_s
@@ -70,8 +73,20 @@ class SmtpServer:
         self.refused: list[str] = []
         self.messages: list[ReceivedMail] = []
         self.lock = threading.Lock()
+        self.logins_seen: list[tuple[str, str]] = []
+        auth = {}
+        if logins is not None:
+            def authenticate(server, session, envelope, mechanism, auth_data):
+                if not isinstance(auth_data, LoginPassword):
+                    return AuthResult(success=False)
+                user, password = auth_data.login.decode(), auth_data.password.decode()
+                with self.lock:
+                    self.logins_seen.append((user, password))
+                return AuthResult(success=logins.get(user) == password)
+
+            auth = {"authenticator": authenticate, "auth_require_tls": False}
         # decode_data=False keeps the raw bytes (UTF-8 bodies, encoded headers) as sent
-        self._controller = Controller(_Handler(self), hostname=self.host, port=self.port, ready_timeout=10)
+        self._controller = Controller(_Handler(self), hostname=self.host, port=self.port, ready_timeout=10, **auth)
 
     def __enter__(self) -> SmtpServer:
         self._controller.start()

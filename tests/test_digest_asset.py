@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers import materialize_digest, smtp_mailer
 from smtp_server import SmtpServer
 from test_events_fixtures import add_story
@@ -13,6 +14,13 @@ from newsdedup_dagster.resources import LLMResource
 KEY = "2026-11-02"
 
 
+@pytest.fixture(autouse=True)
+def old_days_may_be_mailed(monkeypatch):
+    """The fixtures' day is fixed, and soon older than NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS: this
+    deployment mails it (the age bound has its own tests in test_digest_past_days.py)."""
+    monkeypatch.setenv("NEWSDEDUP_DIGEST_ALLOW_OLD_SEND", "true")
+
+
 def _run(url, mailer, **kwargs):
     return materialize_digest(url, mailer, KEY, **kwargs)
 
@@ -22,7 +30,7 @@ def _seed(conn):
               headline='"><img src=x onerror=alert(1)> Market rally', significance=7.0)
     add_story(conn, "s2", "t2", 10.0, titles={"fr": "Grève nationale"}, pivot_lang="fr", significance=5.0)
     for addr, lang in [("a@example.com", "en"), ("b@example.com", "fr")]:
-        conn.execute("INSERT INTO subscribers (email, lang) VALUES (%s, %s)", (addr, lang))
+        conn.execute("INSERT INTO subscribers (email, lang, subscribed_at) VALUES (%s, %s, '2026-11-01Z')", (addr, lang))
     conn.commit()
 
 

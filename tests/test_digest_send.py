@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import email
 import email.policy
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pytest
 from smtp_server import SmtpServer
@@ -24,8 +24,9 @@ from newsdedup_dagster.digest.send import (
 DAY = date(2026, 11, 2)
 
 
-def subscribe(conn, email_addr, lang="en"):
-    conn.execute("INSERT INTO subscribers (email, lang) VALUES (%s, %s)", (email_addr, lang))
+def subscribe(conn, email_addr, lang="en", at=datetime(2026, 11, 2, 6, tzinfo=UTC)):
+    """A reader subscribed `at` (default: during DAY, so DAY's digest is theirs)."""
+    conn.execute("INSERT INTO subscribers (email, lang, subscribed_at) VALUES (%s, %s, %s)", (email_addr, lang, at))
     conn.commit()
 
 

@@ -44,7 +44,8 @@ instance.prepare_instance()   # Dagster's home (the default: under the home) and
 outbox = config.outbox_dir()
 day = date(2026, 11, 2)
 with db.connection(url) as conn:
-    conn.execute("INSERT INTO subscribers (email, lang) VALUES (%s, 'en') ON CONFLICT DO NOTHING", ({ADDRESS!r},))
+    conn.execute("INSERT INTO subscribers (email, lang, subscribed_at) VALUES (%s, 'en', '2026-11-01Z') "
+                 "ON CONFLICT DO NOTHING", ({ADDRESS!r},))
     conn.commit()
     result = render_day(conn, day, ["en"], outbox_dir=outbox)
     deliver_day(conn, day, result.by_digest_id(), SmtpSettings(outbox_only=True), outbox)

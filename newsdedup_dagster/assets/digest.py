@@ -2,7 +2,11 @@
 `digests` and under the outbox directory, and deliver to subscribers (SMTP, or outbox files).
 
 Backfills render but never send, unless the run config sets `allow_backfill_send: true` (or
-NEWSDEDUP_DIGEST_ALLOW_BACKFILL_SEND=1): a backfill run carries the `dagster/backfill` tag.
+NEWSDEDUP_DIGEST_ALLOW_BACKFILL_SEND=1): a backfill run carries the `dagster/backfill` tag. Any run
+of a day older than NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS (UTC, default 2: a single-partition run of a
+past day from the UI or by hand) renders only, unless the deployment sets
+NEWSDEDUP_DIGEST_ALLOW_OLD_SEND (run config cannot); a day is mailed only to readers subscribed by
+its end.
 
 Delivery outcome -> run outcome: deliveries left to do (server unreachable, 4xx with attempts
 left) are recorded first, then the step asks for a retry (`RetryRequested`, outage_retries times
@@ -12,7 +16,7 @@ subscribers exist) fails without retries. Permanent refusals (5xx) are recorded,
 and do not fail the run.
 """
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from dagster import (
     AssetExecutionContext,
@@ -73,12 +77,17 @@ class DigestConfig(RunOptions):
                                     *llm_settings.translation_langs, *app_config.digest_settings().langs]))
 
 
-def send_decision(send: bool, is_backfill: bool, allow_backfill_send: bool) -> tuple[bool, str | None]:
-    """(send?, reason when not) — pure, for the asset and its tests."""
+def send_decision(send: bool, is_backfill: bool, allow_backfill_send: bool, age_days: int = 0,
+                  max_age_days: int = 2, allow_old_send: bool = False) -> tuple[bool, str | None]:
+    """(send?, reason when not) — pure, for the asset and its tests. `age_days`: today (UTC) minus
+    the digest's day; `max_age_days`, `allow_old_send`: config.digest_send_age()."""
     if not send:
         return False, "sending disabled in run config (send: false)"
     if is_backfill and not allow_backfill_send:
         return False, "backfill run: rendered only (set allow_backfill_send: true to send)"
+    if age_days > max_age_days and not allow_old_send:
+        return False, (f"the day is {age_days} days old, more than NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS={max_age_days}: "
+                       "rendered only (a deployment that means to mail it sets NEWSDEDUP_DIGEST_ALLOW_OLD_SEND=true)")
     return True, None
 
 
@@ -119,8 +128,10 @@ def digest(context: AssetExecutionContext, postgres: PostgresResource, mailer: M
     run_langs = list(dict.fromkeys(config.langs)) if config.langs else None
     settings = app_config.merged(base, allow_backfill_send=config.allow_backfill_send or None,
                                  langs=tuple(run_langs) if run_langs else None)
-    do_send, skip_reason = send_decision(config.send, is_backfill, settings.allow_backfill_send)
-    smtp = mailer.smtp_settings()
+    max_age_days, allow_old_send = app_config.digest_send_age()
+    age_days = (datetime.now(UTC).date() - day).days
+    do_send, skip_reason = send_decision(config.send, is_backfill, settings.allow_backfill_send, age_days,
+                                         max_age_days, allow_old_send)
     outbox = mailer.outbox()
     report: DeliveryReport | None = None
     with postgres.connection() as conn:
@@ -128,8 +139,14 @@ def digest(context: AssetExecutionContext, postgres: PostgresResource, mailer: M
         langs = list(settings.langs) if config.langs else digest_langs(conn, settings, llm_settings)
         result = render_day(conn, day, langs, settings, outbox_dir=outbox)
         if do_send:
+            try:   # a configuration error is not retried: it would fail again the same way
+                smtp = mailer.smtp_settings()
+                unsubscribe_url = app_config.unsubscribe_url()
+            except ValueError as exc:
+                raise Failure(description=f"digest {day}: {exc}", allow_retries=False) from None
             try:
-                report = deliver_day(conn, day, result.by_digest_id(), smtp, outbox, fallback_lang=llm_settings.pivot_lang)
+                report = deliver_day(conn, day, result.by_digest_id(), smtp, outbox, fallback_lang=llm_settings.pivot_lang,
+                                     unsubscribe_url=unsubscribe_url)
             except MailerConfigError as exc:
                 raise Failure(description=f"digest {day}: {exc}", allow_retries=False) from None
             if report.failed:
@@ -147,7 +164,9 @@ def digest(context: AssetExecutionContext, postgres: PostgresResource, mailer: M
                 raise Failure(description=problem, allow_retries=False,
                               metadata={"this_run": MetadataValue.json(report.as_metadata()), **_counts_table(report)})
         else:
-            context.log.info("digest %s: not sending (%s)", day, skip_reason)
+            # A run told not to send says so; a day held back for its age is a warning.
+            chosen = not config.send or (is_backfill and not settings.allow_backfill_send)
+            (context.log.info if chosen else context.log.warning)("digest %s: not sending (%s)", day, skip_reason)
 
     preview_lang = llm_settings.pivot_lang if llm_settings.pivot_lang in result.files else next(iter(result.files), None)
     preview = result.files[preview_lang].rendered.markdown if preview_lang else "_nothing rendered_"

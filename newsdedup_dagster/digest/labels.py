@@ -24,7 +24,7 @@ RTL_LANGS = frozenset({"ar", "fa", "he", "ur", "ckb"})
 
 KEYS = ("subject", "title", "top_stories", "sources", "more_sources", "event", "event_span", "story_count",
         "day_count", "what_happened", "background", "how_it_developed", "what_to_watch", "original", "offline_note",
-        "footer", "empty")
+        "footer", "empty", "unsubscribe")
 # Labels that count something: a form per CLDR plural category of the language.
 PLURAL_KEYS = frozenset({"more_sources", "story_count", "day_count"})
 
@@ -40,7 +40,7 @@ LABELS: dict[str, dict] = {
         "original": "headline in {lang}, no translation yet",
         "offline_note": "Automatic extractive summary (no language model configured)",
         "footer": "You receive this digest because you subscribed to newsdedup.",
-        "empty": "No stories for this day.",
+        "empty": "No stories for this day.", "unsubscribe": "Unsubscribe",
     },
     "zh": {
         "subject": "新闻摘要 {date}", "title": "每日新闻摘要", "top_stories": "{date} 要闻", "sources": "来源",
@@ -48,7 +48,7 @@ LABELS: dict[str, dict] = {
         "story_count": {"other": "{n}篇报道"}, "day_count": {"other": "{n}天"},
         "what_happened": "发生了什么", "background": "背景", "how_it_developed": "事态发展", "what_to_watch": "后续关注",
         "original": "{lang}标题，暂无译文", "offline_note": "自动摘录摘要（未配置语言模型）",
-        "footer": "您收到此摘要是因为您订阅了 newsdedup。", "empty": "当天没有新闻。",
+        "footer": "您收到此摘要是因为您订阅了 newsdedup。", "empty": "当天没有新闻。", "unsubscribe": "退订",
     },
     "ja": {
         "subject": "ニュースダイジェスト {date}", "title": "デイリーニュースダイジェスト", "top_stories": "{date} の主要ニュース",
@@ -57,7 +57,7 @@ LABELS: dict[str, dict] = {
         "what_happened": "何が起きたか", "background": "背景",
         "how_it_developed": "経緯", "what_to_watch": "今後の注目点", "original": "{lang}の見出し、翻訳はまだありません",
         "offline_note": "自動抽出による要約（言語モデル未設定）", "footer": "newsdedup に登録されているため、このダイジェストをお送りしています。",
-        "empty": "この日のニュースはありません。",
+        "empty": "この日のニュースはありません。", "unsubscribe": "配信停止",
     },
     "ko": {
         "subject": "뉴스 다이제스트 {date}", "title": "오늘의 뉴스 다이제스트", "top_stories": "{date} 주요 뉴스",
@@ -65,7 +65,7 @@ LABELS: dict[str, dict] = {
         "event_span": "{days} 동안 {stories}", "story_count": {"other": "기사 {n}건"}, "day_count": {"other": "{n}일"},
         "what_happened": "무슨 일이 있었나", "background": "배경", "how_it_developed": "전개 과정", "what_to_watch": "주목할 점",
         "original": "{lang} 제목, 아직 번역 없음", "offline_note": "자동 발췌 요약(언어 모델 미설정)",
-        "footer": "newsdedup을 구독하셨기 때문에 이 다이제스트를 받으셨습니다.", "empty": "이 날의 뉴스가 없습니다.",
+        "footer": "newsdedup을 구독하셨기 때문에 이 다이제스트를 받으셨습니다.", "empty": "이 날의 뉴스가 없습니다.", "unsubscribe": "구독 취소",
     },
     "fr": {
         "subject": "Revue de presse {date}", "title": "Revue de presse quotidienne", "top_stories": "L'essentiel du {date}",
@@ -78,7 +78,7 @@ LABELS: dict[str, dict] = {
         "how_it_developed": "Évolution", "what_to_watch": "À suivre",
         "original": "titre en {lang}, pas encore traduit",
         "offline_note": "Résumé extractif automatique (aucun modèle de langue configuré)",
-        "footer": "Vous recevez cette revue car vous êtes abonné à newsdedup.", "empty": "Aucun article ce jour-là.",
+        "footer": "Vous recevez cette revue car vous êtes abonné à newsdedup.", "empty": "Aucun article ce jour-là.", "unsubscribe": "Se désabonner",
     },
     "de": {
         "subject": "Nachrichtenüberblick {date}", "title": "Täglicher Nachrichtenüberblick", "top_stories": "Top-Meldungen vom {date}",
@@ -90,7 +90,7 @@ LABELS: dict[str, dict] = {
         "how_it_developed": "Verlauf", "what_to_watch": "Worauf zu achten ist",
         "original": "Schlagzeile auf {lang}, noch nicht übersetzt",
         "offline_note": "Automatische extraktive Zusammenfassung (kein Sprachmodell konfiguriert)",
-        "footer": "Sie erhalten diesen Überblick, weil Sie newsdedup abonniert haben.", "empty": "Keine Meldungen an diesem Tag.",
+        "footer": "Sie erhalten diesen Überblick, weil Sie newsdedup abonniert haben.", "empty": "Keine Meldungen an diesem Tag.", "unsubscribe": "Abbestellen",
     },
     "es": {
         "subject": "Resumen de noticias {date}", "title": "Resumen diario de noticias", "top_stories": "Lo más destacado del {date}",
@@ -102,7 +102,7 @@ LABELS: dict[str, dict] = {
         "how_it_developed": "Cómo evolucionó", "what_to_watch": "Qué vigilar",
         "original": "titular en {lang}, aún sin traducción",
         "offline_note": "Resumen extractivo automático (sin modelo de lenguaje configurado)",
-        "footer": "Recibe este resumen porque está suscrito a newsdedup.", "empty": "No hay noticias para este día.",
+        "footer": "Recibe este resumen porque está suscrito a newsdedup.", "empty": "No hay noticias para este día.", "unsubscribe": "Darse de baja",
     },
     "pt": {
         "subject": "Resumo de notícias {date}", "title": "Resumo diário de notícias", "top_stories": "Destaques de {date}",
@@ -114,7 +114,7 @@ LABELS: dict[str, dict] = {
         "how_it_developed": "Como evoluiu", "what_to_watch": "O que acompanhar",
         "original": "título em {lang}, ainda sem tradução",
         "offline_note": "Resumo extrativo automático (nenhum modelo de linguagem configurado)",
-        "footer": "Você recebe este resumo porque assinou o newsdedup.", "empty": "Sem notícias neste dia.",
+        "footer": "Você recebe este resumo porque assinou o newsdedup.", "empty": "Sem notícias neste dia.", "unsubscribe": "Cancelar a assinatura",
     },
     "it": {
         "subject": "Rassegna stampa {date}", "title": "Rassegna stampa quotidiana", "top_stories": "Le notizie principali del {date}",
@@ -126,7 +126,7 @@ LABELS: dict[str, dict] = {
         "how_it_developed": "Come si è sviluppato", "what_to_watch": "Cosa seguire",
         "original": "titolo in {lang}, non ancora tradotto",
         "offline_note": "Riassunto estrattivo automatico (nessun modello linguistico configurato)",
-        "footer": "Ricevi questa rassegna perché sei iscritto a newsdedup.", "empty": "Nessuna notizia per questo giorno.",
+        "footer": "Ricevi questa rassegna perché sei iscritto a newsdedup.", "empty": "Nessuna notizia per questo giorno.", "unsubscribe": "Annulla l'iscrizione",
     },
     "ru": {
         "subject": "Обзор новостей {date}", "title": "Ежедневный обзор новостей", "top_stories": "Главное за {date}",
@@ -139,7 +139,7 @@ LABELS: dict[str, dict] = {
         "how_it_developed": "Как развивались события", "what_to_watch": "За чем следить",
         "original": "заголовок на языке: {lang}, перевода пока нет",
         "offline_note": "Автоматическая выдержка (языковая модель не настроена)",
-        "footer": "Вы получаете этот обзор, потому что подписались на newsdedup.", "empty": "За этот день новостей нет.",
+        "footer": "Вы получаете этот обзор, потому что подписались на newsdedup.", "empty": "За этот день новостей нет.", "unsubscribe": "Отписаться",
     },
     "ar": {
         "subject": "موجز الأخبار {date}", "title": "الموجز الإخباري اليومي", "top_stories": "أبرز أخبار {date}",
@@ -155,7 +155,7 @@ LABELS: dict[str, dict] = {
         "how_it_developed": "كيف تطورت الأحداث", "what_to_watch": "ما يجب متابعته",
         "original": "العنوان باللغة {lang}، لا توجد ترجمة بعد",
         "offline_note": "ملخص استخراجي تلقائي (لم يُضبط نموذج لغوي)",
-        "footer": "تتلقى هذا الموجز لأنك مشترك في newsdedup.", "empty": "لا توجد أخبار لهذا اليوم.",
+        "footer": "تتلقى هذا الموجز لأنك مشترك في newsdedup.", "empty": "لا توجد أخبار لهذا اليوم.", "unsubscribe": "إلغاء الاشتراك",
     },
     "hi": {
         "subject": "समाचार सार {date}", "title": "दैनिक समाचार सार", "top_stories": "{date} की प्रमुख खबरें",
@@ -165,7 +165,7 @@ LABELS: dict[str, dict] = {
         "what_happened": "क्या हुआ", "background": "पृष्ठभूमि",
         "how_it_developed": "घटनाक्रम", "what_to_watch": "आगे क्या देखें",
         "original": "{lang} में शीर्षक, अभी अनुवाद नहीं", "offline_note": "स्वचालित उद्धरण सारांश (कोई भाषा मॉडल कॉन्फ़िगर नहीं)",
-        "footer": "आपको यह सार इसलिए मिला क्योंकि आपने newsdedup की सदस्यता ली है।", "empty": "इस दिन कोई खबर नहीं।",
+        "footer": "आपको यह सार इसलिए मिला क्योंकि आपने newsdedup की सदस्यता ली है।", "empty": "इस दिन कोई खबर नहीं।", "unsubscribe": "सदस्यता रद्द करें",
     },
     "id": {
         "subject": "Ringkasan berita {date}", "title": "Ringkasan berita harian", "top_stories": "Berita utama {date}",
@@ -176,7 +176,7 @@ LABELS: dict[str, dict] = {
         "how_it_developed": "Perkembangan", "what_to_watch": "Yang perlu dicermati",
         "original": "judul dalam bahasa {lang}, belum diterjemahkan",
         "offline_note": "Ringkasan ekstraktif otomatis (tidak ada model bahasa yang dikonfigurasi)",
-        "footer": "Anda menerima ringkasan ini karena berlangganan newsdedup.", "empty": "Tidak ada berita hari ini.",
+        "footer": "Anda menerima ringkasan ini karena berlangganan newsdedup.", "empty": "Tidak ada berita hari ini.", "unsubscribe": "Berhenti berlangganan",
     },
     "vi": {
         "subject": "Bản tin {date}", "title": "Bản tin hằng ngày", "top_stories": "Tin nổi bật ngày {date}",
@@ -187,7 +187,7 @@ LABELS: dict[str, dict] = {
         "how_it_developed": "Diễn biến", "what_to_watch": "Điều cần theo dõi",
         "original": "tiêu đề bằng {lang}, chưa có bản dịch",
         "offline_note": "Tóm tắt trích xuất tự động (chưa cấu hình mô hình ngôn ngữ)",
-        "footer": "Bạn nhận bản tin này vì đã đăng ký newsdedup.", "empty": "Không có tin nào trong ngày.",
+        "footer": "Bạn nhận bản tin này vì đã đăng ký newsdedup.", "empty": "Không có tin nào trong ngày.", "unsubscribe": "Hủy đăng ký",
     },
     "th": {
         "subject": "สรุปข่าว {date}", "title": "สรุปข่าวประจำวัน", "top_stories": "ข่าวเด่นวันที่ {date}", "sources": "แหล่งข่าว",
@@ -195,7 +195,7 @@ LABELS: dict[str, dict] = {
         "event_span": "{stories} ใน {days}", "story_count": {"other": "{n} ข่าว"}, "day_count": {"other": "{n} วัน"},
         "what_happened": "เกิดอะไรขึ้น", "background": "ภูมิหลัง", "how_it_developed": "ความคืบหน้า", "what_to_watch": "สิ่งที่ต้องติดตาม",
         "original": "หัวข้อภาษา{lang} ยังไม่มีคำแปล", "offline_note": "สรุปแบบคัดข้อความอัตโนมัติ (ไม่ได้ตั้งค่าโมเดลภาษา)",
-        "footer": "คุณได้รับสรุปข่าวนี้เพราะสมัครรับ newsdedup", "empty": "ไม่มีข่าวในวันนี้",
+        "footer": "คุณได้รับสรุปข่าวนี้เพราะสมัครรับ newsdedup", "empty": "ไม่มีข่าวในวันนี้", "unsubscribe": "ยกเลิกการรับสรุปข่าว",
     },
     "tr": {
         "subject": "Haber özeti {date}", "title": "Günlük haber özeti", "top_stories": "{date} öne çıkan haberler",
@@ -206,7 +206,7 @@ LABELS: dict[str, dict] = {
         "how_it_developed": "Nasıl gelişti", "what_to_watch": "Takip edilecekler",
         "original": "{lang} başlık, henüz çeviri yok",
         "offline_note": "Otomatik alıntı özeti (dil modeli yapılandırılmadı)",
-        "footer": "newsdedup'a abone olduğunuz için bu özeti alıyorsunuz.", "empty": "Bu gün için haber yok.",
+        "footer": "newsdedup'a abone olduğunuz için bu özeti alıyorsunuz.", "empty": "Bu gün için haber yok.", "unsubscribe": "Abonelikten çık",
     },
 }
 

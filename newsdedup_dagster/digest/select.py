@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..settings import setting
+from ..settings import check_language_codes, setting
 
 __all__ = ["DigestCandidate", "DigestSettings", "Selected", "select_stories"]
 
@@ -45,6 +45,7 @@ class DigestSettings:
     def __post_init__(self) -> None:
         if self.max_stories < 1 or self.max_per_event < 1 or self.max_per_region < 0:
             raise ValueError("digest selection: max_stories and max_per_event must be >= 1, max_per_region >= 0")
+        check_language_codes("NEWSDEDUP_DIGEST_LANGS", self.langs)    # each names an outbox file
 
 
 @dataclass(frozen=True)

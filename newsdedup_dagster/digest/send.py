@@ -33,12 +33,21 @@ finally fails the run; any later run of the day finishes the job. Wrong credenti
 missing SMTP host while subscribers exist fail the run outright (a configuration error must
 be seen, not recorded against every subscriber).
 
+Readers: a day goes only to readers subscribed by the end of that day (a past day run again is not
+mailed to readers who joined since). Every message carries the reader's unsubscribe link, in the
+footer and as List-Unsubscribe (RFC 2369) with List-Unsubscribe-Post (RFC 8058 one-click) when the
+link is https: NEWSDEDUP_UNSUBSCRIBE_URL with the reader's random token, or a mailto: the sender.
+Addresses stay in the database and the outbox: what a run reports (errors, logs) names readers by
+subscriber id, and a server's reply that quotes the address has it replaced.
+
 Settings: digest.send.SmtpSettings, built from NEWSDEDUP_SMTP_* and NEWSDEDUP_OUTBOX_ONLY by
 config.mail_settings().
 """
 
 from __future__ import annotations
 
+import email.policy
+import ipaddress
 import logging
 import os
 import re
@@ -48,22 +57,24 @@ import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date
-from email.headerregistry import Address
+from datetime import UTC, date, datetime, time as day_time, timedelta
+from email.headerregistry import Address, HeaderRegistry, UnstructuredHeader
 from email.message import EmailMessage
 from email.utils import format_datetime, parseaddr
 from pathlib import Path
+from urllib.parse import quote, urlsplit
 
 import psycopg
 
 from .. import db, deployment
 from ..publish.write import atomic_write, private_dirs
 from ..settings import setting
+from .render import personalised
 
 log = logging.getLogger(__name__)
 
 __all__ = ["SmtpSettings", "MailerConfigError", "OutboxRefused", "DeliveryReport", "build_message",
-           "deliver_day", "message_id_for", "valid_email"]
+           "deliver_day", "message_id_for", "valid_email", "unsubscribe_link", "is_loopback_host"]
 
 SECURITY_MODES = ("starttls", "ssl", "none")
 DEFAULT_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
@@ -126,6 +137,11 @@ class SmtpSettings:
             raise ValueError("NEWSDEDUP_SMTP_BATCH_SIZE and NEWSDEDUP_SMTP_MAX_ATTEMPTS must be >= 1")
         if self.outage_retries < 0 or self.outage_delay_s < 0:
             raise ValueError("NEWSDEDUP_SMTP_OUTAGE_RETRIES and NEWSDEDUP_SMTP_OUTAGE_DELAY must be >= 0")
+        if self.security == "none" and (self.user or self.password) and self.host and not is_loopback_host(self.host):
+            raise ValueError(
+                f"NEWSDEDUP_SMTP_SECURITY=none with NEWSDEDUP_SMTP_USER/NEWSDEDUP_SMTP_PASSWORD would send the login "
+                f"in clear to {self.host}: set NEWSDEDUP_SMTP_SECURITY=starttls or ssl (plain SMTP with a login is "
+                "accepted only to a loopback host: localhost, 127.0.0.0/8, ::1)")
         if self.lease_s < 3 * self.timeout_s:
             raise ValueError(f"NEWSDEDUP_SMTP_LEASE={self.lease_s:g} s must be at least 3 x NEWSDEDUP_SMTP_TIMEOUT "
                              f"({self.timeout_s:g} s): a live claim must not lapse during one transaction")
@@ -146,6 +162,19 @@ class SmtpSettings:
         return f"smtp://{user}{self.host}:{self.effective_port} ({self.security})"
 
 
+def is_loopback_host(host: str) -> bool:
+    """`localhost` or a loopback address literal. No other name counts and none is resolved: a
+    name's address can change after the check (`localhost` comes from the hosts file; names under
+    `.localhost` may be sent to DNS by the resolver)."""
+    name = host.strip().strip("[]").rstrip(".").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
 _EMAIL = re.compile(r"^[^@\s<>\"',;]+@[^@\s<>\"',;]+\.[^@\s<>\"',;]+$|^[^@\s<>\"',;]+@localhost$")
 
 
@@ -160,11 +189,48 @@ def message_id_for(day: date, subscriber_id: int, digest_id: int, from_addr: str
     return f"<newsdedup.digest.{day.isoformat()}.{subscriber_id}.{digest_id}@{domain}>"
 
 
+# The unsubscribe token (subscribers.unsubscribe_token, migration 080): random hex, nothing else.
+UNSUBSCRIBE_TOKEN = re.compile(r"^[0-9a-f]{32,128}$")
+ONE_CLICK = "List-Unsubscribe=One-Click"   # RFC 8058: the body of the POST a mail client sends
+
+
+def unsubscribe_link(token: str, unsubscribe_url: str | None, from_addr: str) -> str:
+    """The reader's unsubscribe link: `unsubscribe_url` (deployment.unsubscribe_url(), https) with
+    `token=` added to its query, or, when none is configured, a mailto: the sender whose subject
+    carries the token (the operator runs `newsdedup subscribers unsubscribe --token T`)."""
+    if not UNSUBSCRIBE_TOKEN.match(token or ""):
+        raise ValueError("not an unsubscribe token")
+    if unsubscribe_url:
+        joiner = "" if unsubscribe_url.endswith(("?", "&")) else "&" if urlsplit(unsubscribe_url).query else "?"
+        return f"{unsubscribe_url}{joiner}token={token}"
+    return f"mailto:{quote(parseaddr(from_addr)[1] or 'digest@localhost', safe='@')}?subject=unsubscribe%20{token}"
+
+
+class _UnfoldedHeader(UnstructuredHeader):
+    """A header written on one line: List-Unsubscribe holds a URL longer than the 78-character
+    fold, which the email package would otherwise turn into RFC 2047 encoded words that mail
+    clients do not read as a URL. Its value is ASCII (a checked URL and a hex token), well
+    under RFC 5322's 998 characters."""
+
+    def fold(self, *, policy):
+        value = str(self)
+        if not value.isascii() or not value.isprintable() or len(value) > 900:
+            return super().fold(policy=policy)
+        return f"{self.name}: {value}{policy.linesep}"
+
+
+_HEADERS = HeaderRegistry()
+_HEADERS.map_to_type("list-unsubscribe", _UnfoldedHeader)
+MESSAGE_POLICY = email.policy.default.clone(header_factory=_HEADERS)
+
+
 def build_message(subject: str, html: str, text: str, to_addr: str, from_addr: str, message_id: str,
-                  lang: str, when=None) -> EmailMessage:
+                  lang: str, when=None, unsubscribe: str | None = None) -> EmailMessage:
     """multipart/alternative: text/plain first, text/html last (the preferred part), UTF-8.
-    The subject is RFC 2047-encoded by the email package when it is not ASCII."""
-    msg = EmailMessage()
+    The subject is RFC 2047-encoded by the email package when it is not ASCII. `unsubscribe`
+    (unsubscribe_link()) becomes List-Unsubscribe, and, for an https link, the RFC 8058 one-click
+    List-Unsubscribe-Post (the sending domain's DKIM signature must cover both)."""
+    msg = EmailMessage(policy=MESSAGE_POLICY)
     msg["Subject"] = " ".join(subject.split())  # no line breaks: no header injection
     name, addr = parseaddr(from_addr)
     msg["From"] = str(Address(display_name=name, addr_spec=addr)) if name else addr
@@ -174,6 +240,10 @@ def build_message(subject: str, html: str, text: str, to_addr: str, from_addr: s
     if when is not None:
         msg["Date"] = format_datetime(when)
     msg["Auto-Submitted"] = "auto-generated"
+    if unsubscribe:
+        msg["List-Unsubscribe"] = f"<{unsubscribe}>"
+        if unsubscribe.startswith("https://"):
+            msg["List-Unsubscribe-Post"] = ONE_CLICK
     msg.set_content(text, subtype="plain", charset="utf-8")
     msg.add_alternative(html, subtype="html", charset="utf-8")
     return msg
@@ -211,6 +281,7 @@ class _Due:
     lang: str
     digest_id: int
     attempts: int
+    unsubscribe_token: str
     reclaimed: bool = False
     uncertain: bool = False
 
@@ -253,9 +324,11 @@ class _Run:
     """One deliver_day call: the claim loop over a transport (SMTP or outbox)."""
 
     def __init__(self, conn, day: date, digests, smtp: SmtpSettings, outbox_dir: Path, report: DeliveryReport,
-                 crash: _CrashHook):
+                 crash: _CrashHook, unsubscribe_url: str | None):
         self.conn, self.day, self.digests, self.smtp = conn, day, digests, smtp
         self.outbox_dir, self.report, self.crash = outbox_dir, report, crash
+        self.unsubscribe_url = unsubscribe_url
+        self.day_end = day_end(day)
         self.claimant = _Claimant(conn)
         self.outcome: dict[int, str] = {}     # subscriber -> last outcome in this run
         self.claimed: set[int] = set()
@@ -263,7 +336,7 @@ class _Run:
     # ---------------------------------------------------------------- SQL
     def _claim(self, pass_started) -> list[_Due]:
         rows = self.conn.execute(db.load_sql("digest_deliveries_claim"), {
-            "day": self.day, "digest_ids": list(self.digests), "pass_started": pass_started,
+            "day": self.day, "day_end": self.day_end, "digest_ids": list(self.digests), "pass_started": pass_started,
             "max_attempts": self.smtp.max_attempts, "lock_space": LOCK_SPACE, "limit": self.smtp.batch_size,
             "token": self.claimant.token, "lease_s": self.smtp.lease_s}).fetchall()
         self.conn.commit()
@@ -309,7 +382,10 @@ class _Run:
     def _message(self, d: _Due) -> tuple[EmailMessage, str]:
         subject, html, text = self.digests[d.digest_id]
         message_id = message_id_for(self.day, d.subscriber_id, d.digest_id, self.smtp.from_addr)
-        return build_message(subject, html, text, d.email, self.smtp.from_addr, message_id, d.lang), message_id
+        link = unsubscribe_link(d.unsubscribe_token, self.unsubscribe_url, self.smtp.from_addr)
+        html, text = personalised(html, text, d.lang, link)
+        return build_message(subject, html, text, d.email, self.smtp.from_addr, message_id, d.lang,
+                             unsubscribe=link), message_id
 
     # ------------------------------------------------------------ passes
     def run(self, sleep: Callable[[float], None]) -> None:
@@ -388,8 +464,10 @@ class _Run:
                     raise
                 except (smtplib.SMTPException, OSError) as exc:
                     error, permanent = _classify(exc, d.email)
+                    # Servers quote the refused address ("550 5.1.1 <a@b>: unknown"); reports name the id.
+                    error = without_address(error, d.email, d.subscriber_id)
                     self._record(d, "failed", error, permanent=permanent)
-                    self.report.errors.append(f"{d.email}: {error}")
+                    self.report.errors.append(f"subscriber {d.subscriber_id}: {error}")
                     if not permanent and d.attempts + 1 < smtp.max_attempts:
                         transient += 1
                     if isinstance(exc, (smtplib.SMTPServerDisconnected, OSError)):
@@ -442,6 +520,13 @@ def _quit(client: smtplib.SMTP | None) -> None:
         client.close()
 
 
+def without_address(text: str, address: str, subscriber_id: int) -> str:
+    """`text` with every occurrence of `address` (in any case) replaced by the subscriber's id."""
+    if not address:
+        return text
+    return re.sub(re.escape(address), f"subscriber-{subscriber_id}", text, flags=re.IGNORECASE)
+
+
 def _classify(exc: Exception, email: str) -> tuple[str, bool]:
     """(error text, permanent?) for one recipient's failure."""
     if isinstance(exc, smtplib.SMTPRecipientsRefused):
@@ -464,10 +549,12 @@ def deliver_day(
     fallback_lang: str = "en",
     sleep: Callable[[float], None] = time.sleep,
     crash_point: str | None = None,
+    unsubscribe_url: str | None = None,
 ) -> DeliveryReport:
-    """Seed the day's delivery rows and deliver every due one under claims. Returns this run's
-    counts, the day's totals, and `retryable`: deliveries a later run still has to do (the
-    caller fails the run when it is not 0). `crash_point` is the test-only crash hook
+    """Seed the day's delivery rows (readers subscribed by the end of `day`) and deliver every due
+    one under claims. Returns this run's counts, the day's totals, and `retryable`: deliveries a
+    later run still has to do (the caller fails the run when it is not 0). `unsubscribe_url`:
+    config.unsubscribe_url() (None: mailto: links). `crash_point` is the test-only crash hook
     (default: config.delivery_crash_point())."""
     report = DeliveryReport(mode=smtp.describe())
     if not smtp.configured and not smtp.outbox_only:
@@ -478,20 +565,26 @@ def deliver_day(
                 f"no SMTP server configured (NEWSDEDUP_SMTP_HOST) but {active} active subscribers: refusing to "
                 "deliver their digests to outbox files only; set NEWSDEDUP_SMTP_HOST, or NEWSDEDUP_OUTBOX_ONLY=true "
                 "if outbox files are the intended delivery")
-    conn.execute(db.load_sql("digest_deliveries_seed"), {"day": day, "fallback_lang": fallback_lang})
+    conn.execute(db.load_sql("digest_deliveries_seed"), {"day": day, "day_end": day_end(day), "fallback_lang": fallback_lang})
     conn.commit()
     # A test-only switch (a process-control hook like crashpoints.py), so read here, not passed in.
     crash = _CrashHook(crash_point if crash_point is not None else deployment.delivery_crash_point())
-    run = _Run(conn, day, digests, smtp, outbox_dir, report, crash)
+    run = _Run(conn, day, digests, smtp, outbox_dir, report, crash, unsubscribe_url)
     run.run(sleep)
     report.failed = sum(1 for status in run.outcome.values() if status.startswith("failed"))
     report.permanent_failures = sum(1 for status in run.outcome.values() if status == "failed_permanent")
     pending, failed, abandoned = conn.execute(db.load_sql("digest_deliveries_outstanding"), {
-        "day": day, "digest_ids": list(digests), "max_attempts": smtp.max_attempts, "lock_space": LOCK_SPACE}).fetchone()
+        "day": day, "day_end": day_end(day), "digest_ids": list(digests), "max_attempts": smtp.max_attempts,
+        "lock_space": LOCK_SPACE}).fetchone()
     conn.commit()
     report.retryable = int(pending) + int(failed) + int(abandoned)
     report.totals = day_totals(conn, day)
     return report
+
+
+def day_end(day: date) -> datetime:
+    """The end of the UTC day: a reader subscribed before it receives that day's digest."""
+    return datetime.combine(day, day_time(0), tzinfo=UTC) + timedelta(days=1)
 
 
 def day_totals(conn: psycopg.Connection, day: date) -> dict[str, int]:

@@ -12,6 +12,7 @@ WITH due AS (
       JOIN subscribers s ON s.id = d.subscriber_id
      WHERE d.digest_date = %(day)s
        AND s.active
+       AND s.subscribed_at < %(day_end)s   -- not a reader who left and joined again after the day
        AND d.digest_id = ANY(%(digest_ids)s::bigint[])
        AND d.updated_at < %(pass_started)s
        AND (d.status = 'pending'
@@ -37,4 +38,5 @@ UPDATE deliveries d
        updated_at = now()
   FROM due, subscribers s
  WHERE d.digest_date = due.digest_date AND d.subscriber_id = due.subscriber_id AND s.id = d.subscriber_id
-RETURNING d.subscriber_id, s.email, d.lang, d.digest_id, d.attempts, due.reclaimed, due.uncertain
+RETURNING d.subscriber_id, s.email, d.lang, d.digest_id, d.attempts, s.unsubscribe_token, due.reclaimed,
+          due.uncertain

@@ -8,6 +8,7 @@ SELECT count(*) FILTER (WHERE d.status = 'pending') AS pending,
   JOIN subscribers s ON s.id = d.subscriber_id
  WHERE d.digest_date = %(day)s
    AND s.active
+   AND s.subscribed_at < %(day_end)s   -- not a reader who left and joined again after the day
    AND d.digest_id = ANY(%(digest_ids)s::bigint[])
    AND (d.status = 'pending'
         OR (d.status = 'failed' AND NOT d.permanent AND d.attempts < %(max_attempts)s)

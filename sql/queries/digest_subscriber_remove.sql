@@ -1,2 +1,2 @@
 -- Deactivate a subscriber: the delivery log keeps its history.
-UPDATE subscribers SET active = false WHERE email = %(email)s AND active RETURNING id
+UPDATE subscribers SET active = false, unsubscribed_at = now() WHERE email = %(email)s AND active RETURNING id
