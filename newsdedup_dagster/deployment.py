@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from .settings import invalid, load_setting, setting
 
@@ -67,6 +68,25 @@ class DeploymentSettings:
                                             "run fails")
     dagster_ui_url: str | None = setting(None, env="NEWSDEDUP_DAGSTER_UI_URL",
                                          doc="public URL of the Dagster UI, for the run link in alerts")
+    # Named in the User-Agent of every page the article stage fetches, so a site knows whom to ask.
+    contact_url: str = setting("https://github.com/newsdedup/newsdedup", env="NEWSDEDUP_CONTACT_URL",
+                               doc="URL (or `mailto:`) in the User-Agent of article page fetches: "
+                                   "`newsdedup/<version> (+<this>)`")
+    # The deployment's unsubscribe endpoint (docs/OPERATIONS.md#unsubscribe). RFC 8058's one-click
+    # unsubscribe needs an https URI; unset, the link is a mailto: to the sender address.
+    unsubscribe_url: str | None = setting(None, env="NEWSDEDUP_UNSUBSCRIBE_URL",
+                                          shown="unset = `mailto:` the sender (`NEWSDEDUP_SMTP_FROM`)",
+                                          doc="https URL of the unsubscribe endpoint; each digest links to it "
+                                              "with `?token=` the reader's token (List-Unsubscribe, one-click "
+                                              "POST)")
+    # A digest is mailed the day after its day (two days leave room for a late day or a retry); a
+    # run of an older day, from the UI or by hand, renders it and mails nobody unless allowed.
+    digest_send_max_age_days: int = setting(2, env="NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS", bounds=(1, 3650),
+                                            doc="a day's digest older than this many days (UTC) is rendered "
+                                                "but not mailed, unless `NEWSDEDUP_DIGEST_ALLOW_OLD_SEND`")
+    digest_allow_old_send: bool = setting(False, env="NEWSDEDUP_DIGEST_ALLOW_OLD_SEND",
+                                          doc="mail digests of days older than `NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS` "
+                                              "(to the readers subscribed by the end of that day)")
     clustering_busy_retries: int = setting(5, env="NEWSDEDUP_CLUSTERING_BUSY_RETRIES",
                                            doc="`stories` retries (not fails) this many times when another "
                                                "clustering run holds the lock past `NEWSDEDUP_LOCK_TIMEOUT_S`")
@@ -155,6 +175,38 @@ def alert_recipients() -> tuple[str, ...]:
 def dagster_ui_url() -> str | None:
     """Public URL of the Dagster UI, for links in alerts (e.g. https://dagster.example.org)."""
     return _get("dagster_ui_url")
+
+
+def contact_url() -> str:
+    """$NEWSDEDUP_CONTACT_URL: whom a site can ask about the article fetches (one printable token)."""
+    raw = _get("contact_url").strip()
+    if not raw or any(c.isspace() or not c.isprintable() or c in "()<>\"" for c in raw):
+        raise ValueError("NEWSDEDUP_CONTACT_URL: expected a URL or mailto: address without spaces, brackets or quotes")
+    return raw
+
+
+def unsubscribe_url() -> str | None:
+    """$NEWSDEDUP_UNSUBSCRIBE_URL: an absolute https URL without a fragment or credentials (it goes
+    into mail headers and links), or None (the links are mailto: the sender)."""
+    raw = _get("unsubscribe_url")
+    if raw is None:
+        return None
+    try:
+        parts = urlsplit(raw)
+        usable = parts.scheme == "https" and bool(parts.hostname) and parts.port != 0
+    except ValueError:   # a port that is not a number, a broken IPv6 literal
+        usable = False
+    if (not usable or parts.fragment or "@" in parts.netloc
+            or any(c.isspace() or not c.isprintable() or c in '<>",\\' for c in raw)):
+        # The value is not repeated: it might carry credentials.
+        raise ValueError("NEWSDEDUP_UNSUBSCRIBE_URL: expected an https URL (RFC 8058 one-click unsubscribe needs "
+                         "https) without a fragment, credentials, spaces, quotes, commas or angle brackets")
+    return raw
+
+
+def digest_send_age() -> tuple[int, bool]:
+    """(days a digest may be old and still be mailed, whether older days may be mailed anyway)."""
+    return _get("digest_send_max_age_days"), _get("digest_allow_old_send")
 
 
 def delivery_crash_point() -> str | None:

@@ -7,6 +7,9 @@ What goes, by age against `now` (each an UPDATE/DELETE in sql/queries/prune_*.sq
 - feed bodies (`feed_fetches.body_gzip`) of hours older than feed_body_days, once parsed; the
   fetch row stays, marked `body_pruned_at`. Re-materialising such an hour re-parses nothing
   (its items, already stored, stay).
+- article texts (`article_texts.text_gzip`, `lead`, and the page when NEWSDEDUP_ARTICLES_KEEP_HTML kept
+  it) of hours older than feed_body_days; the row stays (status, word count, language, times, byline),
+  marked `text_pruned_at`, so the page is not fetched again.
 - `llm_calls` rows older than llm_call_days, folded into `llm_call_daily_totals` (UTC day, task,
   model, status) in the same statement: costs over any period stay exact.
 - item vectors (`item_embeddings`, centred + raw) of items ingested and published before
@@ -48,7 +51,8 @@ class RetentionSettings:
 
     # Archived feed bodies (the fetch row stays): re-parsing an hour needs its bodies.
     feed_body_days: int = setting(30, env="NEWSDEDUP_RETENTION_FEED_BODY_DAYS",
-                                  doc="archived feed bodies (the fetch row stays, marked `body_pruned_at`), days")
+                                  doc="archived feed bodies (the fetch row stays, marked `body_pruned_at`) and "
+                                      "article page texts (the row stays, marked `text_pruned_at`), days")
     # llm_calls rows (per-call detail); their daily totals are kept in llm_call_daily_totals.
     llm_call_days: int = setting(90, env="NEWSDEDUP_RETENTION_LLM_CALL_DAYS",
                                  doc="`llm_calls` rows, days; their daily totals stay in `llm_call_daily_totals`")
@@ -65,6 +69,8 @@ class RetentionSettings:
 # (name, query, setting that sets its age)
 STEPS: tuple[tuple[str, str, str], ...] = (
     ("feed_bodies", "prune_feed_bodies", "feed_body_days"),
+    # Article pages' text (and kept page) go with the feed bodies; the row's metadata stays.
+    ("article_texts", "prune_article_texts", "feed_body_days"),
     ("llm_calls", "prune_llm_calls", "llm_call_days"),
     ("item_vectors", "prune_item_vectors", "vector_days"),
     # after item_vectors: entries only a just-pruned vector used go in the same run

@@ -53,7 +53,8 @@ def failed_run(context: RunFailureSensorContext) -> alerts.FailedRun:
                 "run, partition, failing step and the first line of its error.",
 )
 def alert_on_run_failure(context: RunFailureSensorContext, mailer: MailerResource) -> None:
-    where = alerts.deliver(failed_run(context), mailer.smtp_settings(), app_config.alert_recipients(), mailer.outbox())
+    where = alerts.deliver(failed_run(context), mailer.smtp_settings(), app_config.alert_recipients(), mailer.outbox(),
+                           secrets=app_config.configured_secrets())
     context.log.info("run %s failed: alert %s", context.dagster_run.run_id, where)
 
 

@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import math
 import os
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -74,6 +75,17 @@ def unwrap_optional(annotation: Any) -> tuple[Any, bool]:
 
 def invalid(name: str, raw: str, expected: str) -> ValueError:
     return ValueError(f"{name}={raw!r}: expected {expected}")
+
+
+# A language code (BCP 47 shape, RFC 5646: `en`, `pt-BR`, `zh-Hans`): languages name files and
+# directories (feeds, site pages, digests), so nothing else passes.
+LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
+
+
+def check_language_codes(name: str, codes: tuple[str, ...]) -> None:
+    """Raise the loader's error for `name` unless every one of `codes` is a language code."""
+    if not all(isinstance(code, str) and LANGUAGE_CODE.fullmatch(code) for code in codes):
+        raise invalid(name, ",".join(map(str, codes)), "comma-separated language codes (BCP 47, e.g. en,pt-BR,zh-Hans)")
 
 
 def _plain(number: float) -> str:

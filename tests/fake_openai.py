@@ -53,7 +53,7 @@ class Request:
 class Reply:
     """What the server does with one request."""
 
-    kind: str                      # content | status | slow
+    kind: str                      # content | status | slow | raw
     content: Any = None            # str, dict (dumped as JSON) or callable(Request) -> str|dict
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
@@ -78,6 +78,11 @@ class Reply:
     def status_code(cls, status: int, retry_after: float | None = None, message: str = "fake error") -> Reply:
         headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
         return cls("status", status=status, headers=headers, content=message)
+
+    @classmethod
+    def raw(cls, body: bytes) -> Reply:
+        """A 200 whose body is exactly ``body`` (application/json), whatever it holds."""
+        return cls("raw", content=body)
 
     @classmethod
     def slow(cls, delay_s: float, then: Any = None) -> Reply:
@@ -236,6 +241,8 @@ class FakeOpenAI:
                 if reply.kind == "status":
                     return self._send(reply.status, {"error": {"message": reply.content, "type": "fake", "code": reply.status}},
                                       reply.headers)
+                if reply.kind == "raw":
+                    return self._send(200, reply.content)
                 if reply.kind == "slow":
                     time.sleep(reply.delay_s)
                     content = reply.content if reply.content is not None else fake.responder(req)
@@ -256,8 +263,8 @@ class FakeOpenAI:
                     "usage": usage,
                 }, reply.headers)
 
-            def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
-                data = json.dumps(payload).encode()
+            def _send(self, status: int, payload: dict | bytes, headers: dict | None = None) -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

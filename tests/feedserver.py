@@ -315,8 +315,8 @@ def run_scenario(server: FeedServer, bad: FetchRequest, config: FetchConfig = FA
     """Fetch [good-a, bad, good-b] twice in one fetch_feeds call each; check the
     healthy feeds are complete and unduplicated and that both runs parse the
     same; return (FetchResult, ParseResult) of the `bad` one from run 1."""
-    requests = [FetchRequest("good-a", server.url("/good-a.xml")), bad,
-                FetchRequest("good-b", server.url("/good-b.xml"))]
+    requests = [FetchRequest("good-a", server.url("/good-a.xml"), allow_private=True), bad,
+                FetchRequest("good-b", server.url("/good-b.xml"), allow_private=True)]
     outputs = []
     for _run in range(2):
         results = fetch_feeds_sync(requests, config)

@@ -42,7 +42,7 @@ SPLIT = [
       "El sismo derrumbó edificios en Ciudad de México y Puebla, según el Servicio Sismológico Nacional."),
      ("Un terremoto de magnitud 7,8 golpea la costa de Ecuador",
       "El presidente Rafael Correa declaró el estado de excepción en Esmeraldas, Manabí y Guayas."),
-     ("names",)),
+     ("names", "magnitudes")),  # 7,1 | 7,8: the magnitudes tell them apart too
     ("ru",
      ("Землетрясение магнитудой 7,8 произошло на юге Турции",
       "Толчки ощущались в Сирии и Ливане, сообщает агентство Анадолу."),
@@ -58,7 +58,7 @@ SPLIT = [
     ("ja",
      ("東日本大震災 マグニチュード9.0", "２０１１年３月１１日午後２時４６分ごろ、三陸沖を震源とする地震が発生した。"),
      ("熊本地震 マグニチュード7.3", "2016年4月16日未明、熊本県を震源とする地震が発生した。"),
-     ("years",)),
+     ("years", "magnitudes")),
     ("de",
      ("Erdbeben in Italien: Amatrice zerstört", "Das Beben vom 24. August 2016 traf die Region um Amatrice."),
      ("Erdbeben in L'Aquila: Hunderte Tote", "Das Beben am 6. April 2009 zerstörte die Altstadt von L'Aquila."),

@@ -47,7 +47,7 @@ def _built() -> dict[str, object]:
     """Everything the builders return, flattened: {"builder.field": value}; a builder the
     environment makes invalid is left out."""
     builders = {
-        "ingest": config.ingest_settings, "dedup": config.dedup_settings, "embedding": config.embedding_settings,
+        "ingest": config.ingest_settings, "articles": config.article_settings, "dedup": config.dedup_settings, "embedding": config.embedding_settings,
         "clustering": lambda: config.clustering_settings(None).as_dict(), "llm": config.llm_settings,
         "backoff": config.llm_backoff, "grouping": config.grouping_settings, "narrative": config.narrative_settings,
         "digest": config.digest_settings, "mail": config.mail_settings, "publish": config.publish_settings,
@@ -55,7 +55,7 @@ def _built() -> dict[str, object]:
         "deployment": lambda: {name: getattr(config, name)() for name in (
             "home_dir", "database_url", "embedded_shared_buffers", "dagster_database_url", "sql_dir", "dagster_home",
             "partitions_start", "eval_data_dir", "outbox_dir", "alert_recipients", "dagster_ui_url", "sources_file", "fetch_mode",
-            "clustering_busy_retry", "step_retry_delay")},
+            "clustering_busy_retry", "step_retry_delay", "unsubscribe_url", "digest_send_age", "contact_url")},
     }
     out: dict[str, object] = {}
     for stage, build in builders.items():

@@ -28,7 +28,7 @@ from newsdedup_dagster.resources import LLMResource
 STAGE_GROUPS = {
     "raw_items": "ingest", "item_duplicates": "dedup", "item_embeddings": "clustering", "stories": "clustering",
     "story_scores": "llm", "story_translations": "llm", "events": "events", "story_feeds": "publish",
-    "digest": "digest", "prune": "retention",
+    "digest": "digest", "prune": "retention", "article_texts": "articles",
 }
 SELF_DEPENDENT = ("item_duplicates", "item_embeddings", "stories", "events")
 
@@ -224,7 +224,7 @@ def test_clustering_busy_requests_a_retry_instead_of_failing(clean_db, monkeypat
     assert result.success and result.dagster_run.status == DagsterRunStatus.SUCCESS
     # The retry continued with stories: each asset of the hour materialised once.
     materialized = [m.asset_key.to_user_string() for m in result.asset_materializations_for_node(HOURLY_OP)]
-    assert sorted(materialized) == sorted(STAGE_GROUPS.keys() - {"digest", "prune"})
+    assert sorted(materialized) == sorted(STAGE_GROUPS.keys() - {"digest", "prune", "article_texts"})
 
 
 def test_step_retry_delay_is_the_deployments_setting():

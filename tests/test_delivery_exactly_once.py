@@ -10,9 +10,10 @@ import os
 import subprocess
 import sys
 import threading
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
+import pytest
 from helpers import free_port, mailer_environment, materialize_digest, smtp_mailer
 from smtp_server import SmtpServer
 from test_events_fixtures import add_story
@@ -23,7 +24,15 @@ from newsdedup_dagster.digest.send import CRASH_EXIT_CODE, LOCK_SPACE, SmtpSetti
 
 DAY = date(2026, 11, 2)
 KEY = DAY.isoformat()
+SUBSCRIBED = datetime(2026, 11, 1, tzinfo=UTC)   # the readers subscribed before the day
 TESTS_DIR = Path(__file__).resolve().parent
+
+
+@pytest.fixture(autouse=True)
+def old_days_may_be_mailed(monkeypatch):
+    """The fixtures' day is fixed, and soon older than NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS: this
+    deployment mails it (the age bound has its own tests in test_digest_past_days.py)."""
+    monkeypatch.setenv("NEWSDEDUP_DIGEST_ALLOW_OLD_SEND", "true")
 
 
 def _seed(conn, readers: int) -> list[str]:
@@ -31,7 +40,8 @@ def _seed(conn, readers: int) -> list[str]:
     add_story(conn, "s2", "t2", 10.0, titles={"fr": "Grève nationale"}, pivot_lang="fr", significance=5.0)
     emails = [f"reader{i:03d}@example.com" for i in range(readers)]
     for i, addr in enumerate(emails):
-        conn.execute("INSERT INTO subscribers (email, lang) VALUES (%s, %s)", (addr, "fr" if i % 3 == 0 else "en"))
+        conn.execute("INSERT INTO subscribers (email, lang, subscribed_at) VALUES (%s, %s, %s)",
+                     (addr, "fr" if i % 3 == 0 else "en", SUBSCRIBED))
     conn.commit()
     return emails
 

@@ -167,3 +167,51 @@ def test_an_instance_file_without_the_validating_coordinator_is_a_warning(health
     assert code == 0 and found["dagster instance"]["status"] == "OK", found
     assert found["dagster run coordinator"]["status"] == "WARN"
     assert "--write-instance" in found["dagster run coordinator"]["fix"]
+
+
+def test_no_key_or_password_an_endpoint_echoes_reaches_the_output(healthy_env):
+    """A provider that answers 401 quoting the Authorization header it was sent (an LLM endpoint, an
+    embedding endpoint whose base URL carries a password) and a database URL with `?password=`:
+    doctor says what failed and prints none of them, as text or as JSON."""
+    from test_redaction import KeyEchoServer
+
+    llm_key, embedding_key, url_password, db_password = "proj-R4nd0mLLMk3y", "emb-R4nd0mEMBk3y", "url-pw-Zx81", "db-pw-Qm47"
+    with KeyEchoServer() as llm, KeyEchoServer() as embeddings:
+        env = {**healthy_env, "NEWSDEDUP_LLM_BASE_URL": llm.base_url, "NEWSDEDUP_LLM_API_KEY": llm_key,
+               "NEWSDEDUP_EMBEDDING_PROVIDER": "openai", "NEWSDEDUP_EMBEDDING_MODEL": "echo-embed",
+               "NEWSDEDUP_EMBEDDING_DIMENSIONS": "4", "NEWSDEDUP_EMBEDDING_API_KEY": embedding_key,
+               "NEWSDEDUP_EMBEDDING_MAX_ATTEMPTS": "1",
+               "NEWSDEDUP_EMBEDDING_BASE_URL": embeddings.base_url.replace("http://", f"http://embed:{url_password}@"),
+               "NEWSDEDUP_DATABASE_URL": f"postgresql://nobody@127.0.0.1:{free_port()}/x?password={db_password}"}
+        outputs = []
+        for args in (("--json",), ()):
+            proc = subprocess.run([sys.executable, "-m", "newsdedup_dagster.cli", "doctor", *args],
+                                  capture_output=True, text=True, env={**os.environ, **env}, cwd=REPO, timeout=300)
+            assert proc.returncode == 1
+            outputs.append(proc.stdout + proc.stderr)
+        assert any(llm_key in seen for seen in llm.seen)              # the key was sent and echoed back
+    found = {f["check"]: f for f in proc_json(outputs[0])}
+    assert found["llm"]["status"] == "FAIL" and "401" in found["llm"]["detail"]
+    assert "Invalid key Bearer ***" in found["llm"]["detail"]
+    assert found["embeddings"]["status"] == "FAIL" and "401" in found["embeddings"]["detail"]
+    assert found["database"]["status"] == "FAIL"
+    for text in outputs:
+        for secret in (llm_key, embedding_key, url_password, db_password):
+            assert secret not in text, (secret, text)
+
+
+def proc_json(stdout_and_stderr: str) -> list[dict]:
+    """The JSON list doctor --json prints (stdout comes first in the captured text)."""
+    return json.JSONDecoder().raw_decode(stdout_and_stderr.lstrip())[0]
+
+
+@pytest.mark.parametrize("version, status", [((3, 11, 7), "WARN"), ((3, 11, 15), "OK"), ((3, 12, 3), "WARN"),
+                                             ((3, 12, 13), "OK"), ((3, 13, 0), "WARN"), ((3, 13, 12), "OK")])
+def test_a_python_below_the_supported_patch_level_is_a_warning(version, status):
+    from newsdedup_dagster.commands.doctor import PYTHON_MIN_PATCH, check_python
+
+    (finding,) = check_python(version)
+    assert finding.status == status and finding.check == "python"
+    if status == "WARN":
+        minimum = f"{version[0]}.{version[1]}.{PYTHON_MIN_PATCH[version[:2]]}"
+        assert minimum in finding.detail and minimum in finding.fix

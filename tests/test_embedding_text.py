@@ -138,3 +138,80 @@ def test_cut_lead_keeps_whole_sentences_within_the_limit(body, limit):
 
 def test_default_lead_budget_is_a_positive_number_of_characters():
     assert 0 < LEAD_CHARS <= 400
+
+
+# ----------------------------------------------------------------------------------- token budgets
+def test_a_character_budget_gives_chinese_and_japanese_three_times_the_tokens_a_token_budget_does_not():
+    from newsdedup_dagster.embeddings.text import e5_token_counter
+
+    count = e5_token_counter()
+    en = ("The quake struck at 08:28 local time at a depth of 35 km, the national seismic service said. "
+          "Rescue teams were sent to the coastal towns of Iquique and Arica, where power was cut.")
+    ja = ("3日午前8時28分ごろ、三陸沖を震源とする地震があり、岩手県宮古市で震度5強の揺れを観測しました。"
+          "震源の深さは約20キロ、マグニチュードは6.1と推定されています。気象庁は若干の海面変動があるかもしれない"
+          "ものの被害の心配はないとしています。")
+    by_chars = {lang: count(cut_lead(text, 200)) for lang, text in (("en", en), ("ja", ja))}
+    assert by_chars["ja"] > 1.5 * by_chars["en"]
+    for text in (en, ja):
+        lead = cut_lead(text, 200, tokens=24)
+        assert 0 < count(lead) <= 24 and text.startswith(lead)
+    # Whole sentences where one fits: the Japanese lead keeps its first sentence, not a fragment.
+    first = ja.split("。")[0] + "。"
+    assert cut_lead(ja, 200, tokens=count(first) + 3) == first
+
+
+def test_token_budgets_of_zero_are_the_character_cut_exactly():
+    from newsdedup_dagster.embeddings.text import embedding_parts
+
+    summary = "Rescue teams reached Iquique on Monday. Power was cut in Arica. " * 6
+    assert embedding_parts(TITLE, summary) == embedding_parts(TITLE, summary, lead_tokens=0, head_tokens=0)
+    assert embedding_parts(TITLE, summary, lead_tokens=8) != embedding_parts(TITLE, summary)
+
+
+def test_the_headline_budget_cuts_a_long_headline_at_a_word_and_the_lead_follows_it():
+    from newsdedup_dagster.embeddings.text import e5_token_counter, embedding_parts, headline_text
+
+    count = e5_token_counter()
+    title = "Strong earthquake hits northern Chile as rescuers search the coastal towns of Iquique and Arica " * 3
+    head = headline_text(title, tokens=16)
+    assert count(head) <= 16 and " ".join(title.split()).startswith(head) and not head.endswith(" ")
+    parts = embedding_parts(title, BODY, lead_tokens=12, head_tokens=16)
+    assert parts[0] == head and parts[1].startswith(head) and count(parts[1]) <= 16 + 12 + 2
+
+
+def _words(text: str) -> int:
+    """A counter for the properties: one token per word, two per long word (prefix-monotone)."""
+    return sum(1 + (len(word) > 6) for word in text.split())
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.one_of(TEXT, WORDS), tokens=st.integers(0, 80), sentences=st.booleans())
+@example(text="a. b", tokens=1, sentences=True)
+def test_cut_to_tokens_is_a_prefix_within_the_budget(text, tokens, sentences):
+    from newsdedup_dagster.embeddings.text import cut_to_tokens, e5_token_counter, normalise_space
+
+    for count in (_words, e5_token_counter()):
+        cut = cut_to_tokens(text, tokens, count, sentences)
+        assert normalise_space(text).startswith(cut)
+        assert count(cut) <= max(tokens, 0)
+        assert cut == cut.strip()
+        assert cut == cut_to_tokens(text, tokens, count, sentences)  # deterministic (cache key)
+        if tokens > 0 and count(normalise_space(text)) <= tokens:
+            assert cut == normalise_space(text)  # nothing is cut that fits
+
+
+@settings(max_examples=150, deadline=None)
+@given(title=TEXT, summary=st.one_of(TEXT, WORDS, st.none()), lead_tokens=st.integers(0, 64),
+       head_tokens=st.integers(0, 64))
+def test_embedding_text_with_token_budgets_stays_within_them(title, summary, lead_tokens, head_tokens):
+    from newsdedup_dagster.embeddings.text import e5_token_counter, embedding_parts, headline_text
+
+    count = e5_token_counter()
+    parts = embedding_parts(title, summary, lead_tokens=lead_tokens, head_tokens=head_tokens)
+    head = headline_text(title, head_tokens)
+    if head_tokens:
+        assert count(head) <= head_tokens
+    assert parts[0] == head or (not head and len(parts) == 1)
+    if len(parts) == 2:
+        lead = parts[1][len(head):].lstrip(". ")
+        assert lead and (not lead_tokens or count(lead) <= lead_tokens)

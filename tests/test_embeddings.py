@@ -536,3 +536,43 @@ def test_centroid_index_has_its_own_parameters_and_is_rebuilt_when_they_change(c
     ensure_model(conn, embedder)  # back to the defaults
     conn.commit()
     assert _index_options(conn, "stories", model)[1] == {"m": "8", "ef_construction": "64"}
+
+
+# ------------------------------------------------------------------ one text, one vector
+def test_an_item_with_another_items_text_shares_its_vector_and_explain_says_so(conn):
+    """Two outlets carry the same wire text (not flagged by the near-duplicate stage here): one cache
+    row, one embedding call for the text, both items on that vector in one story, and `explain`
+    names the item whose vector the later one shares. A headline that two items share with different
+    leads is embedded once too."""
+    from newsdedup_dagster.clustering import explain
+    from newsdedup_dagster.clustering.passes import cluster_partition
+    from newsdedup_dagster.clustering.settings import settings_for
+
+    wire = ("Strong earthquake hits northern Chile", "A magnitude 7.1 earthquake struck northern Chile on Monday.")
+    rows = [("wire-a", *wire), ("wire-b", *wire),
+            ("own-lead", wire[0], "Rescue teams reached the coastal town of Iquique before dawn on Tuesday.")]
+    conn.execute("INSERT INTO sources (id, name, feed_url, language) VALUES ('s', 's', 'http://s/feed', 'en')")
+    for n, (item_id, title, summary) in enumerate(rows):
+        conn.execute(
+            "INSERT INTO items (id, canonical_url, url, title, summary, lang, published_at, partition_hour, source_id)"
+            " VALUES (%s, %s, %s, %s, %s, 'en', %s, %s, 's')",
+            (item_id, f"http://x/{item_id}", f"http://x/{item_id}", title, summary, H0 + timedelta(minutes=n), H0))
+    conn.commit()
+    fake = CountingEmbedder()
+    settings = EmbeddingSettings(centre="off", batch_size=1)  # one key per batch: the headline crosses batches
+    stats = embed_partition(conn, fake, H0, H0 + timedelta(hours=1), settings)
+    assert stats.items == 3 and stats.computed == 2  # two distinct keys
+    embedded = [t for call in fake.calls for t in call]
+    assert sorted(embedded) == sorted(set(embedded)) and embedded.count(wire[0]) == 1
+    hashes = dict(conn.execute("SELECT item_id, text_hash FROM item_embeddings").fetchall())
+    conn.commit()
+    assert hashes["wire-a"] == hashes["wire-b"] != hashes["own-lead"]
+    info = active_model(conn)
+    cluster_partition(conn, info, H0, settings_for(info.model, {"item_threshold": "0.5", "story_threshold": "0.5"}))
+    story = conn.execute("SELECT story_id FROM story_items WHERE item_id = 'wire-b'").fetchone()[0]
+    conn.commit()
+    members = {m.item_id: m for m in explain.load(conn, story).members}
+    assert members["wire-b"].vector_of == "wire-a"  # the later item shares the first one's vector
+    assert members["wire-a"].vector_of is None and members["own-lead"].vector_of is None
+    text = explain.render_text(explain.load(conn, story))
+    assert "shared vectors" in text and "wire-b = wire-a" in text

@@ -181,3 +181,66 @@ def test_eval_table_by_language_and_csv(labelled, tmp_path, capsys):
     for r in rows:
         assert r["lang"] in printed
     assert "F1" in printed and "bcubed_f1" not in printed
+
+
+@pytest.fixture()
+def labelled_events(tmp_path, database_url):
+    """The fixture with event labels: the two quakes (a day apart) are two events; the EU story's
+    rows name an event, the others leave it null (their story stands for it)."""
+    rows = []
+    for group, cluster, event, start in ((EU_AI, "eu", "eu-ai", H0), (QUAKE_DAY1, "q1", None, H0 + timedelta(hours=1)),
+                                         (QUAKE_DAY2, "q2", None, H0 + timedelta(hours=25)),
+                                         (UNRELATED, None, None, H0 + timedelta(days=400))):
+        for n, (item_id, title, lang, source) in enumerate(group):
+            rows.append({"id": item_id, "title": title, "text": title, "lang": lang, "source": source,
+                         "published_at": (start + timedelta(minutes=n)).isoformat(), "cluster": cluster or item_id,
+                         "event": event})
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_eval_level_events_scores_events_against_the_event_labels(labelled_events, capsys):
+    from newsdedup_dagster.cli import main
+
+    assert main(["eval", "--data", str(labelled_events), "--level", "events", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.strip())
+    assert out["level"] == "events" and out["items"] == 12
+    # the quakes' magnitudes differ (6.1 | 5.4): the events stage keeps them apart
+    assert out["bcubed_precision"] == pytest.approx(1.0)
+    assert 0.0 < out["bcubed_f1"] <= 1.0 and 0.0 <= out["nmi"] <= 1.0
+
+
+def test_eval_level_events_runs_scores_then_events_hour_by_hour(labelled_events):
+    from newsdedup_dagster.evaluation.clustering import evaluate
+
+    [events] = evaluate(labelled_events, level="events")
+    [stories] = evaluate(labelled_events)
+    assert events["level"] == "events" and stories["level"] == "stories"
+    assert events["timings"]["partitions"] == 4 and "event_seconds" in events["timings"]
+    # items in no event keep their story: no event is smaller than its stories
+    assert events["clusters"] <= stories["clusters"]
+
+
+def test_eval_level_events_on_a_file_without_event_labels_says_so(labelled, capsys):
+    from newsdedup_dagster.cli import main
+    from newsdedup_dagster.evaluation.clustering import NoEventLabels, evaluate
+
+    assert main(["eval", "--data", str(labelled), "--level", "events"]) == 2
+    captured = capsys.readouterr()
+    assert "no event labels" in captured.err and captured.out == ""
+    with pytest.raises(NoEventLabels):
+        evaluate(labelled, level="events")
+
+
+def test_sample_day_rows_carry_the_gold_event_else_the_story():
+    from newsdedup_dagster.evaluation.clustering import has_event_labels, sample_day_rows
+
+    rows = sample_day_rows()
+    assert has_event_labels(rows)
+    by_event: dict[str, set[str]] = {}
+    for r in rows:
+        by_event.setdefault(r.event, set()).add(r.cluster)
+    assert by_event["eu-ai-regulation"] == {"eu-ai-act-deal", "eu-ai-act-committee-vote"}
+    quakes = {r.event for r in rows if r.cluster.startswith("quake-")}
+    assert quakes == {"quake-ibaraki-m54", "quake-iwate-m61"}    # no event: each its own story

@@ -150,3 +150,49 @@ def test_settings_validation_and_env(monkeypatch):
     monkeypatch.setenv("NEWSDEDUP_EVENT_THRESHOLD", "high")
     with pytest.raises(ValueError, match="NEWSDEDUP_EVENT_THRESHOLD"):
         config.grouping_settings()
+
+
+def test_a_vetoed_join_goes_to_the_next_event_and_is_recorded():
+    events = [OpenEvent("ev_a", h(0), h(10)), OpenEvent("ev_b", h(0), h(12))]
+    sims = {("s1", "ev_a"): 0.50, ("s1", "ev_b"): 0.62}
+    asked = []
+
+    def veto(story_id, event_id, joined):
+        asked.append((story_id, event_id, tuple(joined)))
+        return {"kinds": ["magnitudes"], "a": {"magnitudes": ["M5.4"]}, "b": {"magnitudes": ["M6.1"]}} \
+            if event_id == "ev_b" else None
+
+    plan = plan_hour([story("s1", 30)], events, sims, {}, h(31), SETTINGS, veto)
+    assert [(j.story_id, j.event_id) for j in plan.joins] == [("s1", "ev_a")]
+    assert [(v.story_id, v.event_id, v.similarity, v.reason["kinds"]) for v in plan.vetoes] == \
+        [("s1", "ev_b", 0.62, ["magnitudes"])]
+    assert ("s1", "ev_a", ()) in asked
+
+
+def test_a_story_vetoed_by_every_event_founds_its_own():
+    events = [OpenEvent("ev_a", h(0), h(10))]
+    plan = plan_hour([story("s1", 11)], events, {("s1", "ev_a"): 0.9}, {}, h(12), SETTINGS,
+                     lambda s, e, joined: {"kinds": ["scores"], "a": {}, "b": {}})
+    assert [n.founding_story_id for n in plan.new_events] == ["s1"]
+    assert len(plan.vetoes) == 1
+
+
+def test_the_veto_sees_the_stories_that_joined_an_event_this_hour():
+    seen = {}
+
+    def veto(story_id, event_id, joined):
+        seen[story_id] = list(joined)
+        return {"kinds": ["places"], "a": {}, "b": {}} if story_id == "s3" else None
+
+    stories = [story("s1", 5.0), story("s2", 5.1), story("s3", 5.2)]
+    pairs = {("s1", "s2"): 0.8, ("s1", "s3"): 0.8, ("s2", "s3"): 0.8}
+    plan = plan_hour(stories, [], {}, pairs, h(6), SETTINGS, veto)
+    assert seen["s2"] == ["s1"] and seen["s3"] == ["s1", "s2"]
+    founded = event_id_for("s1")
+    assert {j.story_id: j.event_id for j in plan.joins} == {"s1": founded, "s2": founded, "s3": event_id_for("s3")}
+
+
+def test_vetoes_without_a_callback_are_none():
+    events = [OpenEvent("ev_a", h(0), h(10))]
+    plan = plan_hour([story("s1", 11)], events, {("s1", "ev_a"): 0.9}, {}, h(12), SETTINGS)
+    assert plan.vetoes == [] and plan.joins[0].event_id == "ev_a"

@@ -125,3 +125,19 @@ def test_rerunning_the_hour_leaves_identical_explanation_rows(conn):
 def test_unknown_story_is_an_error(conn, capsys):
     assert main(["explain", "st_nope"]) == 1
     assert "no story" in capsys.readouterr().err
+
+
+def test_markdown_block_shows_feed_markdown_as_text(conn):
+    """A headline written as Markdown (an image and a link) stays text in the stories asset's block."""
+    from test_markdown_text import HOSTILE_HEADLINE, live_parts, shown_text
+
+    vectors = bridged_groups()
+    insert_items(conn, [(i, f"{HOSTILE_HEADLINE} {i}", "en", "src-[x](https://phish.example)") for i in sorted(vectors)],
+                 H0)
+    info = store_vectors(conn, "fake:explain", vectors)
+    cluster_partition(conn, info, H0, settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99",
+                                                                "guard": "none"}))
+    md = explain.render_markdown(explain.load(conn, story_of(conn, "a0")))
+    assert "| title |" in md
+    assert live_parts(md, allowed=("code_inline", "strong_open")) == []
+    assert f"{HOSTILE_HEADLINE} a0" in shown_text(md)

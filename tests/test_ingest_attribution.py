@@ -10,8 +10,9 @@ import string
 import subprocess
 import sys
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import quote
 
 import ada_url
 import pytest
@@ -21,8 +22,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from newsdedup_dagster.ingest.canonical_url import (
     LinkRefused,
     browser_url,
+    canonical_outlet,
     canonical_url,
     google_news_target,
+    links_directly,
     outlet_of,
     registrable_domain,
 )
@@ -193,11 +196,11 @@ def test_hostile_links_cannot_take_over_another_outlets_item(conn, clean_db):
         # Every feed is served from 127.0.0.1: the sources file says which outlet each feed is.
         sources = [
             Source(id="a-bbc", name="BBC", feed_url=server.url("/bbc.xml"), language="en", country="GB",
-                   outlet="bbc.co.uk"),
+                   outlet="bbc.co.uk", allow_private=True),
             Source(id="reuters", name="Reuters", feed_url=server.url("/reuters.xml"), language="en", country="GB",
-                   outlet="reuters.com"),
+                   outlet="reuters.com", allow_private=True),
             Source(id="gnews", name="Google News", feed_url=server.url("/gnews.xml"), language="en", country="GB",
-                   syndicator=True, outlet="google.com"),
+                   syndicator=True, outlet="google.com", allow_private=True),
         ]
         report = ingest_partition(conn, sources, H, mode="live", fetch_config=FETCH)
     rows = {row.source_id: row for row in report.rows}
@@ -213,3 +216,149 @@ def test_hostile_links_cannot_take_over_another_outlets_item(conn, clean_db):
     userinfo = conn.execute("SELECT url, outlet FROM items WHERE title = 'TAKEOVER via userinfo'").fetchone()
     assert userinfo[0].startswith("urn:newsdedup:a-bbc:") and userinfo[1] is None
     assert conn.execute("SELECT outlet FROM items WHERE source_id = 'gnews'").fetchall() == [("reuters.com",)]
+
+
+# ------------------------------------------------------------------ redirect wrappers, the real path
+REUTERS = "https://www.reuters.com" + REUTERS_PATH
+REUTERS_TITLE = "Italy's Mount Etna erupts, ash cloud shuts Catania airport"
+# A hostile feed's links to Reuters' article, each under its own title.
+WRAPPED = {
+    "TAKEOVER via an unknown redirect": "https://evil.example/go?url=" + quote(REUTERS, safe=""),
+    "TAKEOVER via a Google look-alike": "https://google.evil/url?q=" + quote(REUTERS, safe=""),
+    "TAKEOVER via Facebook's link shim": "https://l.facebook.com/l.php?u=" + quote(REUTERS, safe="") + "&h=AT0",
+    "TAKEOVER via Google search": "https://www.google.com/url?q=" + quote(REUTERS, safe="") + "&sa=D",
+}
+
+
+def test_only_known_redirect_services_are_unwrapped():
+    for title, link in WRAPPED.items():
+        known = "Facebook" in title or "Google search" in title
+        assert (canonical_url(link) == canonical_url(REUTERS)) is known, title
+        assert (outlet_of(link) == "reuters.com") is known, title
+        assert not links_directly(link, canonical_url(link)) if known else links_directly(link, canonical_url(link))
+    assert canonical_outlet(canonical_url(WRAPPED["TAKEOVER via a Google look-alike"])) == "google.evil"
+
+
+def _hostile_feed() -> bytes:
+    entries = [{"title": title, "link": link.replace("&", "&amp;"), "guid": f"w{i}"}
+               for i, (title, link) in enumerate(WRAPPED.items())]
+    return rss([*entries, {"title": "TAKEOVER via the same link", "link": REUTERS, "guid": "direct"}],
+               link="https://evil.example/")
+
+
+def _reuters_feed() -> bytes:
+    return rss([{"title": REUTERS_TITLE, "link": REUTERS, "guid": REUTERS}], link="https://www.reuters.com/")
+
+
+def _sources(server, hostile_id: str) -> list[Source]:
+    # Both feeds are served from 127.0.0.1: the sources file says which outlet each feed is.
+    return [Source(id=hostile_id, name="Hostile", feed_url=server.url("/hostile.xml"), language="en", country="GB",
+                   outlet="evil.example", allow_private=True),
+            Source(id="reuters", name="Reuters", feed_url=server.url("/reuters.xml"), language="en", country="GB",
+                   outlet="reuters.com", allow_private=True)]
+
+
+def _reuters_item(conn):
+    return conn.execute("SELECT title, url, source_id, outlet FROM items WHERE canonical_url = %s",
+                        (canonical_url(REUTERS),)).fetchall()
+
+
+@pytest.mark.parametrize("hostile_id", ["a-hostile", "z-hostile"])  # sorts before / after the publisher
+@pytest.mark.parametrize("arrives_last", ["hostile", "reuters"])
+def test_a_wrapper_link_cannot_take_over_the_publishers_item(conn, clean_db, hostile_id, arrives_last):
+    """A hostile feed (its own outlet evil.example) links Reuters' article through an unknown
+    redirect, a Google look-alike, Facebook's link shim, Google search and the plain link, in the
+    same hour as Reuters' own feed, in either arrival and source order: Reuters keeps its item
+    (title, link, source, outlet); the known services' links and the plain link join that item as
+    the hostile source's listing; the others are the hostile host's own items."""
+    with FeedServer() as server:
+        server.add("/hostile.xml", _hostile_feed(), delay=0.6 if arrives_last == "hostile" else 0.0)
+        server.add("/reuters.xml", _reuters_feed(), delay=0.6 if arrives_last == "reuters" else 0.0)
+        report = ingest_partition(conn, _sources(server, hostile_id), H, mode="live", fetch_config=FETCH)
+    assert all(row.status == "ok" for row in report.rows), report.rows
+    assert _reuters_item(conn) == [(REUTERS_TITLE, REUTERS, "reuters", "reuters.com")]
+    linked = conn.execute("SELECT s.source_id, s.url FROM item_sources s JOIN items i ON i.id = s.item_id "
+                          "WHERE i.canonical_url = %s ORDER BY 1", (canonical_url(REUTERS),)).fetchall()
+    assert [source_id for source_id, _ in linked] == sorted([hostile_id, "reuters"])
+    own = dict(conn.execute("SELECT title, outlet FROM items WHERE source_id = %s", (hostile_id,)).fetchall())
+    assert own == {"TAKEOVER via an unknown redirect": "evil.example",
+                   "TAKEOVER via a Google look-alike": "google.evil"}
+    assert report.new_items == 3
+
+
+def test_the_publishers_entry_takes_its_item_back_when_the_hour_is_rerun(conn, clean_db):
+    """Reuters' feed fails in hour H while the hostile feed's Facebook-wrapped link is stored: the
+    item has the hostile title. The hour's retry fetches Reuters (the hostile feed is re-parsed from
+    its archive): Reuters' entry replaces the row. In the next hour the hostile feed cannot take the
+    item back (an item stored by an earlier hour is never rewritten)."""
+    shim = {"title": "TAKEOVER via Facebook's link shim",
+            "link": WRAPPED["TAKEOVER via Facebook's link shim"].replace("&", "&amp;"), "guid": "shim"}
+    with FeedServer() as server:
+        server.add("/hostile.xml", rss([shim], link="https://evil.example/"))
+        server.add("/reuters.xml", b"down for maintenance", status=404, content_type="text/plain")
+        sources = _sources(server, "a-hostile")
+        first = ingest_partition(conn, sources, H, mode="live", fetch_config=FETCH)
+        assert {row.source_id: row.status for row in first.rows} == {"a-hostile": "ok", "reuters": "error"}
+        assert _reuters_item(conn) == [(shim["title"], WRAPPED[shim["title"]], "a-hostile", "reuters.com")]
+
+        server.add("/reuters.xml", _reuters_feed())
+        rerun = ingest_partition(conn, sources, H, mode="live", fetch_config=FETCH)
+        assert {row.source_id: row.origin for row in rerun.rows} == {"a-hostile": "archive", "reuters": "fetched"}
+        assert server.count("/hostile.xml") == 1
+        assert _reuters_item(conn) == [(REUTERS_TITLE, REUTERS, "reuters", "reuters.com")]
+
+        later = ingest_partition(conn, sources, H + timedelta(hours=1), mode="live", fetch_config=FETCH)
+        assert all(row.status == "ok" for row in later.rows)
+    assert _reuters_item(conn) == [(REUTERS_TITLE, REUTERS, "reuters", "reuters.com")]
+
+
+@pytest.mark.parametrize("page_id", ["a-facebook-page", "z-facebook-page"])
+def test_a_direct_link_keeps_the_item_over_a_wrapper_on_its_feeds_own_outlet(conn, clean_db, page_id):
+    """A Facebook page's feed (its outlet facebook.com) links Reuters' article through Facebook's
+    link shim; an aggregator lists the plain link; Reuters' feed is not in this hour. The shim's
+    host is the page's own outlet but the article's is not: the aggregator's direct link keeps
+    the item, in either source order, and the page's listing joins it."""
+    aggregator = rss([{"title": "Etna erupts (aggregator)", "link": REUTERS, "guid": "agg"}],
+                     link="https://news.example/")
+    page = rss([{"title": "TAKEOVER via the page's own shim",
+                 "link": WRAPPED["TAKEOVER via Facebook's link shim"].replace("&", "&amp;"), "guid": "fb"}],
+               link="https://www.facebook.com/somepage")
+    with FeedServer() as server:
+        server.add("/page.xml", page)
+        server.add("/aggregator.xml", aggregator)
+        sources = [Source(id=page_id, name="Page", feed_url=server.url("/page.xml"), language="en", country="GB",
+                          outlet="facebook.com", allow_private=True),
+                   Source(id="m-aggregator", name="Agg", feed_url=server.url("/aggregator.xml"), language="en",
+                          country="GB", outlet="news.example", allow_private=True)]
+        report = ingest_partition(conn, sources, H, mode="live", fetch_config=FETCH)
+    assert all(row.status == "ok" for row in report.rows), report.rows
+    assert _reuters_item(conn) == [("Etna erupts (aggregator)", REUTERS, "m-aggregator", "reuters.com")]
+    assert conn.execute("SELECT count(*) FROM item_sources").fetchone()[0] == 2
+
+
+def test_the_publisher_keeps_its_item_when_the_hour_is_stored_source_by_source(conn, clean_db):
+    """One source's rows are refused by PostgreSQL (a CHECK constraint added for the test), so the
+    hour is stored source by source: the hostile feed's shim link is stored first, and Reuters'
+    entry, stored later, still takes the row; the refused source fails alone."""
+    conn.execute("ALTER TABLE items ADD CONSTRAINT test_refuse_poison CHECK (title NOT LIKE '%%POISON%%')")
+    conn.commit()
+    shim = {"title": "TAKEOVER via Facebook's link shim",
+            "link": WRAPPED["TAKEOVER via Facebook's link shim"].replace("&", "&amp;"), "guid": "shim"}
+    try:
+        with FeedServer() as server:
+            server.add("/hostile.xml", rss([shim], link="https://evil.example/"))
+            server.add("/reuters.xml", _reuters_feed())
+            server.add("/poison.xml", rss([{"title": "POISON", "link": "https://poison.example/1", "guid": "p"}]))
+            sources = [*_sources(server, "a-hostile"),
+                       Source(id="b-poison", name="P", feed_url=server.url("/poison.xml"), language="en",
+                              country="GB", allow_private=True)]
+            report = ingest_partition(conn, sources, H, mode="live", fetch_config=FETCH)
+    finally:
+        conn.rollback()
+        conn.execute("ALTER TABLE items DROP CONSTRAINT IF EXISTS test_refuse_poison")
+        conn.commit()
+    rows = {row.source_id: row for row in report.rows}
+    assert rows["b-poison"].error.startswith("store failed: CheckViolation") and rows["b-poison"].items == 0
+    assert rows["reuters"].error is None and rows["a-hostile"].error is None
+    assert _reuters_item(conn) == [(REUTERS_TITLE, REUTERS, "reuters", "reuters.com")]
+    assert rows["reuters"].new_items == 1 and rows["a-hostile"].new_items == 0  # the row names Reuters

@@ -36,10 +36,14 @@ def test_ingest_command_json_isolates_broken_sources_and_rerun_uses_archive(clea
         sources = tmp_path / "sources.yaml"
         sources.write_text(
             "sources:\n"
-            f"  - {{id: good, name: Good, feed_url: '{server.url('/good.xml')}', language: en, country: GB}}\n"
-            f"  - {{id: missing, name: Missing, feed_url: '{server.url('/missing.xml')}', language: en, country: GB}}\n"
-            f"  - {{id: html, name: Html, feed_url: '{server.url('/html.xml')}', language: fr, country: FR}}\n"
-            f"  - {{id: poisoned, name: P, feed_url: '{server.url('/poisoned.xml')}', language: en, country: GB}}\n"
+            f"  - {{id: good, name: Good, feed_url: '{server.url('/good.xml')}', language: en, country: GB,"
+            " allow_private: true}\n"
+            f"  - {{id: missing, name: Missing, feed_url: '{server.url('/missing.xml')}', language: en, country: GB,"
+            " allow_private: true}\n"
+            f"  - {{id: html, name: Html, feed_url: '{server.url('/html.xml')}', language: fr, country: FR,"
+            " allow_private: true}\n"
+            f"  - {{id: poisoned, name: P, feed_url: '{server.url('/poisoned.xml')}', language: en, country: GB,"
+            " allow_private: true}\n"
         )
         first = _run(["--sources", str(sources), "--partition", hour, "--mode", "live", "--json"], clean_db, tmp_path)
         assert first.returncode == 0, first.stderr[-2000:]

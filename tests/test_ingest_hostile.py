@@ -51,7 +51,8 @@ def hostile_hour(conn, body: bytes, *, parse_config: ParseConfig = ParseConfig()
         server.add("/good-a.xml", GOOD_A)
         server.add("/good-b.xml", GOOD_B)
         server.add("/hostile.xml", body, content_type=content_type, headers=headers)
-        sources = [Source(id=name, name=name, feed_url=server.url(f"/{name}.xml"), language="en", country="GB")
+        sources = [Source(id=name, name=name, feed_url=server.url(f"/{name}.xml"), language="en", country="GB",
+                          allow_private=True)
                    for name in ("good-a", "hostile", "good-b")]
         started = time.monotonic()
         report = ingest_partition(conn, sources, H, mode="live", fetch_config=FETCH, parse_config=parse_config)
@@ -200,7 +201,7 @@ from newsdedup_dagster.ingest.netguard import AddressPolicy
 from newsdedup_dagster.ingest.sources import Source
 from newsdedup_dagster.ingest.store import ingest_partition
 url, hour, feeds = sys.argv[1], datetime.fromisoformat(sys.argv[2]), json.loads(sys.argv[3])
-sources = [Source(id=k, name=k, feed_url=v, language="en", country="GB") for k, v in feeds.items()]
+sources = [Source(id=k, name=k, feed_url=v, language="en", country="GB", allow_private=True) for k, v in feeds.items()]
 config = FetchConfig(trust_env=False, address_policy=AddressPolicy.from_entries(["127.0.0.0/8"]))
 with db.connection(url) as conn:
     report = ingest_partition(conn, sources, hour, mode="live", fetch_config=config)
@@ -262,7 +263,7 @@ def test_parse_time_budget_expiry_fails_only_that_source(conn):
     # The body is archived: a rerun with a larger budget parses it.
     with FeedServer() as server:
         archive_only = [Source(id="hostile", name="h", feed_url=server.url("/hostile.xml"), language="en",
-                               country="GB")]
+                               country="GB", allow_private=True)]
         again = ingest_partition(conn, archive_only, H, mode="archive",
                                  parse_config=replace(config, time_budget=300.0), sync=False)
         assert server.count("/hostile.xml") == 0
@@ -381,7 +382,8 @@ def test_raw_items_fails_when_the_database_is_unreachable(conn, database_url):
 
     with FeedServer() as server:
         server.route("/a.xml", kill_then_serve)
-        sources = [Source(id="a", name="a", feed_url=server.url("/a.xml"), language="en", country="GB")]
+        sources = [Source(id="a", name="a", feed_url=server.url("/a.xml"), language="en", country="GB",
+                          allow_private=True)]
         with pytest.raises(psycopg.OperationalError):
             ingest_partition(conn, sources, H, mode="live", fetch_config=FETCH)
 

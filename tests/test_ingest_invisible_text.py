@@ -63,7 +63,8 @@ def test_feed_text_through_the_ingest_path(conn):
                title=_spiked("Daily News"))
     with FeedServer() as server:
         server.add("/feed.xml", body)
-        sources = [Source(id="spiked", name="Spiked", feed_url=server.url("/feed.xml"), language="en", country="GB")]
+        sources = [Source(id="spiked", name="Spiked", feed_url=server.url("/feed.xml"), language="en", country="GB",
+                          allow_private=True)]
         report = ingest_partition(conn, sources, H, mode="live", fetch_config=replace(FAST, total_timeout=30.0))
     assert [row.items for row in report.rows] == [1]
     title, summary, author = conn.execute("SELECT title, summary, author FROM items").fetchone()

@@ -22,7 +22,7 @@ from newsdedup_dagster.ingest.sanitise import clean_text
 
 def serve(feed_server, path, body, content_type="application/rss+xml; charset=utf-8", **kwargs):
     feed_server.add(path, body, content_type=content_type, **kwargs)
-    return FetchRequest(path.strip("/").split(".")[0], feed_server.url(path))
+    return FetchRequest(path.strip("/").split(".")[0], feed_server.url(path), allow_private=True)
 
 
 # ------------------------------------------------------------------ malformed documents
@@ -182,7 +182,7 @@ def test_relative_links_in_atom(feed_server):
     <link rel="alternate" type="text/html" href="/politik/4"/><updated>2026-11-02T08:00:00Z</updated></entry>
 </feed>"""
     feed_server.add("/news/feed.atom", body, content_type="application/atom+xml")
-    _, parsed = run_scenario(feed_server, FetchRequest("atom", feed_server.url("/news/feed.atom")))
+    _, parsed = run_scenario(feed_server, FetchRequest("atom", feed_server.url("/news/feed.atom"), allow_private=True))
     base = feed_server.base_url
     assert [item.url for item in parsed.items] == [
         f"{base}/politik/1", f"{base}/news/artikel/2", "https://cdn.example.de/sport/3.html", f"{base}/politik/4"]
@@ -192,7 +192,7 @@ def test_relative_links_in_atom(feed_server):
 def test_relative_links_resolve_against_final_url_after_redirect(feed_server):
     feed_server.add("/moved/feed.xml", rss([{"title": "Rel", "link": "story/9"}], link=""))
     feed_server.redirect("/old.xml", "/moved/feed.xml", status=301)
-    _, parsed = run_scenario(feed_server, FetchRequest("moved", feed_server.url("/old.xml")))
+    _, parsed = run_scenario(feed_server, FetchRequest("moved", feed_server.url("/old.xml"), allow_private=True))
     assert parsed.items[0].url == feed_server.url("/moved/story/9")
 
 

@@ -28,9 +28,9 @@ def server(feed_server):
 
 
 def _requests(server):
-    requests = [FetchRequest(f"s{i}", server.url(f"/f{i}.xml")) for i in range(12)]
-    return requests + [FetchRequest("broken", server.url("/broken.xml")),
-                       FetchRequest("missing", server.url("/missing.xml"))]
+    requests = [FetchRequest(f"s{i}", server.url(f"/f{i}.xml"), allow_private=True) for i in range(12)]
+    return requests + [FetchRequest("broken", server.url("/broken.xml"), allow_private=True),
+                       FetchRequest("missing", server.url("/missing.xml"), allow_private=True)]
 
 
 def test_overlapped_equals_fetch_then_parse(server):

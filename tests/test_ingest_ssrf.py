@@ -26,7 +26,7 @@ from newsdedup_dagster.ingest.netguard import (
     GuardedBackend,
     non_global_reason,
 )
-from newsdedup_dagster.ingest.sources import Source
+from newsdedup_dagster.ingest.sources import Source, load_sources
 from newsdedup_dagster.ingest.store import ingest_partition
 
 H = datetime(2026, 11, 2, 10, tzinfo=UTC)
@@ -110,15 +110,60 @@ def test_loopback_feed_is_refused_without_the_allow_list(conn):
     stored = dict(conn.execute("SELECT source_id, error FROM feed_fetches WHERE status = 'error'").fetchall())
     assert set(stored) == {"loop", "name", "decimal"} and "refused to connect" in stored["loop"]
 
-    # The same sources with the allow-list setting: fetched.
+    # The same source, an intranet feed (allow_private: true), with the allow-list setting: fetched.
     with FeedServer() as server:
         server.add("/feed.xml", GOOD_A)
-        sources = [Source(id="loop", name="l", feed_url=server.url("/feed.xml"), language="en", country="GB")]
+        sources = [Source(id="loop", name="l", feed_url=server.url("/feed.xml"), language="en", country="GB",
+                          allow_private=True)]
         allowed = ingest_partition(conn, sources, H, mode="live", fetch_config=FAST)
     assert {row.source_id: (row.status, row.items) for row in allowed.rows}["loop"] == ("ok", 5)
 
 
-# Only 127.0.0.1 is allowed; /ok is really served on 127.0.0.2, so a missed check would fetch it.
+def test_only_sources_that_allow_private_reach_the_allowed_network(conn, tmp_path):
+    """NEWSDEDUP_FETCH_ALLOW_PRIVATE=127.0.0.0/8 with a sources file where one entry says
+    `allow_private: true`: that feed is fetched; a feed without it on the same server (by address,
+    by a name that resolves into the network, or by a decimal address) is refused with the reason,
+    never retried, and the server sees no request from it."""
+    with FeedServer() as server:
+        for path in ("/intranet.xml", "/by-address.xml", "/by-name.xml", "/decimal.xml"):
+            server.add(path, GOOD_A)
+        port = server.base_url.rsplit(":", 1)[1]
+        sources_file = tmp_path / "sources.yaml"
+        sources_file.write_text(
+            "sources:\n"
+            f"  - {{id: intranet, name: I, feed_url: '{server.url('/intranet.xml')}', language: en, country: GB,\n"
+            "     allow_private: true}\n"
+            f"  - {{id: by-address, name: A, feed_url: '{server.url('/by-address.xml')}', language: en, country: GB,\n"
+            "     allow_private: false}\n"
+            f"  - {{id: by-name, name: N, feed_url: 'http://localhost:{port}/by-name.xml', language: en, country: GB}}\n"
+            f"  - {{id: decimal, name: D, feed_url: 'http://2130706433:{port}/decimal.xml', language: en,"
+            " country: GB}\n", encoding="utf-8")
+        sources = load_sources(sources_file)
+        assert [s.allow_private for s in sources] == [True, False, False, False]
+        report = ingest_partition(conn, sources, H, mode="live", fetch_config=FAST)
+        requested = {request.path for request in server.requests}
+    rows = {row.source_id: row for row in report.rows}
+    assert (rows["intranet"].status, rows["intranet"].items) == ("ok", 5)
+    assert requested == {"/intranet.xml"}
+    for source_id in ("by-address", "by-name", "decimal"):
+        row = rows[source_id]
+        assert row.status == "error" and row.attempts == 1, row
+        assert "loopback address" in row.error and "allow_private: true" in row.error
+    assert conn.execute("SELECT count(*) FROM items WHERE source_id <> 'intranet'").fetchone()[0] == 0
+
+
+def test_allow_private_without_the_deployment_setting_reaches_public_addresses_only(conn):
+    """`allow_private: true` alone opens nothing: the networks are the deployment's statement."""
+    with FeedServer() as server:
+        server.add("/feed.xml", GOOD_A)
+        sources = [Source(id="intranet", name="i", feed_url=server.url("/feed.xml"), language="en", country="GB",
+                          allow_private=True)]
+        report = ingest_partition(conn, sources, H, mode="live", fetch_config=PUBLIC_ONLY)
+        assert server.count("/feed.xml") == 0
+    [row] = report.rows
+    assert row.status == "error" and "NEWSDEDUP_FETCH_ALLOW_PRIVATE" in row.error
+
+
 @pytest.mark.parametrize("target", ["http://169.254.169.254/latest/meta-data/", "http://[::ffff:127.0.0.2]:{port}/ok",
                                     "http://10.0.0.1/feed", "http://[::1]:{port}/ok", "http://127.0.0.2:{port}/ok",
                                     "http://2130706434:{port}/ok"])
@@ -128,7 +173,7 @@ def test_redirect_to_a_private_address_is_refused(target):
         server.add("/ok", GOOD_A)
         server.redirect("/start", target.format(port=port))
         only_first = replace(FAST, address_policy=AddressPolicy.from_entries(["127.0.0.1/32"]))
-        [result] = fetch_feeds_sync([FetchRequest("r", server.url("/start"))], only_first)
+        [result] = fetch_feeds_sync([FetchRequest("r", server.url("/start"), allow_private=True)], only_first)
         assert server.count("/ok") == 0
     assert result.status == "error" and result.attempts == 1
     assert "refused to connect" in result.error and "redirected to" in result.error
@@ -169,7 +214,8 @@ def test_validators_and_cookies_stay_with_their_origin():
                                                              "Set-Cookie": "session=secret; Path=/"}))
         server.route("/feed", Response(body=GOOD_A, headers={"Content-Type": "application/rss+xml", "ETag": '"x"',
                                                              "Set-Cookie": "tracker=1; Path=/"}))
-        request = FetchRequest("m", server.url("/moved"), etag='"old"', last_modified="Mon, 02 Nov 2026 09:00:00 GMT")
+        request = FetchRequest("m", server.url("/moved"), etag='"old"', last_modified="Mon, 02 Nov 2026 09:00:00 GMT",
+                               allow_private=True)
         [first] = fetch_feeds_sync([request], FAST)
         [again] = fetch_feeds_sync([request], FAST)
         moved, landed = server.requests_for("/moved")[0], server.requests_for("/feed")[0]
@@ -199,8 +245,10 @@ def test_redirect_to_another_port_of_an_allowed_network_is_refused(conn):
         feed.redirect("/feed.xml", admin.url("/admin"))
         feed.add("/plain.xml", GOOD_A)
         only_loopback = replace(FAST, address_policy=AddressPolicy.from_entries(["127.0.0.1/32"]))
-        sources = [Source(id="redirecting", name="r", feed_url=feed.url("/feed.xml"), language="en", country="GB"),
-                   Source(id="plain", name="p", feed_url=feed.url("/plain.xml"), language="en", country="GB")]
+        sources = [Source(id="redirecting", name="r", feed_url=feed.url("/feed.xml"), language="en", country="GB",
+                          allow_private=True),
+                   Source(id="plain", name="p", feed_url=feed.url("/plain.xml"), language="en", country="GB",
+                          allow_private=True)]
         conn.execute("INSERT INTO sources (id, name, feed_url, language, etag, last_modified) VALUES "
                      "('redirecting', 'r', %s, 'en', '\"v1\"', 'Mon, 02 Nov 2026 09:00:00 GMT')", (feed.url("/feed.xml"),))
         conn.commit()
@@ -245,7 +293,8 @@ def test_https_to_http_redirect_is_refused(tls_files, monkeypatch):
         try:
             monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trust the test certificate
             config = replace(FAST, trust_env=True, total_timeout=10.0, read_timeout=5.0)
-            [result] = fetch_feeds_sync([FetchRequest("tls", f"https://127.0.0.1:{httpd.server_port}/down")], config)
+            request = FetchRequest("tls", f"https://127.0.0.1:{httpd.server_port}/down", allow_private=True)
+            [result] = fetch_feeds_sync([request], config)
         finally:
             httpd.shutdown()
             httpd.server_close()

@@ -47,12 +47,12 @@ def feed_two():
 
 def make_sources(server: FeedServer, *, bad: bool = True) -> list[Source]:
     sources = [
-        Source(id="one", name="One", feed_url=server.url("/one.xml"), language="en", country="GB"),
-        Source(id="two", name="Two", feed_url=server.url("/two.xml"), language="en", country="US"),
+        Source(id="one", name="One", feed_url=server.url("/one.xml"), language="en", country="GB", allow_private=True),
+        Source(id="two", name="Two", feed_url=server.url("/two.xml"), language="en", country="US", allow_private=True),
     ]
     if bad:
         sources.append(Source(id="broken", name="Broken", feed_url=server.url("/broken.xml"), language="en",
-                              country="US"))
+                              country="US", allow_private=True))
     return sources
 
 
@@ -178,8 +178,10 @@ def test_archived_bozo_and_html_are_recorded(conn):
         server.add("/html.xml", b"<html><body>Not a feed</body></html>", content_type="text/html")
         server.add("/bozo.xml", b'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
                                b"<item><title>Kept</title><link>https://ex.com/kept</link></item><item><title>x")
-        sources = [Source(id="html", name="h", feed_url=server.url("/html.xml"), language="en", country="US"),
-                   Source(id="bozo", name="b", feed_url=server.url("/bozo.xml"), language="en", country="US")]
+        sources = [Source(id="html", name="h", feed_url=server.url("/html.xml"), language="en", country="US",
+                          allow_private=True),
+                   Source(id="bozo", name="b", feed_url=server.url("/bozo.xml"), language="en", country="US",
+                          allow_private=True)]
         report = ingest_partition(conn, sources, H, mode="live", fetch_config=FAST)
     rows = {r.source_id: r for r in report.rows}
     assert rows["html"].status == "ok" and rows["html"].error.startswith("not a feed")

@@ -142,4 +142,19 @@ def test_command_and_asset(clean_db, conn, monkeypatch, capsys):
     capsys.readouterr()
     assert cli.main(["prune"]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if " removed " in line]
-    assert len(lines) == 4 and all(re.search(r"removed\s+0 rows", line) for line in lines)   # idempotent
+    assert len(lines) == 5 and all(re.search(r"removed\s+0 rows", line) for line in lines)   # idempotent
+
+
+def test_article_texts_go_with_the_feed_bodies_and_their_rows_stay(conn):
+    _fill(conn)
+    for iid, hour in (("old", ago(days=40)), ("new", ago(hours=1))):
+        conn.execute("INSERT INTO article_texts (item_id, status, url, text_gzip, text_chars, lead, word_count, language,"
+                     " html_gzip, attempts, fetched_hour) VALUES (%s, 'ok', %s, %s, 11, 'lead', 2, 'en', %s, 1, %s)",
+                     (iid, f"http://x.example/{iid}", b"gzipped text", b"gzipped page", hour))
+    conn.commit()
+    report = prune(conn, SETTINGS, now=NOW)
+    assert {s.name: s.rows for s in report.steps}["article_texts"] == 1
+    assert _q(conn, "SELECT item_id, status, text_gzip IS NULL, html_gzip IS NULL, lead, word_count, language,"
+                    " text_pruned_at IS NOT NULL FROM article_texts ORDER BY item_id") == [
+        ("new", "ok", False, False, "lead", 2, "en", False), ("old", "ok", True, True, None, 2, "en", True)]
+    assert {s.name: s.rows for s in prune(conn, SETTINGS, now=NOW).steps}["article_texts"] == 0

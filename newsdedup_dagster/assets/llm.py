@@ -130,7 +130,7 @@ def story_scores_hour(run: HourRun, partition_key: str) -> MaterializeResult:
         "partition_llm_totals": MetadataValue.md(totals_md),
     }
     if rep.errors:
-        metadata["errors"] = MetadataValue.md("\n".join(f"- {e}" for e in rep.errors))
+        metadata["errors"] = MetadataValue.md(llm_report.errors_markdown(rep.errors, _secrets(settings)))
     return MaterializeResult(
         metadata=_scrub(metadata, _secrets(settings)),
         check_results=[
@@ -201,7 +201,7 @@ def story_translations_hour(run: HourRun, partition_key: str) -> MaterializeResu
         "partition_llm_totals": MetadataValue.md(totals_md),
     }
     if rep.errors:
-        metadata["errors"] = MetadataValue.md("\n".join(f"- {e}" for e in rep.errors))
+        metadata["errors"] = MetadataValue.md(llm_report.errors_markdown(rep.errors, _secrets(settings)))
     return MaterializeResult(
         metadata=_scrub(metadata, _secrets(settings)),
         check_results=[AssetCheckResult(check_name="translation_rows_complete", passed=missing == 0,

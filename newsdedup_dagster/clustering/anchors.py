@@ -16,6 +16,15 @@ an item's headline and lead, in a form that survives translation into another la
   places  the countries of the places the headline and lead name, resolved through a gazetteer
           of country and city names in every script (places.py): "Denver" and "デンバー" are
           US, "旭川" is JP, "Deutschlands" is DE. Only used across languages.
+  magnitudes  earthquake magnitudes in any language's way of writing them (numbers.py): "M6.1",
+          "magnitude 6.1", "6.1 quake", "6.1級", "규모 6.1", "магнитудой 6,1", "Stärke 6,1". The
+          seismic intensity (震度 5強, 진도 5강) is another scale and is not read.
+  scores  match results "2-1", "3:2", "102比95" (numbers.py), order-free (2-1 = 1-2); clock
+          times ("20:30") are not scores.
+  romanised names  the names above, the acronyms, the names in «guillemets» and the Latin-script
+          words inside Han, kana or Hangul text, transliterated to ASCII (anyascii), minus the
+          places the gazetteer knows (the place check compares those): "СКА" is "ska", "Fulham"
+          "fulham". Only used across languages.
 
 Two items *conflict* when both carry anchors of a kind and share none of them:
   years   both name at least one year and no year is shared (the ECB+ topics' second events
@@ -26,6 +35,13 @@ Two items *conflict* when both carry anchors of a kind and share none of them:
   places  the two are written in different languages, both name a place the gazetteer knows,
           and no country is shared or borders one of the other side's (a name several countries hold stands for all of them, so a
           wrong reading of an ambiguous name can only keep a pair, not split it).
+  magnitudes  both name a magnitude and no two are within MAGNITUDE_TOLERANCE (agencies give one
+          quake's magnitude 0.1-0.3 apart);
+  scores  both give a result and share none;
+  romanised names  the two are written in different languages, both carry at least `min_cross_names`
+          romanised names, and none of one side's is close to one of the other's (equal, one a
+          prefix of the other, or similar in spelling: transliterations differ, "teysheyra" and
+          "teixeira"), so that a doubtful transliteration keeps a pair together.
 A pair that shares a name or a year does not conflict on that kind. Method: the idea of
 Cybulska & Vossen (LREC 2014, ECB+) that event coreference rests on the time, place and
 participants of an event, applied as a cheap veto on top of vector similarity.
@@ -33,13 +49,17 @@ participants of an event, applied as a cheap veto on top of vector similarity.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from anyascii import anyascii
 
 from ..embeddings.text import lead_of, normalise_space
-from . import places as gazetteer
+from . import numbers, places as gazetteer
 from .words import BOUNDARY as _BOUNDARY, fold
 
 # Decimal digits of any script (\d is Unicode-aware): a year is four of them, not part of a longer number.
@@ -52,6 +72,19 @@ _TITLE_CASE_SHARE = 0.8
 # characters of a summary read for its lead (room for a repeated headline, bylines and datelines)
 _SUMMARY_CHARS_READ = 400
 _NO_NAME_CASE_LANGS = frozenset({"de", "lb"})
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+# Cross names: the Latin-script runs inside Han, kana or Hangul text (CBA, JR, NHK), and names in
+# guillemets («Авангард»), whatever the language's capitals say.
+_LATIN_RUN = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]{1,}(?![A-Za-z])")
+_QUOTED = re.compile(r"«([^»]{2,40})»")
+_UNCASED_TEXT = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+# Two transliterated names are one when their spelling is at least this similar (difflib ratio):
+# "teysheyra" / "teixeira" 0.71, "avangard" / "avanhard" 0.88, "fulham" / "getafe" 0.17.
+# ITN dev, cross-language pairs: docs/CALIBRATION.md#cross-language-anchors
+CROSS_NAME_SIMILARITY = 0.7
+_CROSS_NAME_PREFIX = 3
+# JMA, USGS and EMSC give one quake magnitudes up to 0.3 apart: docs/CALIBRATION.md#cross-language-anchors
+MAGNITUDE_TOLERANCE = 0.3
 # Capitalised words that name no place or person: weekdays, months, time zones, honorifics and
 # the function words that headlines and quotes capitalise.
 _NOT_NAMES = frozenset("""
@@ -70,13 +103,27 @@ class Anchors:
     names: frozenset[str] = frozenset()
     places: frozenset[str] = frozenset()          # country codes
     place_names: frozenset[str] = frozenset()     # what was read, "denver US", for explanations
+    magnitudes: frozenset[float] = frozenset()
+    scores: frozenset[tuple[int, int]] = frozenset()   # (low, high)
+    cross_names: frozenset[str] = frozenset()     # transliterated, for other languages
+    text: str = ""                                # headline and lead (romanised names search it)
 
     def as_dict(self) -> dict:
-        return {"years": sorted(self.years), "names": sorted(self.names), "places": self.shown("places")}
+        out = {"years": sorted(self.years), "names": sorted(self.names), "places": self.shown("places")}
+        for kind in ("magnitudes", "scores", "romanised"):
+            if self.shown(kind):
+                out[kind] = self.shown(kind)
+        return out
 
-    def shown(self, kind: str) -> list[str]:
+    def shown(self, kind: str) -> list:
         if kind == "places":
             return sorted(self.place_names) or sorted(self.places)
+        if kind == "magnitudes":
+            return [f"M{m:.1f}" for m in sorted(self.magnitudes)]
+        if kind == "scores":
+            return [f"{a}-{b}" for a, b in sorted(self.scores)]
+        if kind == "romanised":
+            return sorted(self.cross_names)
         return sorted(getattr(self, kind))
 
 
@@ -135,6 +182,53 @@ def names_in(text: str) -> set[str]:
     return out
 
 
+def transliterated(name: str) -> str:
+    """A name's ASCII key for comparison across scripts: anyascii, lower case, letters and digits."""
+    return _NOT_ALNUM.sub("", anyascii(name).lower())
+
+
+@functools.lru_cache(maxsize=4096)
+def transliterated_text(text: str) -> str:
+    """Headline and lead in ASCII, lower case, words run together (what _named_in searches); read
+    only for the pairs the romanised names would otherwise refuse."""
+    return transliterated(text)
+
+
+def cross_names_in(text: str, names: Iterable[str], place_keys: Iterable[str]) -> set[str]:
+    """The romanised names of a text whose own names (names_in) are `names`: those names, the names in
+    guillemets, and the Latin-script runs of Han, kana and Hangul text; transliterated, places
+    (the gazetteer's matches, `place_keys`) left out."""
+    raw = set(names)
+    raw |= {m.group(1) for m in _QUOTED.finditer(text)}
+    if _UNCASED_TEXT.search(text):
+        raw |= {m.group(0) for m in _LATIN_RUN.finditer(text)}
+    places = {transliterated(p) for p in place_keys}
+    out = set()
+    for name in raw:
+        key = transliterated(name)
+        if len(key) >= 2 and key not in places and fold(name) not in _NOT_NAMES:
+            out.add(key)
+    return out
+
+
+def _named_in(name: str, ascii_text: str) -> bool:
+    """A transliterated name the other side's transliterated text holds: its first
+    _CROSS_NAME_PREFIX + 1 letters, anywhere (a translated compound "Europarlament" holds
+    "parl(amento)", a case ending "Тейшейре" holds "teys(heyra)")."""
+    return len(name) >= _CROSS_NAME_PREFIX and name[:_CROSS_NAME_PREFIX + 1] in ascii_text
+
+
+def names_agree(a: str, b: str) -> bool:
+    """Two transliterated names that may be one: equal, a prefix (Vallecano / Vallecanos), or
+    spelled alike (difflib ratio >= CROSS_NAME_SIMILARITY)."""
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    if len(short) >= _CROSS_NAME_PREFIX and long_.startswith(short):
+        return True
+    return SequenceMatcher(None, a, b).ratio() >= CROSS_NAME_SIMILARITY
+
+
 def extract(title: str | None, summary: str | None, lang: str | None, lead_chars: int = 200,
             places: bool = True) -> Anchors:
     """The anchors of one item: its headline and the lead the embedder sees (embeddings/text.py)."""
@@ -148,10 +242,15 @@ def extract(title: str | None, summary: str | None, lang: str | None, lead_chars
         if not _title_case(head):
             names |= names_in(head)
         names |= names_in(lead)
-    found = gazetteer.places_in(head + "\n" + lead, code) if places else {}
+    text = head + "\n" + lead
+    found = gazetteer.places_in(text, code) if places else {}
+    # German capitalises every noun: across languages its acronyms and quoted names still count
+    own = names if code not in _NO_NAME_CASE_LANGS else {n for n in names_in(text) if n.upper() == n}
     return Anchors(code, frozenset(years), frozenset(names),
                    frozenset().union(*found.values()),
-                   frozenset(f"{name} {'/'.join(sorted(cc))}" for name, cc in found.items()))
+                   frozenset(f"{name} {'/'.join(sorted(cc))}" for name, cc in found.items()),
+                   frozenset(numbers.magnitudes_in(text)), frozenset(numbers.scores_in(text)),
+                   frozenset(cross_names_in(text, own, found)), text)
 
 
 @dataclass(frozen=True)
@@ -160,6 +259,9 @@ class AnchorRules:
     years: bool = True
     min_names: int = 2     # 0 = names never veto
     places: bool = True    # places veto across languages
+    numbers: bool = True   # magnitudes and scores veto
+    # 0 = names never veto across languages; 3: ITN dev, docs/CALIBRATION.md#cross-language-anchors
+    min_cross_names: int = 3
 
 
 def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conflict | None:
@@ -174,6 +276,17 @@ def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conf
     if rules.places and not (a.lang and a.lang == b.lang) and a.places and b.places:
         if gazetteer.apart(a.places, b.places):
             kinds.append("places")
+    if rules.numbers and a.magnitudes and b.magnitudes and not any(
+            abs(x - y) <= MAGNITUDE_TOLERANCE + 1e-9 for x in a.magnitudes for y in b.magnitudes):
+        kinds.append("magnitudes")
+    if rules.numbers and a.scores and b.scores and not (a.scores & b.scores):
+        kinds.append("scores")
+    if (rules.min_cross_names > 0 and not (a.lang and a.lang == b.lang)
+            and len(a.cross_names) >= rules.min_cross_names and len(b.cross_names) >= rules.min_cross_names
+            and not any(names_agree(x, y) for x in a.cross_names for y in b.cross_names)
+            and not any(_named_in(x, transliterated_text(b.text)) for x in a.cross_names)
+            and not any(_named_in(y, transliterated_text(a.text)) for y in b.cross_names)):
+        kinds.append("romanised")
     if not kinds:
         return None
     return Conflict(tuple(kinds), {k: a.shown(k) for k in kinds}, {k: b.shown(k) for k in kinds})
@@ -190,7 +303,11 @@ def story_anchors(item: Anchors, members: Iterable[Anchors]) -> Anchors:
                    frozenset().union(*(m.years for m in members)),
                    frozenset().union(*(m.names for m in same)),
                    frozenset().union(*(m.places for m in members)),
-                   frozenset().union(*(m.place_names for m in members)))
+                   frozenset().union(*(m.place_names for m in members)),
+                   frozenset().union(*(m.magnitudes for m in members)),
+                   frozenset().union(*(m.scores for m in members)),
+                   frozenset().union(*(m.cross_names for m in members)),
+                   "\n".join(m.text for m in members))
 
 
 def name_weights(anchors: Iterable[Anchors]) -> dict[str, float]:

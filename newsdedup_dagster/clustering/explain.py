@@ -16,6 +16,7 @@ from datetime import datetime
 import psycopg
 
 from .. import db
+from ..markdown_text import markdown_cell
 from .decisions import weakest_link
 from .unionfind import UnionFind
 
@@ -34,6 +35,7 @@ class Member:
     via: str | None                # pass 2: the neighbour of its strongest in-story edge
     duplicate_of: str | None
     partition_hour: datetime | None
+    vector_of: str | None = None   # embeds the same text as this earlier item: one vector, shared
 
 
 @dataclass
@@ -216,6 +218,10 @@ def render_text(story: Explanation, width: int = 100) -> str:
         lines.append(f"{mark} {m.item_id[:14]:<14} {(m.lang or '?')[:4]:<4} {(m.source or '')[:12]:<12} "
                      f"{PASS_NAMES.get(m.pass_no, '?'):<10} {_f(m.similarity):>6} {_f(m.gap_hours, '{:.1f}'):>6}  "
                      f"{via[:14]:<14} {(m.title or '')[: max(10, width - 76)]}")
+    shared = [m for m in story.members if m.vector_of]
+    if shared:
+        lines.append("shared vectors (same embedded text, embedded once): " + ", ".join(
+            f"{m.item_id[:14]} = {m.vector_of[:14]}" for m in shared[:8]) + (" …" if len(shared) > 8 else ""))
     kept = sorted((e for e in story.edges if e.kept), key=lambda e: (e.similarity, e.item_a, e.item_b))
     if kept:
         lines.append("")
@@ -258,14 +264,10 @@ def veto_line(v: Veto) -> str:
     return "; ".join(parts)
 
 
-def _md(text: str) -> str:
-    return (text or "").replace("|", "\\|").replace("\n", " ")
-
-
 def render_markdown(story: Explanation, max_members: int = 15) -> str:
     """The same for the Dagster UI (asset materialisation metadata)."""
     w = story.weakest
-    out = [f"**`{story.story_id[:11]}`** {_md(story.headline)[:120]} ({story.item_count} items)"]
+    out = [f"**`{story.story_id[:11]}`** {markdown_cell(story.headline, 120)} ({story.item_count} items)"]
     if w is not None:
         what = (f"edge `{w.item_a[:10]}`–`{w.item_b[:10]}`" if w.kind == "edge"
                 else f"`{w.item_a[:10]}` attached by centroid")
@@ -274,11 +276,15 @@ def render_markdown(story: Explanation, max_members: int = 15) -> str:
     for m in story.members[:max_members]:
         bold = "**" if _is_weak(story, m) else ""
         via = m.via[:10] if m.via else ("dup" if m.duplicate_of else ("centroid" if m.pass_no in (1, 3) else ""))
-        out.append(f"| {bold}`{m.item_id[:10]}`{bold} | {m.lang or '?'} | {_md(m.source)[:20]} | "
+        out.append(f"| {bold}`{m.item_id[:10]}`{bold} | {markdown_cell(m.lang or '?', 12)} | {markdown_cell(m.source, 20)} | "
                    f"{PASS_NAMES.get(m.pass_no, '?')} | {_f(m.similarity)} | {_f(m.gap_hours, '{:.1f}')} | {via} | "
-                   f"{_md(m.title)[:80]} |")
+                   f"{markdown_cell(m.title, 80)} |")
     if len(story.members) > max_members:
         out.append(f"\n_{len(story.members) - max_members} more articles: `newsdedup explain {story.story_id}`_")
+    shared = [m for m in story.members if m.vector_of]
+    if shared:
+        out.append("\nshared vectors (same embedded text): " + "; ".join(
+            f"`{m.item_id[:10]}` = `{m.vector_of[:10]}`" for m in shared[:6]))
     if story.cut_groups:
         out.append("\ncut away: " + "; ".join(
             f"{len(c.item_ids)} items{' (story `' + c.became_story_id[:11] + '`)' if c.became_story_id else ''}"
@@ -286,6 +292,6 @@ def render_markdown(story: Explanation, max_members: int = 15) -> str:
             for c in story.cut_groups[:6]))
     if story.vetoes:
         out.append("\nrefused by the anchor check: " + "; ".join(
-            f"`{v.item_id[:10]}`{'–`' + v.other[:10] + '`' if v.other else ''} ({_md(veto_line(v))[:80]})"
+            f"`{v.item_id[:10]}`{'–`' + v.other[:10] + '`' if v.other else ''} ({markdown_cell(veto_line(v), 80)})"
             for v in story.vetoes[:6]))
     return "\n".join(out)

@@ -105,6 +105,16 @@ class ClusterSettings:
     anchor_places: bool = setting(True, env="NEWSDEDUP_ANCHOR_PLACES",
                                   doc="... or when the two are in different languages, both name places and no "
                                       "country is shared or borders one")
+    # ... or when both name earthquake magnitudes none within 0.3 of the other's, or match results and
+    # share none (clustering/numbers.py); docs/CALIBRATION.md#cross-language-anchors
+    anchor_numbers: bool = setting(True, env="NEWSDEDUP_ANCHOR_NUMBERS",
+                                   doc="... or when both name magnitudes (none within 0.3) or match results (none "
+                                       "shared)")
+    # ... or when the two are in different languages, both carry at least this many names
+    # transliterated to ASCII and none is alike; 0 = off. ITN dev: docs/CALIBRATION.md#cross-language-anchors
+    anchor_min_cross_names: int = setting(3, env="NEWSDEDUP_ANCHOR_MIN_CROSS_NAMES", bounds=(0, 1000),
+                                          doc="... or when the two are in different languages, both carry at least "
+                                              "this many transliterated names and none is alike; 0 = off")
     # pass 2: a community of >= 6 items is split again on its own edges weighted by name agreement
     # (Louvain at this resolution) when names agree more inside the parts than across them by at
     # least anchor_split_margin (mean IDF-weighted name cosine); clustering/guard.py split_by_anchors

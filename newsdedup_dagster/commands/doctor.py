@@ -2,7 +2,9 @@
 
 Each line is OK / WARN / FAIL with what was found and, when not OK, the fix. The exit code is 1
 when anything FAILs. Nothing is sent anywhere: the LLM endpoint is only listed (one 1-token call
-with --live), SMTP only connects and authenticates.
+with --live), SMTP only connects and authenticates. Every finding passes through the one redaction
+(redaction.py): an endpoint that quotes the key it was sent, or a URL's password, never reaches
+the screen.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .. import db, deployment
+from ..db.urls import url_passwords
+from ..redaction import redact
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 # Free disk under NEWSDEDUP_HOME: below these the archive and the database soon stop writing.
@@ -25,6 +29,13 @@ DISK_WARN_BYTES = 5 * 1024**3
 DISK_FAIL_BYTES = 500 * 1024**2
 # A daemon heartbeat older than this means no daemon is running (it beats every ~30 s).
 DAEMON_HEARTBEAT_MAX_AGE_S = 120
+# The oldest patch release of each supported Python with the known fixes in the standard library
+# parts that read untrusted input here: `email` (digest and alert mail), `urllib.parse` (feed and
+# article links), `html.parser` (feed markup). Each is the 2026-03-03 security release (3.13: its
+# February release) that fixed CVE-2026-1299 and CVE-2025-11468 (email header injection), following
+# the html.parser fixes of CVE-2025-6069 and the urllib.parse ones of CVE-2024-11168 / CVE-2023-24329;
+# docs/OPERATIONS.md#python-patch-level lists them.
+PYTHON_MIN_PATCH = {(3, 11): 15, (3, 12): 13, (3, 13): 12}
 
 
 @dataclass
@@ -36,7 +47,7 @@ class Finding:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("doctor", help="check the database, Dagster, sources, models, SMTP and disk")
+    parser = subparsers.add_parser("doctor", help="check Python, the database, Dagster, sources, models, SMTP and disk")
     parser.add_argument("--live", action="store_true", help="also make one 1-token call to each LLM model")
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
     parser.set_defaults(func=cmd_doctor)
@@ -143,19 +154,39 @@ def check_dagster() -> list[Finding]:
 
 
 def check_sources() -> list[Finding]:
-    from ..ingest.sources import load_sources  # deferred on purpose: fast --help
+    from .. import config  # deferred on purpose: fast --help
+    from ..ingest.sources import SourcesConfigError, load_sources
 
     path = deployment.sources_file()
     try:
         sources = load_sources(path)
+    except SourcesConfigError as exc:  # its problems name file, line and entry; the first one is shown
+        more = f" (and {len(exc.problems) - 1} more)" if len(exc.problems) > 1 else ""
+        return [Finding(FAIL, "sources", f"{exc.problems[0]}{more}", "fix the file (format: see its header)")]
     except Exception as exc:
         return [Finding(FAIL, "sources", f"{path}: {_first_line(exc)}", "fix the file (format: see its header)")]
     enabled = [s for s in sources if s.enabled]
     langs = sorted({s.language for s in enabled})
     if not enabled:
         return [Finding(FAIL, "sources", f"{path}: no enabled source", "enable at least one source")]
-    return [Finding(OK, "sources", f"{path}: {len(enabled)} enabled of {len(sources)}, "
-                                   f"{len(langs)} languages ({', '.join(langs)})")]
+    found = [Finding(OK, "sources", f"{path}: {len(enabled)} enabled of {len(sources)}, "
+                                    f"{len(langs)} languages ({', '.join(langs)})")]
+    # A private network is the statement of one source (allow_private: true) and of the deployment
+    # (NEWSDEDUP_FETCH_ALLOW_PRIVATE, the networks such sources reach): both are shown.
+    intranet = [s.id for s in enabled if s.allow_private]
+    networks = ", ".join(config.ingest_settings().allow_private)
+    if intranet and networks:
+        found.append(Finding(OK, "private networks", f"{', '.join(intranet)} may reach {networks}; every other "
+                                                     "source reaches public addresses only"))
+    elif intranet:
+        found.append(Finding(WARN, "private networks", f"{', '.join(intranet)} say allow_private: true but "
+                                                       "NEWSDEDUP_FETCH_ALLOW_PRIVATE is empty: public addresses only",
+                             "name their networks in NEWSDEDUP_FETCH_ALLOW_PRIVATE"))
+    elif networks:
+        found.append(Finding(WARN, "private networks", f"NEWSDEDUP_FETCH_ALLOW_PRIVATE={networks} but no enabled "
+                                                       "source says allow_private: true: no source reaches them",
+                             "add allow_private: true to the intranet feed's entry in the sources file"))
+    return found
 
 
 def check_llm(live: bool) -> list[Finding]:
@@ -273,10 +304,31 @@ def check_disk() -> list[Finding]:
     return [Finding(OK, "disk", detail)]
 
 
+def check_python(version: tuple[int, int, int] | None = None) -> list[Finding]:
+    major, minor, micro = version or sys.version_info[:3]
+    found = f"Python {major}.{minor}.{micro}"
+    minimum = PYTHON_MIN_PATCH.get((major, minor))
+    if minimum is not None and micro < minimum:
+        return [Finding(WARN, "python", f"{found}: older than {major}.{minor}.{minimum}, which has the security fixes "
+                                        "to email, urllib.parse and html.parser this project relies on",
+                        f"upgrade to Python {major}.{minor}.{minimum} or later (docs/OPERATIONS.md#python-patch-level)")]
+    return [Finding(OK, "python", found)]
+
+
+def configured_secrets() -> tuple[str, ...]:
+    """Every key and password the environment configures, the databases' included: no finding shows one."""
+    from .. import config  # deferred on purpose: fast --help
+
+    found = list(config.configured_secrets())
+    for url in (deployment.database_url(), deployment.dagster_database_url()):
+        found.extend(url_passwords(url))
+    return tuple(found)
+
+
 def run_checks(live: bool = False) -> list[Finding]:
     checks: list[Callable[[], list[Finding]]] = [
-        check_database, check_dagster, check_sources, lambda: check_llm(live), check_embeddings, check_smtp,
-        check_disk,
+        check_python, check_database, check_dagster, check_sources, lambda: check_llm(live), check_embeddings,
+        check_smtp, check_disk,
     ]
     findings: list[Finding] = []
     for check in checks:
@@ -284,7 +336,10 @@ def run_checks(live: bool = False) -> list[Finding]:
             findings.extend(check())
         except Exception as exc:  # a broken check is a finding, never a traceback
             findings.append(Finding(FAIL, getattr(check, "__name__", "check"), _first_line(exc)))
-    return findings
+    # One redaction for everything printed: an endpoint that quotes the key it was sent, a URL's
+    # userinfo or password parameter.
+    secrets = configured_secrets()
+    return [Finding(f.status, f.check, redact(f.detail, secrets), redact(f.fix, secrets)) for f in findings]
 
 
 def cmd_doctor(args) -> int:

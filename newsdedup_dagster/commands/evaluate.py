@@ -45,6 +45,9 @@ def register(subparsers) -> None:
     parser.add_argument("--resamples", type=int, default=0, metavar="N",
                         help="also report mean ± sd over N runs on random 80%% subsets of the gold stories")
     parser.add_argument("--seed", type=int, default=0, help="first resample's seed (default 0)")
+    parser.add_argument("--level", choices=("stories", "events"), default="stories",
+                        help="score the stories (default), or the events the events stage groups them into, against "
+                             "the file's event labels (its \"event\" field, else its story)")
     parser.add_argument("--by", action="append", choices=("language", "source"), default=[],
                         help="also B-cubed precision/recall/F1 over each language's (or source's) items; repeatable")
     parser.add_argument("--csv", metavar="FILE",
@@ -88,7 +91,14 @@ def format_table(table, by: tuple[str, ...]) -> str:
 
 def handle(args: argparse.Namespace) -> int:
     from ..embeddings.store import EmbeddingModelMismatch  # deferred: the embedders load only when eval runs
-    from ..evaluation.clustering import RESULT_KEYS, evaluate, frange, results_table  # deferred: pandas, scikit-learn
+    from ..evaluation.clustering import (  # deferred: pandas, scikit-learn
+        RESULT_KEYS,
+        EventStages,
+        NoEventLabels,
+        evaluate,
+        frange,
+        results_table,
+    )
 
     try:
         data_dir = data_dir_of(args)
@@ -113,7 +123,12 @@ def handle(args: argparse.Namespace) -> int:
                            cluster_environment=config.clustering_environment(),
                            use_cache=not getattr(args, "no_cache", False),
                            titles_from=titles_from,
-                           resamples=getattr(args, "resamples", 0), seed=getattr(args, "seed", 0))
+                           resamples=getattr(args, "resamples", 0), seed=getattr(args, "seed", 0),
+                           level=getattr(args, "level", "stories"),
+                           event_stages=EventStages(config.grouping_settings, config.llm_settings()))
+    except NoEventLabels as exc:
+        print(f"newsdedup eval: {exc}", file=sys.stderr)
+        return 2
     except (ValueError, FileNotFoundError, EmbeddingModelMismatch) as exc:
         print(f"newsdedup eval: error: {exc}", file=sys.stderr)
         return 2
@@ -124,6 +139,8 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         for result in results:
             out = {k: result[k] for k in RESULT_KEYS}
+            if result.get("level", "stories") != "stories":
+                out["level"] = result["level"]
             for extra in ("sweep", "resamples"):
                 if extra in result:
                     out[extra] = result[extra]

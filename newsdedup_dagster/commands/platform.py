@@ -130,24 +130,30 @@ def _hour_counts(conn, start, end) -> dict:
 
 
 def _gold_evaluation(conn, gold_path: Path) -> dict | None:
-    """Score the sample day's stories against the bundled gold labels (B-cubed, NMI, ARI)."""
+    """Score the sample day's stories against the bundled gold labels (B-cubed, NMI, ARI), and its
+    events (under "events") against the gold events: an item's event, else its story."""
     if not gold_path.exists():
         return None
     from ..evaluation.metrics import summary  # deferred on purpose: fast --help
     from ..ingest.canonical_url import canonical_url, item_id  # deferred on purpose: fast --help
 
-    gold = {}
+    gold, gold_events = {}, {}
     for line in gold_path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             row = json.loads(line)
-            gold[item_id(canonical_url(row["url"]))] = row["story"]
+            key = item_id(canonical_url(row["url"]))
+            gold[key] = row["story"]
+            gold_events[key] = row.get("event") or row["story"]
     story_of = dict(
         conn.execute(
             db.load_sql("demo_story_of_items"), (list(gold),)
         ).fetchall()
     )
+    event_of = dict(conn.execute(db.load_sql("demo_event_of_items"), (list(gold),)).fetchall())
     pred = {iid: story_of.get(iid, f"single:{iid}") for iid in gold}
-    return summary(pred, gold)
+    result = summary(pred, gold)
+    result["events"] = summary({iid: event_of.get(iid, f"single:{iid}") for iid in gold}, gold_events)
+    return result
 
 
 def _run_demo_hours(hourly, instance, url, args, run_config_base, stop):
@@ -225,6 +231,9 @@ def cmd_demo(args) -> int:
 
     with db.connection(url) as conn:
         _print_stories(conn)
+        read, extracted, failed, words = conn.execute(db.load_sql("demo_article_counts")).fetchone()
+        print(f"\nArticle pages (recorded, offline): {read} read, {extracted} extracted ({words:,} words), "
+              f"{failed} without text")
         from ..llm.report import print_top_stories  # deferred on purpose: fast --help
 
         print_top_stories(conn, limit=10)
@@ -244,6 +253,13 @@ def cmd_demo(args) -> int:
             f"B-cubed P {evaluation['bcubed_precision']:.3f} R {evaluation['bcubed_recall']:.3f} "
             f"F1 {evaluation['bcubed_f1']:.3f}, NMI {evaluation['nmi']:.3f}, ARI {evaluation['ari']:.3f}, "
             f"{evaluation['clusters']} clusters, largest {evaluation['largest']}"
+        )
+        events = evaluation["events"]
+        print(
+            "Against its gold events (an item's event, else its story): "
+            f"B-cubed P {events['bcubed_precision']:.3f} R {events['bcubed_recall']:.3f} "
+            f"F1 {events['bcubed_f1']:.3f}, NMI {events['nmi']:.3f}, {events['clusters']} events, "
+            f"largest {events['largest']}"
         )
     for path in paths:
         print(f"digest: {path}")

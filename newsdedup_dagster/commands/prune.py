@@ -9,9 +9,10 @@ import sys
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "prune", help="delete or thin data older than the retention settings (feed bodies, LLM call detail, "
-                      "old item vectors, unused embedding cache)",
+        "prune", help="delete or thin data older than the retention settings (feed bodies, article texts, LLM "
+                      "call detail, old item vectors, unused embedding cache)",
         description="Retention: archived feed bodies after NEWSDEDUP_RETENTION_FEED_BODY_DAYS (the fetch row stays), "
+                    "article page texts after the same age (the row stays), "
                     "llm_calls detail after NEWSDEDUP_RETENTION_LLM_CALL_DAYS (daily totals kept), item vectors after "
                     "NEWSDEDUP_RETENTION_VECTOR_DAYS, embedding cache entries no item uses. The daily `prune` asset "
                     "does the same.")

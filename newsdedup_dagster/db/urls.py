@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qs, urlsplit, urlunsplit
+from urllib.parse import parse_qs, unquote, unquote_plus, urlsplit, urlunsplit
+
+# libpq's connection parameters that hold a secret (a URL's query or a key=value string may carry them).
+SECRET_PARAMETERS = ("password", "sslpassword")
+# key = value in a libpq connection string: the value bare, or single-quoted with \' and \\ escapes.
+_CONNINFO_SECRET = re.compile(r"(\b(?:password|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)",
+                              re.IGNORECASE | re.DOTALL)
+_QUOTED_VALUE = re.compile(r"'((?:[^'\\]|\\.)*)'?", re.DOTALL)
+
+
+def is_url(dsn: str) -> bool:
+    """A URL (`postgresql://...`) rather than a libpq key=value string (`host=... dbname=...`)."""
+    return "://" in dsn
 
 
 def redact_url(url: str) -> str:
-    """The URL without its password (never print a password)."""
+    """The URL or key=value connection string without its passwords: the userinfo's, and
+    `password` / `sslpassword` in the query or the string (never print a password)."""
+    if not is_url(url):
+        return _CONNINFO_SECRET.sub(lambda m: m.group(1) + "***", url)
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -17,7 +32,41 @@ def redact_url(url: str) -> str:
         userinfo, hostinfo = netloc.rsplit("@", 1)
         user = userinfo.split(":", 1)[0]
         netloc = f"{user}:***@{hostinfo}" if ":" in userinfo else f"{user}@{hostinfo}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+    query = "&".join(f"{item.split('=', 1)[0]}=***" if _secret_parameter(item) else item
+                     for item in parts.query.split("&")) if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def _secret_parameter(item: str) -> bool:
+    # libpq percent-decodes parameter names too: `pass%77ord=` is a password.
+    return "=" in item and unquote_plus(item.split("=", 1)[0]).strip().lower() in SECRET_PARAMETERS
+
+
+def url_passwords(url: str | None) -> tuple[str, ...]:
+    """Every password a URL or connection string carries, as written and decoded (what a message
+    quoting the URL must not show)."""
+    if not url:
+        return ()
+    found: list[str] = []
+    if not is_url(url):
+        for match in _CONNINFO_SECRET.finditer(url):
+            value = match.group(2)
+            quoted = _QUOTED_VALUE.fullmatch(value)
+            found += [value, re.sub(r"\\(.)", r"\1", quoted.group(1), flags=re.DOTALL) if quoted else value]
+    else:
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            return ()
+        userinfo = parts.netloc.rsplit("@", 1)[0] if "@" in parts.netloc else ""
+        if ":" in userinfo:
+            raw = userinfo.split(":", 1)[1]
+            found += [raw, unquote(raw)]
+        for item in parts.query.split("&"):
+            if _secret_parameter(item):
+                raw = item.split("=", 1)[1]
+                found += [raw, unquote_plus(raw)]
+    return tuple(dict.fromkeys(v for v in found if v))
 
 
 def describe_url(url: str) -> str:

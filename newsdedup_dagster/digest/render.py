@@ -13,11 +13,14 @@ its own language; an offline extractive narrative carries a visible note.
 Hostile feed text (`<script>`, `"><img onerror=...>`) is data: the HTML environment
 autoescapes every value, links keep only http(s) URLs, and subjects lose line breaks (no
 header injection).
+
+Each reader's copy carries that reader's unsubscribe link (`personalised`): the stored digest
+holds UNSUBSCRIBE_SLOT, an HTML comment no feed text can produce (every value is escaped, so
+`<!--` comes only from the template), replaced per message; the text part gets the link appended.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -26,15 +29,18 @@ from urllib.parse import urlsplit
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from ..llm.text import clean_visible_line
+from ..markdown_text import escape_markdown
 from .labels import count, event_span, labels_for, language_name, long_date, text_direction
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 SECTIONS = ("what_happened", "background", "how_it_developed", "what_to_watch")
 # Sources listed per story; the rest are counted ("and 4 more").
 SOURCES_SHOWN = 5
+UNSUBSCRIBE_SLOT = "<!--newsdedup:unsubscribe-->"
 
 __all__ = ["StoryRecord", "EventRecord", "SourceLink", "DigestStory", "DigestEvent", "DigestView",
-           "RenderedDigest", "build_view", "render", "safe_url", "markdown_preview"]
+           "RenderedDigest", "build_view", "render", "safe_url", "markdown_preview", "personalised",
+           "UNSUBSCRIBE_SLOT"]
 
 
 def outlet_name(source_name: str, syndicator: bool, outlet: str | None, feed_outlet: str | None) -> str:
@@ -248,24 +254,30 @@ def render(view: DigestView) -> RenderedDigest:
     )
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]()#|!])")
-
-
-def _md(text: str) -> str:
-    """Markdown-safe: escape markdown syntax and HTML brackets (the Dagster UI renders both)."""
-    return _MD_SPECIAL.sub(r"\\\1", text).replace("<", "&lt;").replace(">", "&gt;")
+def personalised(html: str, text: str, lang: str, unsubscribe_link: str) -> tuple[str, str]:
+    """(html, text) of one reader's copy: the rendered digest in `lang` with the reader's
+    unsubscribe link in its footer (in the slot of the HTML, at the end of the text)."""
+    html_env, text_env = _envs()
+    context = {"L": labels_for(lang), "link": unsubscribe_link}
+    footer = html_env.get_template("unsubscribe.html.j2").render(**context).rstrip("\n")
+    if UNSUBSCRIBE_SLOT in html:
+        html = html.replace(UNSUBSCRIBE_SLOT, footer, 1)
+    else:   # a digest rendered without the slot: before the end of the body
+        head, body_end, tail = html.rpartition("</body>")
+        html = f"{head}{footer}\n{body_end}{tail}" if body_end else html + footer
+    return html, text.rstrip("\n") + "\n" + text_env.get_template("unsubscribe.txt.j2").render(**context)
 
 
 def markdown_preview(view: DigestView, limit: int = 5) -> str:
     """The top of the digest as markdown, for asset metadata."""
-    lines = [f"**{_md(view.subject)}** ({view.lang}, {len(view.stories)} stories)", ""]
+    lines = [f"**{escape_markdown(view.subject)}** ({view.lang}, {len(view.stories)} stories)", ""]
     for s in view.stories[:limit]:
         marker = f" _({s.headline_lang}, original)_" if s.is_original else ""
-        lines.append(f"{s.rank}. **{_md(s.headline)}**{marker} — {_md(s.summary[:200])}")
+        lines.append(f"{s.rank}. **{escape_markdown(s.headline)}**{marker} — {escape_markdown(s.summary[:200])}")
         if s.event:
-            lines.append(f"   - event: {_md(s.event.title)} ({s.event.story_count} stories, {s.event.days} days)")
+            lines.append(f"   - event: {escape_markdown(s.event.title)} ({s.event.story_count} stories, {s.event.days} days)")
     if len(view.stories) > limit:
         lines.append(f"\n… {len(view.stories) - limit} more")
     if not view.stories:
-        lines.append(_md(view.labels["empty"]))
+        lines.append(escape_markdown(view.labels["empty"]))
     return "\n".join(lines)

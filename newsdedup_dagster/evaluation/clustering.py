@@ -1,8 +1,13 @@
 """`newsdedup eval`: run the real embedding + clustering path on a labelled JSON-lines file in a
 fresh temporary database and score it against the gold clusters.
 
-Input rows: {"id", "title", "text", "lang", "published_at", "source", "cluster"} (where the files
-are found: data.py).
+Input rows: {"id", "title", "text", "lang", "published_at", "source", "cluster"} and optionally
+"event" (where the files are found: data.py).
+Levels: "stories" scores the stories stage against `cluster`; "events" runs the stages after it as
+the pipeline does (story scores, offline, then events, hour by hour in time order) and scores each
+item's event (its story's event, else its story, else itself) against the gold event: a row's
+`event`, or its `cluster` where `event` is null. A file without an `event` column has no event
+labels and is not scored at that level (NoEventLabels).
 One partition per hour of published_at that holds items (empty hours are never walked), or one
 partition for rows without a timestamp. The temporary database is created on the configured
 server (embedded or $NEWSDEDUP_DATABASE_URL), migrated, used, and dropped.
@@ -18,7 +23,7 @@ import random
 import statistics
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,10 +38,15 @@ from ..clustering.settings import ClusterSettings, settings_for
 from ..config import SAMPLE_DATA_DIR
 from ..embeddings import EmbeddingSettings, embed_partition, ensure_model, make_embedder
 from ..embeddings.centring_prior import PRIOR_TEXTS
-from ..embeddings.text import LEAD_CHARS, embedding_key, embedding_parts, text_hash
+from ..embeddings.store import item_parts
+from ..embeddings.text import LEAD_CHARS, embedding_key, text_hash
+from ..events.grouping import GroupingSettings, event_threshold_for
+from ..events.store import group_hour
 from ..ingest.canonical_url import canonical_url, item_id
 from ..ingest.feed_parse import parse_feed
 from ..ingest.sources import load_sources
+from ..llm.settings import LLMSettings
+from ..llm.stages import run_scoring
 from ..progress import progress
 from . import metrics
 from .data import SAMPLE_DATA
@@ -58,6 +68,15 @@ class Row:
     published_at: datetime | None
     source: str | None
     cluster: str
+    # the gold event: the row's "event", else its story; None when the file has no event column
+    event: str | None = None
+
+
+class NoEventLabels(ValueError):
+    """--level events on a file whose rows carry no "event" labels."""
+
+
+LEVELS = ("stories", "events")
 
 
 def _parse_time(value) -> datetime | None:
@@ -81,6 +100,7 @@ def load_rows(path: str | Path) -> list[Row]:
                     text=str(obj.get("text") or ""), lang=obj.get("lang"),
                     published_at=_parse_time(obj.get("published_at")), source=obj.get("source"),
                     cluster=str(obj["cluster"]),
+                    event=(str(obj["event"] or obj["cluster"]) if "event" in obj else None),
                 )
             except (ValueError, KeyError, TypeError) as exc:
                 raise ValueError(f"{path}:{number}: not a labelled article row ({exc})") from exc
@@ -98,10 +118,13 @@ def sample_day_rows() -> list[Row]:
     per item id, i.e. per canonical URL) with their gold stories from sample_data/gold.jsonl.
     `--data sample` evaluates these: the sample day parsed from its feeds exactly as ingest parses them."""
     gold: dict[str, str] = {}
+    events: dict[str, str] = {}
     for line in (SAMPLE_DATA_DIR / "gold.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             obj = json.loads(line)
-            gold[item_id(canonical_url(obj["url"]))] = str(obj["story"])
+            key = item_id(canonical_url(obj["url"]))
+            gold[key] = str(obj["story"])
+            events[key] = str(obj.get("event") or obj["story"])
     fetched_at = datetime(2026, 11, 4, tzinfo=UTC)
     rows: dict[str, Row] = {}
     for source in load_sources(SAMPLE_DATA_DIR / "sources.yaml"):
@@ -111,7 +134,8 @@ def sample_day_rows() -> list[Row]:
             if item.item_id in gold and item.item_id not in rows:
                 rows[item.item_id] = Row(id=item.item_id, title=item.title, text=item.summary or "",
                                          lang=item.language, published_at=item.published_at,
-                                         source=source.id, cluster=gold[item.item_id])
+                                         source=source.id, cluster=gold[item.item_id],
+                                         event=events[item.item_id])
     missing = set(gold) - set(rows)
     if missing:
         raise ValueError(f"sample day: {len(missing)} gold items not found in the bundled feeds")
@@ -132,15 +156,25 @@ def split_titles(rows: list[Row], titles_path: str | Path) -> list[Row]:
         if head is None or not r.title.startswith(head):
             raise ValueError(f"--titles-from: no headline that prefixes row {r.id!r}")
         out.append(Row(id=r.id, title=head, text=r.title[len(head):].strip(), lang=r.lang,
-                       published_at=r.published_at, source=r.source, cluster=r.cluster))
+                       published_at=r.published_at, source=r.source, cluster=r.cluster, event=r.event))
     return out
 
 
-def resample_stories(rows: list[Row], fraction: float, seed: int) -> list[Row]:
-    """The rows of a random `fraction` of the gold stories (whole stories, so each keeps its size)."""
-    stories = sorted({r.cluster for r in rows})
+def gold_label(row: Row, level: str = "stories") -> str:
+    """The row's gold cluster at this level (the event level needs event labels: has_event_labels)."""
+    return row.event if level == "events" and row.event is not None else row.cluster
+
+
+def has_event_labels(rows: list[Row]) -> bool:
+    return bool(rows) and all(r.event is not None for r in rows)
+
+
+def resample_stories(rows: list[Row], fraction: float, seed: int, level: str = "stories") -> list[Row]:
+    """The rows of a random `fraction` of the gold stories (whole stories, so each keeps its size;
+    at the event level whole gold events)."""
+    stories = sorted({gold_label(r, level) for r in rows})
     keep = set(random.Random(seed).sample(stories, max(1, round(fraction * len(stories)))))
-    return [r for r in rows if r.cluster in keep]
+    return [r for r in rows if gold_label(r, level) in keep]
 
 
 def hour_of(moment: datetime | None) -> datetime:
@@ -194,6 +228,13 @@ def predictions(conn: psycopg.Connection) -> dict[str, str]:
     return dict(rows)
 
 
+def event_predictions(conn: psycopg.Connection) -> dict[str, str]:
+    """item id -> its story's event id, else its story id, for every article in a story."""
+    rows = conn.execute(db.load_sql("eval_event_articles")).fetchall()
+    conn.commit()
+    return dict(rows)
+
+
 def reset_clustering(conn: psycopg.Connection) -> None:
     with conn.transaction():
         conn.execute(db.load_sql("eval_stories_clear"))
@@ -219,13 +260,15 @@ def eval_cache_url(base_url: str) -> str:
     return url
 
 
-def eval_texts(rows: list[Row], mode: str, lead_chars: int = LEAD_CHARS) -> list[str]:
+def eval_texts(rows: list[Row], mode: str, lead_chars: int = LEAD_CHARS,
+               settings: EmbeddingSettings | None = None) -> list[str]:
     """The cache keys of what the embedding step embeds for these rows (same as load_into +
     embed_partition): the text, or headline and headline + lead joined (embedding_key)."""
+    settings = settings or EmbeddingSettings(text_mode=mode, lead_chars=lead_chars)
     out = []
     for r in rows:
         summary = r.text if r.text and r.text != r.title else ""
-        out.append(embedding_key(embedding_parts(r.title, summary, mode, lead_chars)))
+        out.append(embedding_key(item_parts(r.title, summary, settings)))
     return out
 
 
@@ -269,20 +312,32 @@ def cluster_all(conn, info, hours: list[datetime], settings: ClusterSettings) ->
     return time.perf_counter() - t0
 
 
-def score(conn, rows: list[Row], seconds: float) -> dict:
+def group_events_all(conn, info, hours: list[datetime], grouping: GroupingSettings,
+                     llm_settings: LLMSettings) -> float:
+    """The stages between stories and events, as the hourly job runs them: story scores (the
+    offline heuristic: significance decides which story may found an event), then events, hour by
+    hour in time order."""
+    t0 = time.perf_counter()
+    for h in progress(hours, "eval: events (hours)"):
+        run_scoring(conn, h, llm_settings, None)
+        group_hour(conn, h, grouping)
+    return time.perf_counter() - t0
+
+
+def score(conn, rows: list[Row], seconds: float, level: str = "stories") -> dict:
     """RESULT_KEYS, plus "items_table": one row per scored item (`item_table`) for breakdowns."""
-    gold = {r.id: r.cluster for r in rows}
-    pred = predictions(conn)
+    gold = {r.id: gold_label(r, level) for r in rows}
+    pred = event_predictions(conn) if level == "events" else predictions(conn)
     result = metrics.summary(pred, gold)
     result["seconds"] = round(seconds, 3)
-    return {**{k: result[k] for k in RESULT_KEYS}, "items_table": item_table(rows, pred)}
+    return {**{k: result[k] for k in RESULT_KEYS}, "level": level, "items_table": item_table(rows, pred, level)}
 
 
 # ------------------------------------------------------------- report tables (pandas)
 BREAKDOWNS = ("language", "source")
 
 
-def item_table(rows: list[Row], pred: Mapping[str, str]) -> pd.DataFrame:
+def item_table(rows: list[Row], pred: Mapping[str, str], level: str = "stories") -> pd.DataFrame:
     """One row per gold item: language, source, gold story, predicted story and its B-cubed
     precision and recall (|C ∩ L| / |C| and / |L|). An item in no story is a singleton, as in
     metrics.summary; means over all rows are the run's B-cubed P and R."""
@@ -290,7 +345,7 @@ def item_table(rows: list[Row], pred: Mapping[str, str]) -> pd.DataFrame:
         "id": [r.id for r in rows],
         "language": [r.lang or "und" for r in rows],
         "source": [r.source or EVAL_SOURCE for r in rows],
-        "gold": [r.cluster for r in rows],
+        "gold": [gold_label(r, level) for r in rows],
         "pred": [f"story:{pred[r.id]}" if pred.get(r.id) is not None else f"single:{r.id}" for r in rows],
     })
     overlap = frame.groupby(["pred", "gold"])["id"].transform("size")
@@ -361,10 +416,20 @@ def load_data(path: str | Path, titles_from: str | Path | None = None) -> list[R
     return split_titles(rows, titles_from) if titles_from else rows
 
 
+@dataclass(frozen=True)
+class EventStages:
+    """What the event level runs after the stories: the grouping settings for the vectors' model
+    (its calibrated threshold, as config.grouping_settings gives it) and the scoring settings."""
+    grouping_for: Callable[[str], GroupingSettings] = lambda model: GroupingSettings(
+        threshold=event_threshold_for(model))
+    llm: LLMSettings = LLMSettings()
+
+
 def _run_configs(rows: list[Row], configs: list[dict[str, str]], emb_settings: EmbeddingSettings, embedder,
-                 base_url: str, cache_url: str | None, cluster_environment: Mapping[str, str]) -> list[dict]:
+                 base_url: str, cache_url: str | None, cluster_environment: Mapping[str, str],
+                 level: str = "stories", event_stages: EventStages | None = None) -> list[dict]:
     """Embed `rows` in a fresh temporary database (eval cache first), then cluster and score once per
-    configuration (clustering overrides)."""
+    configuration (clustering overrides); at the event level, group the stories into events first."""
     t_start = time.perf_counter()
     hours = partitions_of(rows)
     results = []
@@ -373,7 +438,7 @@ def _run_configs(rows: list[Row], configs: list[dict[str, str]], emb_settings: E
         info = ensure_model(conn, embedder, emb_settings)
         cached = 0
         if cache_url:
-            texts = eval_texts(rows, emb_settings.text_mode, emb_settings.lead_chars) + list(PRIOR_TEXTS)
+            texts = eval_texts(rows, emb_settings.text_mode, settings=emb_settings) + list(PRIOR_TEXTS)
             hashes = sorted({text_hash(t) for t in texts})
             cached = cache_fetch(cache_url, conn, info.model, hashes)
         embed_seconds = embed_all(conn, embedder, hours, emb_settings)
@@ -384,14 +449,20 @@ def _run_configs(rows: list[Row], configs: list[dict[str, str]], emb_settings: E
             settings = settings_for(info.model, run_overrides, environment=cluster_environment)
             reset_clustering(conn)
             cluster_seconds = cluster_all(conn, info, hours, settings)
-            total = cluster_seconds + (setup_seconds if not results else 0.0)
-            result = score(conn, rows, total)
+            event_seconds = 0.0
+            if level == "events":
+                stages = event_stages or EventStages()
+                event_seconds = group_events_all(conn, info, hours, stages.grouping_for(info.model), stages.llm)
+            total = cluster_seconds + event_seconds + (setup_seconds if not results else 0.0)
+            result = score(conn, rows, total, level)
             result["settings"] = settings.as_dict()
             result["timings"] = {
                 "partitions": len(hours), "embed_seconds": round(embed_seconds, 3),
                 "cluster_seconds": round(cluster_seconds, 3), "model": info.model,
                 "cached_vectors": cached,
             }
+            if level == "events":
+                result["timings"]["event_seconds"] = round(event_seconds, 3)
             results.append(result)
     return results
 
@@ -421,12 +492,20 @@ def evaluate(
     resamples: int = 0,
     resample_fraction: float = 0.8,
     seed: int = 0,
+    level: str = "stories",
+    event_stages: EventStages | None = None,
 ) -> list[dict]:
     """One result per configuration (one, or one per sweep value). Each result holds RESULT_KEYS
     plus "settings" (the clustering settings used) and "timings"; with `resamples` N > 0 also
     "resamples": mean and sd of the metrics over N runs on random `resample_fraction` subsets of
-    the gold stories (each run re-embeds from the cache and re-clusters its subset)."""
+    the gold stories (each run re-embeds from the cache and re-clusters its subset).
+    level "events" scores events instead of stories (NoEventLabels when the file has none)."""
+    if level not in LEVELS:
+        raise ValueError(f"level {level!r}: expected one of {', '.join(LEVELS)}")
     rows = load_data(path, titles_from)
+    if level == "events" and not has_event_labels(rows):
+        raise NoEventLabels(f"{path}: no event labels (an \"event\" field on every row): "
+                            "--level events cannot be scored on this file")
     emb_settings = emb_settings or EmbeddingSettings()
     embedder = make_embedder(emb_settings)
     base_url = base_url or db.app_database_url()
@@ -439,16 +518,17 @@ def evaluate(
             run_overrides[sweep[0]] = str(value)
         configs.append(run_overrides)
     cluster_environment = cluster_environment or {}
-    results = _run_configs(rows, configs, emb_settings, embedder, base_url, cache_url, cluster_environment)
+    results = _run_configs(rows, configs, emb_settings, embedder, base_url, cache_url, cluster_environment,
+                           level, event_stages)
     if sweep:
         for result, value in zip(results, values):
             result["sweep"] = {sweep[0]: value}
     if resamples > 0:
         runs: list[list[dict]] = [[] for _ in configs]
         for i in range(resamples):
-            subset = resample_stories(rows, resample_fraction, seed + i)
+            subset = resample_stories(rows, resample_fraction, seed + i, level)
             for j, sub in enumerate(_run_configs(subset, configs, emb_settings, embedder, base_url, cache_url,
-                                                cluster_environment)):
+                                                cluster_environment, level, event_stages)):
                 runs[j].append(sub)
         for result, config_runs in zip(results, runs):
             result["resamples"] = summarise_resamples(config_runs, resample_fraction, seed)

@@ -23,6 +23,9 @@ Rules (all thresholds in `GroupingSettings`, built by config.grouping_settings()
 4. Otherwise, if its significance >= min_significance, it founds a new event whose id is
    derived from the story id (reruns give the same ids).
 5. Otherwise it stays without an event (it is reconsidered whenever it gains articles).
+   A join the anchor check refuses (the `veto` callback: the story's and the event's names,
+   years, places, magnitudes or scores conflict, clustering/anchors.py) is not made: the story
+   goes to the next candidate event, and the refusal is recorded (plan.vetoes).
 6. After the joins, an open event closes when `now - last_published_at > quiet_hours`
    (now = end of the partition hour, not the wall clock, so backfills decide like live runs)
    or when its span exceeds max_span_days.
@@ -31,7 +34,7 @@ Rules (all thresholds in `GroupingSettings`, built by config.grouping_settings()
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -43,6 +46,7 @@ __all__ = [
     "OpenEvent",
     "Join",
     "NewEvent",
+    "EventVeto",
     "GroupingPlan",
     "event_id_for",
     "interval_gap_hours",
@@ -100,6 +104,9 @@ class GroupingSettings:
                                    doc="an event spans at most this many days")
     min_significance: float = setting(DEFAULT_MIN_SIGNIFICANCE, env="NEWSDEDUP_EVENT_MIN_SIGNIFICANCE",
                                       doc="stories below this significance open no event")
+    anchor_check: bool = setting(True, env="NEWSDEDUP_EVENT_ANCHOR_CHECK",
+                                 doc="a story does not join an event whose anchors (years, places, magnitudes, "
+                                     "scores, names across languages) conflict with its own")
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -147,9 +154,24 @@ class NewEvent:
     last_published_at: datetime
 
 
+@dataclass(frozen=True)
+class EventVeto:
+    """A join the anchor check refused: the story, the event, the cosine, and why (the reason the
+    veto callback returned, e.g. anchors.Conflict.as_dict())."""
+    story_id: str
+    event_id: str
+    similarity: float
+    reason: dict
+
+
+# veto(story_id, event_id, story ids that joined the event earlier this hour) -> a reason, or None
+VetoFn = Callable[[str, str, Sequence[str]], "dict | None"]
+
+
 @dataclass
 class GroupingPlan:
     joins: list[Join] = field(default_factory=list)        # includes the founding stories
+    vetoes: list[EventVeto] = field(default_factory=list)
     new_events: list[NewEvent] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)          # already in an event
     unassigned: list[tuple[str, str]] = field(default_factory=list)  # (story_id, reason)
@@ -191,12 +213,14 @@ def plan_hour(
     story_story_similarity: Mapping[tuple[str, str], float],
     now: datetime,
     settings: GroupingSettings | None = None,
+    veto: VetoFn | None = None,
 ) -> GroupingPlan:
     """Decide joins / new events / closes for one hour.
 
     story_event_similarity: (story_id, event_id) -> cosine to the event centroid (pairs absent
       = below threshold or not computed). story_story_similarity: (a, b) -> cosine between two
       candidate stories of this hour, either key order.
+    veto: the anchor check of a story against an event (rule 3); None = no check.
     """
     settings = settings or GroupingSettings()
     plan = GroupingPlan()
@@ -224,7 +248,12 @@ def plan_hour(
                 windows[story.event_id] = (min(first, story.first_published_at), max(last, story.latest_published_at))
             continue
 
-        best = _best_event(story, sorted(open_ids), windows, similarity_to, settings, max_span)
+        def refused(story_id: str, event_id: str) -> dict | None:
+            if veto is None:
+                return None
+            return veto(story_id, event_id, list(members_this_hour.get(event_id, [])))
+
+        best = _best_event(story, sorted(open_ids), windows, similarity_to, settings, max_span, refused, plan.vetoes)
         if best is not None:
             similarity, event_id, gap = best
             plan.joins.append(Join(story.story_id, event_id, round(similarity, 6), round(gap, 3)))
@@ -258,9 +287,12 @@ def _pair_similarity(similarity: Mapping[tuple[str, str], float], a: str, b: str
 
 
 def _best_event(story: StoryCandidate, event_ids: list[str], windows: dict[str, tuple[datetime, datetime]],
-                similarity_to, settings: GroupingSettings, max_span: timedelta) -> tuple[float, str, float] | None:
+                similarity_to, settings: GroupingSettings, max_span: timedelta,
+                refused=lambda story_id, event_id: None,
+                vetoes: list[EventVeto] | None = None) -> tuple[float, str, float] | None:
     """Rule 3: (similarity, event_id, gap) of the most similar open event the story may join, ties
-    to the smaller event id; None when no event passes the threshold, the gap and the span."""
+    to the smaller event id; None when no event passes the threshold, the gap, the span and the
+    anchor check (each refusal appended to `vetoes`)."""
     best: tuple[float, str, float] | None = None
     for event_id in event_ids:
         similarity = similarity_to(story.story_id, event_id)
@@ -271,6 +303,11 @@ def _best_event(story: StoryCandidate, event_ids: list[str], windows: dict[str, 
         if gap > settings.join_gap_hours:
             continue
         if max(last, story.latest_published_at) - min(first, story.first_published_at) > max_span:
+            continue
+        reason = refused(story.story_id, event_id)
+        if reason is not None:
+            if vetoes is not None:
+                vetoes.append(EventVeto(story.story_id, event_id, round(similarity, 6), reason))
             continue
         if best is None or similarity > best[0] or (similarity == best[0] and event_id < best[1]):
             best = (similarity, event_id, gap)

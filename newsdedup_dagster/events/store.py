@@ -13,13 +13,17 @@ be (re)run in time order.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import psycopg
 
 from .. import db
+from ..clustering import anchors as anchor_check
+from ..clustering.store import story_member_texts
 from ..crashpoints import crash_point
+from ..embeddings.text import LEAD_CHARS
 from .grouping import (
     GroupingPlan,
     GroupingSettings,
@@ -36,6 +40,44 @@ __all__ = ["HourResult", "group_hour", "check_invariants", "event_summaries", "I
 EVENTS_LOCK_KEY = 727_050
 # How many nearest open events SQL returns per story; the pure rules pick among them.
 NEAREST_EVENTS = 5
+# A story's anchors are those of its most recent members (as the stories stage's pass 1 reads them)
+STORY_ANCHOR_MEMBERS = 20
+# The anchor check of a join: every kind at the stories stage's defaults (clustering/anchors.py)
+DEFAULT_ANCHOR_RULES = anchor_check.AnchorRules()
+
+
+def _union(members: list[anchor_check.Anchors]) -> anchor_check.Anchors:
+    """The anchors of a group of items in any languages (a story, an event): the union of each
+    kind, compared as across languages (no language), so a group conflicts only with what none of
+    its members says."""
+    return anchor_check.story_anchors(anchor_check.Anchors(""), members)
+
+
+class _EventAnchors:
+    """The anchor check of rule 3 over this hour's stories and the open events' stories (their
+    members' headlines and leads, read once)."""
+
+    def __init__(self, conn: psycopg.Connection, story_ids: list[str], event_ids: list[str],
+                 rules: anchor_check.AnchorRules):
+        self.rules = rules
+        self.event_stories: dict[str, list[str]] = {}
+        if event_ids:
+            for event_id, story_id in conn.execute(db.load_sql("event_story_members"), {"event_ids": event_ids}):
+                self.event_stories.setdefault(event_id, []).append(story_id)
+        wanted = set(story_ids) | {s for ids in self.event_stories.values() for s in ids}
+        texts = story_member_texts(conn, wanted, STORY_ANCHOR_MEMBERS)
+        self.story: dict[str, anchor_check.Anchors] = {
+            story: _union([anchor_check.extract(t, sm, lang, LEAD_CHARS) for t, sm, lang in by_item.values()])
+            for story, by_item in texts.items()}
+
+    def __call__(self, story_id: str, event_id: str, joined_this_hour) -> dict | None:
+        mine = self.story.get(story_id)
+        theirs = [self.story[s] for s in [*self.event_stories.get(event_id, []), *joined_this_hour]
+                  if s in self.story]
+        if mine is None or not theirs:
+            return None
+        clash = anchor_check.conflict(mine, _union(theirs), self.rules)
+        return clash.as_dict() if clash is not None else None
 
 
 @dataclass
@@ -60,15 +102,20 @@ def _fetch_candidates(conn: psycopg.Connection, hour: datetime) -> list[StoryCan
 
 
 def group_hour(
-    conn: psycopg.Connection, hour: datetime, settings: GroupingSettings | None = None
+    conn: psycopg.Connection, hour: datetime, settings: GroupingSettings | None = None,
+    anchor_rules: anchor_check.AnchorRules | None = DEFAULT_ANCHOR_RULES,
 ) -> HourResult:
-    """Group the stories new or changed in [hour, hour + 1h) into events; commit."""
+    """Group the stories new or changed in [hour, hour + 1h) into events; commit. anchor_rules:
+    the anchor check of each join (None, or settings.anchor_check off: no check)."""
     settings = settings or GroupingSettings()
+    if not settings.anchor_check:
+        anchor_rules = None
     now = hour + timedelta(hours=1)
     result = HourResult(hour=hour)
     with conn.transaction():
         conn.execute(db.load_sql("advisory_xact_lock"), (EVENTS_LOCK_KEY,))
         undone = {r[0] for r in conn.execute(db.load_sql("event_undo_memberships"), {"hour": hour})}
+        conn.execute(db.load_sql("event_vetoes_undo"), {"hour": hour})
         result.reopened = len(conn.execute(db.load_sql("event_reopen"), {"hour": hour}).fetchall())
         stale = {r[0] for r in conn.execute(db.load_sql("event_stale"), {"hour": hour})}
         if stale:  # centroids and windows must reflect current members before we compare
@@ -94,8 +141,17 @@ def group_hour(
             ):
                 story_story[(a, b)] = float(sim)
 
-        plan = plan_hour(candidates, open_events, story_event, story_story, now, settings)
+        veto = None
+        if anchor_rules is not None and unassigned_ids and (story_event or story_story):
+            near = sorted({e for _, e in story_event})
+            veto = _EventAnchors(conn, unassigned_ids, near, anchor_rules)
+        plan = plan_hour(candidates, open_events, story_event, story_story, now, settings, veto)
         result.plan = plan
+        if plan.vetoes:
+            conn.execute(db.load_sql("event_vetoes_insert"), {"hour": hour, "rows": json.dumps([
+                {"story_id": v.story_id, "event_id": v.event_id, "similarity": v.similarity,
+                 "kinds": v.reason["kinds"], "story_anchors": v.reason["a"], "event_anchors": v.reason["b"]}
+                for v in plan.vetoes], ensure_ascii=False)})
         crash_point("events.after_plan")
 
         if plan.new_events:

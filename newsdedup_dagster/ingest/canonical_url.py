@@ -1,9 +1,13 @@
 """Canonical URL: the identity key of a news item.
 
 `canonical_url(url)` maps the many spellings of one article URL (tracking
-parameters, AMP variants, redirect wrappers, case, default ports, trailing
-slashes, `www.`/`m.` hosts, http vs https) to one string, and `item_id()`
-hashes that string into the stable item id used across the pipeline.
+parameters, AMP variants, the links of known redirect services, case, default
+ports, trailing slashes, `www.`/`m.` hosts, http vs https) to one string, and
+`item_id()` hashes that string into the stable item id used across the pipeline.
+Only the redirect services listed in `REDIRECT_SERVICES` are unwrapped, matched
+on the registrable domain (Public Suffix List), never on a host-name pattern: a
+`?url=` on any other host is that host's own link, so no feed can make its link
+another outlet's article.
 
 The canonical URL is an *identity key*, not a link to show or fetch: it
 forces https and strips host prefixes such as `www.`, which is right for
@@ -31,7 +35,9 @@ reader's browser would open. `canonical_url` takes its host from the same
 parse. `outlet_of` gives the publisher of a link: the registrable domain
 (Public Suffix List, the snapshot bundled with `tldextract`, never fetched)
 of its host, after decoding the aggregator links whose target is written
-in the link itself (Google News' `CBMi...` article ids).
+in the link itself (Google News' `CBMi...` article ids, known redirect
+services). `canonical_outlet` and `links_directly` tell which of the entries
+sharing a canonical URL is the publisher's (store.claim_key).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ import functools
 import hashlib
 import ipaddress
 import re
+from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import ada_url
@@ -84,16 +91,62 @@ TRACKING_PARAM_PREFIXES: tuple[str, ...] = ("utm_", "pk_", "mtm_", "hsa_", "at_c
 # Parameters that only select the AMP rendering of the same article.
 AMP_PARAMS: frozenset[str] = frozenset({"amp", "amp_js_v", "amp_gsa", "usqp", "outputtype"})
 
-# Query parameters that carry the real target of a redirect wrapper
-# (`/redirect?url=https://...`, `l.facebook.com/l.php?u=...`). Unwrapped only
-# when the value is itself an absolute http(s) URL.
-REDIRECT_PARAMS: tuple[str, ...] = (
-    "url", "u", "target", "dest", "destination", "redirect", "redirect_url",
-    "redirect_uri", "redirecturl", "goto", "to", "link", "out",
+# Google's country domains (the registrable domains Google search serves from). Matched through
+# the Public Suffix List: `google.evil` or `google.com.evil.example` is not Google.
+GOOGLE_DOMAINS: frozenset[str] = frozenset("google." + suffix for suffix in """
+    com ad ae al am as at az ba be bf bg bi bj bs bt by ca cat cd cf cg ch ci cl cm cn cv cz de dj
+    dk dm dz ee es fi fm fr ga ge gg gl gm gr gy hn hr ht hu ie im iq is it je jo kg ki kz la li lk
+    lt lu lv md me mg mk ml mn mu mv mw ne nl no nr nu pl pn ps pt ro rs ru rw sc se sh si sk sm sn
+    so sr st td tg tl tm tn to tt vu ws
+    co.ao co.bw co.ck co.cr co.id co.il co.in co.jp co.ke co.kr co.ls co.ma co.mz co.nz co.th
+    co.tz co.ug co.uk co.uz co.ve co.vi co.za co.zm co.zw
+    com.af com.ag com.ar com.au com.bd com.bh com.bn com.bo com.br com.bz com.co com.cu com.cy
+    com.do com.ec com.eg com.et com.fj com.gh com.gi com.gt com.hk com.jm com.kh com.kw com.lb
+    com.ly com.mm com.mt com.mx com.my com.na com.ng com.ni com.np com.om com.pa com.pe com.pg
+    com.ph com.pk com.pr com.py com.qa com.sa com.sb com.sg com.sl com.sv com.tj com.tr com.tw
+    com.ua com.uy com.vc com.vn
+""".split())
+
+
+@dataclass(frozen=True)
+class RedirectService:
+    """A known redirect service: links on `domains` (registrable domains, Public Suffix List) whose
+    path is one of `paths` (any path when empty) carry their target in the first of `params` that
+    holds an absolute http(s) URL. `hosts`, when given, narrows the service to those host names."""
+
+    name: str
+    domains: frozenset[str]
+    paths: tuple[str, ...]
+    params: tuple[str, ...]
+    hosts: frozenset[str] = frozenset()
+
+
+# Only these services are unwrapped: a `?url=` on any other host is that host's own link (an
+# unknown host's redirect could send readers anywhere, and unwrapping it would let any feed claim
+# another outlet's article).
+REDIRECT_SERVICES: tuple[RedirectService, ...] = (
+    RedirectService("Google search", GOOGLE_DOMAINS, ("/url",), ("q", "url")),
+    RedirectService("Google News redirect", frozenset({"google.com"}), ("/news/url",), ("url",),
+                    frozenset({"news.google.com"})),
+    RedirectService("Facebook link shim", frozenset({"facebook.com"}), ("/l.php",), ("u",)),
+    RedirectService("Instagram link shim", frozenset({"instagram.com"}), ("/",), ("u",),
+                    frozenset({"l.instagram.com"})),
+    RedirectService("Reddit outbound", frozenset({"reddit.com"}), (), ("url",), frozenset({"out.reddit.com"})),
+    RedirectService("LinkedIn redirect", frozenset({"linkedin.com"}), ("/redir/redirect",), ("url",)),
+    RedirectService("YouTube redirect", frozenset({"youtube.com"}), ("/redirect",), ("q",)),
+    RedirectService("VK away", frozenset({"vk.com"}), ("/away.php",), ("to",)),
+    RedirectService("Slack redirect", frozenset({"slack-redir.net"}), ("/link",), ("url",)),
+    RedirectService("DuckDuckGo redirect", frozenset({"duckduckgo.com"}), ("/l/",), ("uddg",)),
 )
-# Google's /url?q=... wrapper uses `q`, which elsewhere is a search query,
-# so it is unwrapped only on Google hosts.
-_GOOGLE_HOST_RE = re.compile(r"^(?:www\.)?google\.[a-z.]+$")
+_SERVICES_BY_DOMAIN: dict[str, tuple[RedirectService, ...]] = {}
+for _service in REDIRECT_SERVICES:
+    for _domain in _service.domains:
+        _SERVICES_BY_DOMAIN[_domain] = _SERVICES_BY_DOMAIN.get(_domain, ()) + (_service,)
+# Google's AMP cache (`<host>.cdn.ampproject.org/c/s/<host>/<path>`) and Google's AMP viewer
+# (`www.google.<tld>/amp/s/<host>/<path>`) carry the target host and path in their own path.
+AMP_CACHE_DOMAIN = "ampproject.org"
+_AMP_CACHE_PATH = re.compile(r"^/(?:c|v|i)/(s/)?([^/]+)(/.*)?$")
+_AMP_VIEWER_PATH = re.compile(r"^/amp/(s/)?([^/]+)(/.*)?$")
 
 # Host prefixes that serve the same article as the bare host (desktop,
 # mobile and AMP renderings of one site).
@@ -109,33 +162,35 @@ def _is_tracking_param(name: str) -> bool:
 
 
 def _unwrap_redirect(url: str) -> str | None:
-    """Return the target URL if `url` is a redirect wrapper, else None."""
+    """The target URL if `url` is a link of a known redirect service (REDIRECT_SERVICES, the AMP
+    cache and viewer), else None."""
     parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    # Google AMP cache / AMP viewer: the target host and path sit in the path.
-    #   https://www-example-com.cdn.ampproject.org/c/s/www.example.com/a/b
-    #   https://www.google.com/amp/s/www.example.com/a/b
+    host = (parts.hostname or "").lower().rstrip(".")
+    if not host:
+        return None
+    domain = registrable_domain(host)
     amp_match = None
-    if host.endswith(".cdn.ampproject.org"):
-        amp_match = re.match(r"^/(?:c|v|i)/(s/)?([^/]+)(/.*)?$", parts.path)
-    elif _GOOGLE_HOST_RE.match(host):
-        amp_match = re.match(r"^/amp/(s/)?([^/]+)(/.*)?$", parts.path)
+    if domain == AMP_CACHE_DOMAIN and host.endswith(".cdn.ampproject.org"):
+        amp_match = _AMP_CACHE_PATH.match(parts.path)
+    elif domain in GOOGLE_DOMAINS:
+        amp_match = _AMP_VIEWER_PATH.match(parts.path)
     if amp_match:
         scheme = "https" if amp_match.group(1) else "http"
         target = f"{scheme}://{amp_match.group(2)}{amp_match.group(3) or '/'}"
         if parts.query:
             target += "?" + parts.query
         return target
-    # A wrapped target is an absolute URL, so its scheme ("http", maybe
-    # percent-encoded as "http%3A") is in the query: skip parsing otherwise.
-    if not parts.query or "http" not in parts.query.lower():
+    services = [service for service in _SERVICES_BY_DOMAIN.get(domain, ())
+                if (not service.paths or parts.path in service.paths)
+                and (not service.hosts or host in service.hosts)]
+    # A wrapped target is an absolute URL, so its scheme ("http", maybe percent-encoded as
+    # "http%3A") is in the query: skip parsing otherwise.
+    if not services or not parts.query or "http" not in parts.query.lower():
         return None
-    params = parse_qsl(parts.query, keep_blank_values=True)
-    names = REDIRECT_PARAMS + (("q",) if _GOOGLE_HOST_RE.match(host) and parts.path == "/url" else ())
-    by_name = {}
-    for key, value in params:
+    by_name: dict[str, str] = {}
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
         by_name.setdefault(key.lower(), value)
-    for name in names:
+    for name in (name for service in services for name in service.params):
         value = by_name.get(name)
         if value:
             value = value.strip()
@@ -308,7 +363,11 @@ def google_news_target(url: str) -> str | None:
 
 def registrable_domain(host: str) -> str:
     """`www.bbc.co.uk` -> `bbc.co.uk`; an IP literal or a name without a public suffix is itself."""
-    host = host.lower().rstrip(".")
+    return _registrable_domain(host.lower().rstrip("."))
+
+
+@functools.lru_cache(maxsize=16384)  # a few thousand hosts an hour; the suffix lookup is per link
+def _registrable_domain(host: str) -> str:
     bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     try:
         ipaddress.ip_address(bare)
@@ -321,10 +380,11 @@ def registrable_domain(host: str) -> str:
 
 def outlet_of(url: str | None) -> str | None:
     """The publisher a link is attributed to: the registrable domain of the host a browser opens,
-    after unwrapping a Google News article link. None for link-less items (urn:newsdedup: ids)."""
+    after unwrapping a Google News article link or a known redirect service's link (the target
+    `canonical_url` keys the item by). None for link-less items (urn:newsdedup: ids)."""
     if not url:
         return None
-    target = google_news_target(url) or url
+    target = google_news_target(url) or unwrapped(url)
     try:
         host = ada_url.URL(target).hostname
     except ValueError:
@@ -359,8 +419,9 @@ def canonical_url(url: str) -> str:
         return url.split("#", 1)[0]
 
 
-def _canonical_http_url(url: str) -> str:
-    url = _browser_view(url)
+def unwrapped(url: str) -> str:
+    """`url` with the links of known redirect services (REDIRECT_SERVICES, the AMP cache and
+    viewer) replaced by their targets, at most three deep; any other link is itself."""
     for _ in range(_MAX_UNWRAP_DEPTH):
         target = _unwrap_redirect(url)
         if target is None or _has_userinfo(target):
@@ -368,6 +429,41 @@ def _canonical_http_url(url: str) -> str:
             # the wrapper's, so such a link cannot join the named outlet's item.
             break
         url = _browser_view(target)
+    return url
+
+
+def canonical_host(canonical: str) -> str | None:
+    """The host (with a non-default port) of a canonical URL; None for a urn:newsdedup: id."""
+    if not _ABSOLUTE_HTTP_RE.match(canonical):
+        return None
+    return urlsplit(canonical).netloc or None
+
+
+def canonical_outlet(canonical: str) -> str | None:
+    """The outlet a canonical URL belongs to: the registrable domain of its host. The item's
+    identity is this URL, so "the publisher's own feed" is decided from it, not from the link
+    an entry happens to carry (a redirect wrapper's host, a Google News id)."""
+    host = urlsplit(canonical).hostname if _ABSOLUTE_HTTP_RE.match(canonical) else None
+    return registrable_domain(host) if host else None
+
+
+def links_directly(url: str | None, canonical: str) -> bool:
+    """True when the entry's own link opens the canonical URL's host itself (the same host up to
+    the spellings canonical_url folds: case, www./m., http/https, default port), False for a
+    redirect wrapper's link, an AMP cache copy, or no link."""
+    host = canonical_host(canonical)
+    if not url or host is None:
+        return False
+    try:
+        return canonical_host(_canonical_http_url(url, unwrap=False)) == host
+    except ValueError:
+        return False
+
+
+def _canonical_http_url(url: str, *, unwrap: bool = True) -> str:
+    url = _browser_view(url)
+    if unwrap:
+        url = unwrapped(url)
     try:
         host, port_text, raw_path, raw_query = _syntax_normalise(url)
     except Exception:  # url-normalize raises on some malformed hosts; keep a stable key anyway

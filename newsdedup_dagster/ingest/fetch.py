@@ -12,8 +12,9 @@ connection errors, 5xx and 429.
 Where a fetch may go (netguard.py): every connection, for the first request
 and every redirect, is made to an address resolved and checked here
 (public addresses only, unless `address_policy` allows a network or host),
-never to a second DNS answer. What `address_policy` allows is open to the
-feed's own origin (scheme, host, port: RFC 6454) only: a redirect to any
+never to a second DNS answer. What `address_policy` allows is open only to a
+request that says `allow_private` (a source with `allow_private: true`), and
+only for the feed's own origin (scheme, host, port: RFC 6454): a redirect to any
 other origin, another port of the same host included, goes through a client
 that allows public addresses only, so a feed cannot steer the fetcher into
 an allowed intranet. A redirect from https to http is refused; validators
@@ -71,6 +72,9 @@ class FetchRequest:
     url: str
     etag: str | None = None  # validators stored from the previous successful fetch
     last_modified: str | None = None
+    # May this feed reach what FetchConfig.address_policy allows beyond public addresses? Only
+    # sources with `allow_private: true` do; every other request reaches public addresses only.
+    allow_private: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,9 +97,11 @@ class FetchConfig:
     backoff_base: float = 1.0  # seconds before the 2nd attempt; doubles each time
     backoff_max: float = 10.0  # cap on one backoff sleep (also the longest Retry-After we honour)
     user_agent: str = USER_AGENT
+    accept: str = ACCEPT  # the Accept header: feed types here; the article stage asks for HTML
     allowed_file_dir: Path | None = None  # file:// URLs are refused unless inside this folder
     trust_env: bool = True  # honour SSL_CERT_FILE / SSL_CERT_DIR from the environment (never proxies)
-    # Destinations that are not public Internet addresses are refused unless allowed here.
+    # Destinations that are not public Internet addresses are refused unless allowed here, for the
+    # requests with `allow_private` (NEWSDEDUP_FETCH_ALLOW_PRIVATE: the networks such sources reach).
     address_policy: AddressPolicy = field(default_factory=AddressPolicy)
 
 
@@ -215,11 +221,7 @@ async def _read_body(response: httpx.Response, config: FetchConfig) -> bytes:
         raise _FetchFailure(
             f"body too large: Content-Length {declared} exceeds the {config.max_body_bytes}-byte limit",
             retryable=False)
-    encodings = [token.strip().lower() for token in response.headers.get("content-encoding", "").split(",")]
-    encodings = [token for token in encodings if token and token != "identity"]
-    for token in encodings:
-        if token not in ("gzip", "x-gzip", "deflate"):
-            raise _FetchFailure(f"unsupported Content-Encoding {token!r}", retryable=False)
+    encodings = content_codings(response.headers.get("content-encoding", ""))
     # Content-Encoding lists codings in the order applied: undo them in reverse.
     decoders = [_BoundedDecoder(token) for token in reversed(encodings)]
     wire_bytes = 0
@@ -244,6 +246,29 @@ async def _read_body(response: httpx.Response, config: FetchConfig) -> bytes:
     return bytes(body)
 
 
+# Codings a body may carry at once. Each layer is decoded in step with the others, so stacked
+# layers multiply the work and memory per wire byte (6,000 gzip layers: 197 MB for an 81-byte
+# feed); a server has no reason to apply one coding twice or to stack more than gzip over deflate.
+MAX_CONTENT_CODINGS = 2
+
+
+def content_codings(header: str) -> list[str]:
+    """The codings of a Content-Encoding header, in the order applied ('x-gzip' is 'gzip'; 'identity'
+    is none). Raises _FetchFailure for an unsupported coding, a repeated one, or more than
+    MAX_CONTENT_CODINGS."""
+    tokens = [token.strip().lower() for token in header.split(",")]
+    codings = [{"x-gzip": "gzip"}.get(token, token) for token in tokens if token and token != "identity"]
+    if len(codings) > MAX_CONTENT_CODINGS or len(set(codings)) != len(codings):
+        repeated = sorted({coding for coding in codings if codings.count(coding) > 1})
+        detail = f", {' and '.join(repr(c[:20]) for c in repeated[:3])} repeated" if repeated else ""
+        raise _FetchFailure(f"stacked Content-Encoding refused: {len(codings)} codings{detail} (at most "
+                            f"{MAX_CONTENT_CODINGS} different codings are decoded)", retryable=False)
+    for coding in codings:
+        if coding not in ("gzip", "deflate"):
+            raise _FetchFailure(f"unsupported Content-Encoding {coding[:40]!r}", retryable=False)
+    return codings
+
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -256,10 +281,12 @@ def origin(url: str) -> tuple[str, str, int | None]:
 
 @dataclass(frozen=True)
 class _Clients:
-    """`own` connects where `address_policy` allows, for the feed's own origin; `other` allows
-    public addresses only, for redirects to any other origin."""
+    """`private` connects where `address_policy` allows, for the own origin of a feed with
+    `allow_private`; `public` allows public addresses only, for the own origin of every other
+    feed; `other` allows public addresses only, for redirects to any other origin."""
 
-    own: httpx.AsyncClient
+    private: httpx.AsyncClient
+    public: httpx.AsyncClient
     other: httpx.AsyncClient
 
 
@@ -279,7 +306,7 @@ async def _attempt(clients: _Clients, request: FetchRequest, config: FetchConfig
         body, content_type = _read_local_file(url, config)
         return dict(final_url=url, status="ok", http_status=None, etag=None, last_modified=None,
                     body=body, content_type=content_type, headers={"content-type": content_type})
-    base_headers = {"User-Agent": config.user_agent, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
+    base_headers = {"User-Agent": config.user_agent, "Accept": config.accept, "Accept-Encoding": ACCEPT_ENCODING}
     validators = {}
     if request.etag:
         validators["If-None-Match"] = request.etag
@@ -290,7 +317,10 @@ async def _attempt(clients: _Clients, request: FetchRequest, config: FetchConfig
         if scheme not in ("http", "https"):
             raise _FetchFailure(f"refusing non-http(s) URL {url!r}", retryable=False, final_url=url)
         own_origin = same_origin(url, request.url)
-        client = clients.own if own_origin else clients.other
+        if not own_origin:
+            client = clients.other
+        else:
+            client = clients.private if request.allow_private else clients.public
         # Validators describe the feed's own origin's copy: never sent elsewhere.
         headers = {**base_headers, **validators} if own_origin else base_headers
         try:
@@ -482,13 +512,16 @@ def _client(config: FetchConfig, policy: AddressPolicy) -> httpx.AsyncClient:
 
 @asynccontextmanager
 async def _clients(config: FetchConfig) -> AsyncIterator[_Clients]:
-    """Two pools, so a connection opened under the allow-list is never reused for another origin."""
-    async with _client(config, config.address_policy) as own:
-        if not config.address_policy.allowed_networks and not config.address_policy.allowed_hosts:
-            yield _Clients(own, own)  # nothing allowed beyond public addresses: one pool serves both
-            return
-        async with _client(config, AddressPolicy(redirect_target=True)) as other:
-            yield _Clients(own, other)
+    """Separate pools, so a connection opened under the allow-list is never reused for another
+    origin or another source's request."""
+    if not config.address_policy.allowed_networks and not config.address_policy.allowed_hosts:
+        async with _client(config, replace(config.address_policy, public_source=True)) as only:
+            yield _Clients(only, only, only)  # nothing allowed beyond public addresses: one pool serves all
+        return
+    async with (_client(config, config.address_policy) as private,
+                _client(config, AddressPolicy(public_source=True)) as public,
+                _client(config, AddressPolicy(redirect_target=True)) as other):
+        yield _Clients(private, public, other)
 
 
 async def iter_fetch_feeds(requests: Iterable[FetchRequest], config: FetchConfig | None = None

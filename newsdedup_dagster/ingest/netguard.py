@@ -8,7 +8,8 @@ RFC 1918, link-local (169.254.169.254), CGNAT, multicast, documentation,
 reserved and unspecified IPv4; IPv6 loopback, ULA, site-local, link-local,
 multicast, anything outside 2000::/3, and IPv4 embedded in IPv6
 (IPv4-mapped, NAT64, 6to4, Teredo) judged by the IPv4 inside. Named networks or host names can
-be allowed for intranet feeds (and for tests on 127.0.0.1).
+be allowed for intranet feeds (and for tests on 127.0.0.1); the fetcher applies such a policy
+only to the sources that say `allow_private: true`.
 
 `GuardedBackend` is an httpcore network backend: every new TCP connection
 resolves the host itself, checks every answer, and connects to the checked
@@ -138,6 +139,9 @@ class AddressPolicy:
     # The policy of redirects to another origin than the feed's: public addresses only, whatever
     # is allowed (only the refusal's wording differs).
     redirect_target: bool = False
+    # The policy of a source without `allow_private: true`: public addresses only, whatever the
+    # deployment allows (only the refusal's wording differs).
+    public_source: bool = False
 
     @classmethod
     def from_entries(cls, entries: Iterable[str]) -> AddressPolicy:
@@ -175,6 +179,10 @@ class AddressPolicy:
         if self.redirect_target:
             return (f"refused to connect to {shown}: {reason} address; a redirect to another origin than the "
                     "feed's never enters a private network, not even one NEWSDEDUP_FETCH_ALLOW_PRIVATE allows")
+        if self.public_source:
+            return (f"refused to connect to {shown}: {reason} address (an intranet feed needs "
+                    "`allow_private: true` on its entry in the sources file and its network in "
+                    "NEWSDEDUP_FETCH_ALLOW_PRIVATE)")
         return (f"refused to connect to {shown}: {reason} address "
                 "(allow it with NEWSDEDUP_FETCH_ALLOW_PRIVATE if this is an intranet feed)")
 

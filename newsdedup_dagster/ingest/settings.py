@@ -13,12 +13,14 @@ MIB = 1024 * 1024
 class IngestSettings:
     """Limits for hostile feeds and where a fetch may connect (README: "Hostile input")."""
 
-    # Networks (CIDR) or host names (`*.corp.example` for all below) a fetch may reach although
-    # they are not public addresses: intranet feeds; tests use 127.0.0.0/8. Empty = public only.
+    # Networks (CIDR) or host names (`*.corp.example` for all below) that the sources saying
+    # `allow_private: true` (intranet feeds) may reach although they are not public addresses;
+    # every other source reaches public addresses only. Tests use 127.0.0.0/8. Empty = public only.
     allow_private: tuple[str, ...] = setting(
         (), env="NEWSDEDUP_FETCH_ALLOW_PRIVATE", shown="empty (public addresses only)",
         doc="comma list of networks (`10.20.0.0/16`) and host names (`feeds.corp.example`, `*.corp.example`) "
-            "a feed URL may reach although they are not public addresses")
+            "that sources with `allow_private: true` in the sources file may reach although they are not "
+            "public addresses; other sources reach public addresses only")
     max_concurrency: int = setting(32, env="NEWSDEDUP_FETCH_CONCURRENCY", doc="requests in flight in total")
     max_per_host: int = setting(4, env="NEWSDEDUP_FETCH_PER_HOST", doc="requests in flight per host")
     total_timeout: float = setting(60.0, env="NEWSDEDUP_FETCH_TIMEOUT", doc="seconds per source, retries included")

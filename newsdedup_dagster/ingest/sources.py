@@ -13,10 +13,16 @@ Format::
         replay_file: replay/bbc-world.xml   # optional, relative to this YAML file
         outlet: bbc.co.uk        # optional: the outlet this feed publishes for, when its feed
                                  # host differs (default: registrable domain of feed_url)
+        allow_private: false     # optional, default false: true lets this feed (and only this
+                                 # feed) reach the non-public networks NEWSDEDUP_FETCH_ALLOW_PRIVATE names
+        fetch_article: false     # optional, default true: false: the article stage never fetches
+                                 # a page of this feed's items or of its outlet
 
 `load_sources(path)` validates every entry and raises one
 `SourcesConfigError` listing *all* problems, each naming the file and line,
-the entry (index and id), the field and what is wrong.
+the entry (index and id), the field and what is wrong. A problem with a list
+or mapping names its kind and line, never its content, and YAML aliases
+(`*name`) are refused: a few nested aliases expand into gigabytes.
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ ISO_3166_1_ALPHA2: frozenset[str] = frozenset(
 
 SOURCE_ID_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$")
 REQUIRED_KEYS = ("id", "name", "feed_url", "language", "country")
-OPTIONAL_KEYS = ("syndicator", "enabled", "replay_file", "outlet")
+OPTIONAL_KEYS = ("syndicator", "enabled", "replay_file", "outlet", "allow_private", "fetch_article")
 ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
 
 
@@ -76,6 +82,11 @@ class Source:
     replay_file: Path | None = None  # absolute (resolved against the YAML file's folder)
     # The outlet (registrable domain) whose articles this feed publishes; None: its feed URL's.
     outlet: str | None = None
+    # An intranet feed: only such a source may reach the networks the deployment allows
+    # (NEWSDEDUP_FETCH_ALLOW_PRIVATE); every other source reaches public addresses only.
+    allow_private: bool = False
+    # False: the article stage never fetches a page of this feed's items or of its outlet.
+    fetch_article: bool = True
 
     @property
     def own_outlet(self) -> str | None:
@@ -110,6 +121,61 @@ def _line_of(node: yaml.Node | None) -> int | None:
     return node.start_mark.line + 1 if node is not None else None
 
 
+# A sources file is at most four levels deep (top mapping, list, entry, value); deeper nesting is
+# refused before it can exhaust the composer's recursion.
+MAX_NESTING = 16
+_SHOWN_CHARS = 80
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _kind(node: yaml.Node) -> str:
+    """What a node is, for an error message (its content is never quoted: it may be huge)."""
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    return "a single value"
+
+
+def _shown(value: Any) -> str:
+    """repr of a scalar for an error message, cut to a readable length."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+
+
+class _RefusedYAML(yaml.YAMLError):
+    def __init__(self, line: int, message: str):
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+class _PlainLoader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases and deep nesting while composing (nothing is expanded)."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise _RefusedYAML(event.start_mark.line + 1,
+                               "YAML aliases (*name) are not allowed in the sources file; write each value out")
+        if self._depth >= MAX_NESTING:
+            raise _RefusedYAML(self.peek_event().start_mark.line + 1,
+                               f"nested more than {MAX_NESTING} levels deep")
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 def load_sources(path: str | Path) -> list[Source]:
     """Read and validate a sources YAML file. Raises SourcesConfigError."""
     path = Path(path)
@@ -132,12 +198,13 @@ def parse_sources_yaml(text: str, *, base_dir: str | Path = ".", origin: str = "
     for index, entry_node in enumerate(sources_node.value):
         entry_line = _line_of(entry_node)
         if not isinstance(entry_node, yaml.MappingNode):
-            problems.append(f"{origin}:{entry_line}: sources[{index}]: entry must be a mapping of keys, got {entry_node.value!r}")
+            problems.append(f"{origin}:{entry_line}: sources[{index}]: entry must be a mapping of keys, "
+                            f"got {_kind(entry_node)}")
             continue
         entry_id_guess = next(
             (v.value for k, v in entry_node.value if k.value == "id" and isinstance(v, yaml.ScalarNode)), None
         )
-        label = f"sources[{index}]" + (f" (id {entry_id_guess!r})" if entry_id_guess else "")
+        label = f"sources[{index}]" + (f" (id {_shown(entry_id_guess)})" if entry_id_guess else "")
 
         def problem(node: yaml.Node | None, field: str | None, message: str,
                     entry_line: int | None = entry_line, label: str = label) -> None:  # this entry's, bound now
@@ -157,19 +224,24 @@ def parse_sources_yaml(text: str, *, base_dir: str | Path = ".", origin: str = "
 def _sources_node(text: str, origin: str, problems: list[str]) -> yaml.SequenceNode:
     """The top level: a mapping whose only key is a non-empty `sources:` list."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_PlainLoader)
+    except _RefusedYAML as exc:
+        raise SourcesConfigError([f"{origin}:{exc.line}: {exc.message}"]) from None
     except yaml.YAMLError as exc:
-        raise SourcesConfigError([f"{origin}: not valid YAML: {exc}"]) from exc
+        raise SourcesConfigError([f"{origin}: not valid YAML: {_one_line(exc)}"]) from None
     if root is None:
         raise SourcesConfigError([f"{origin}: file is empty; expected a top-level 'sources:' list"])
     if not isinstance(root, yaml.MappingNode):
         raise SourcesConfigError([f"{origin}:{_line_of(root)}: top level must be a mapping with a 'sources:' list"])
     sources_node = None
     for key_node, value_node in root.value:
-        if key_node.value == "sources":
+        if isinstance(key_node, yaml.ScalarNode) and key_node.value == "sources":
             sources_node = value_node
+        elif isinstance(key_node, yaml.ScalarNode):
+            problems.append(f"{origin}:{_line_of(key_node)}: unknown top-level key {_shown(key_node.value)} "
+                            "(expected only 'sources')")
         else:
-            problems.append(f"{origin}:{_line_of(key_node)}: unknown top-level key {key_node.value!r} (expected only 'sources')")
+            problems.append(f"{origin}:{_line_of(key_node)}: a top-level key must be a name, got {_kind(key_node)}")
     if sources_node is None:
         raise SourcesConfigError(problems + [f"{origin}: missing top-level 'sources:' list"])
     if isinstance(sources_node, yaml.ScalarNode) and sources_node.tag.endswith(":null"):
@@ -183,17 +255,20 @@ def _entry_fields(entry_node: yaml.MappingNode, constructor, problem) -> dict[st
     """The entry's known keys with single values, {key: (value, node)}; the rest are problems."""
     fields: dict[str, tuple[Any, yaml.Node]] = {}
     for key_node, value_node in entry_node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            problem(key_node, None, f"a key must be a name, got {_kind(key_node)}")
+            continue
         key = key_node.value
         if key in fields:
             problem(key_node, key, "given twice in this entry")
             continue
         if key not in ALLOWED_KEYS:
             hint = difflib.get_close_matches(str(key), ALLOWED_KEYS, n=1)
-            problem(key_node, None, f"unknown key {key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            problem(key_node, None, f"unknown key {_shown(key)}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
                     + f"; allowed keys: {', '.join(ALLOWED_KEYS)}")
             continue
         if not isinstance(value_node, yaml.ScalarNode):
-            problem(value_node, key, "must be a single value, not a list or mapping")
+            problem(value_node, key, f"must be a single value, got {_kind(value_node)}")
             continue
         fields[key] = (constructor.construct_object(value_node, deep=True), value_node)
     return fields
@@ -222,41 +297,41 @@ def _field_value(key: str, value: Any, node: yaml.Node, base_dir: Path, problem)
     """One field's value, normalised, or _INVALID (after reporting the problem)."""
     if key in ("id", "name", "feed_url", "language", "country", "replay_file", "outlet"):
         if not isinstance(value, str):
-            problem(node, key, f"must be a string, got {type(value).__name__} {value!r}")
+            problem(node, key, f"must be a string, got {type(value).__name__} {_shown(value)}")
             return _INVALID
         value = value.strip()
     if key == "id":
         if not SOURCE_ID_RE.match(value):
-            problem(node, key, f"{value!r} is not a slug (lower-case letters, digits, '-' or '_', 1-64 chars, "
+            problem(node, key, f"{_shown(value)} is not a slug (lower-case letters, digits, '-' or '_', 1-64 chars, "
                                "starting and ending with a letter or digit)")
             return _INVALID
     elif key == "feed_url":
         parts = urlsplit(value)
         if parts.scheme.lower() not in ("http", "https"):
-            problem(node, key, f"{value!r} must be an http:// or https:// URL")
+            problem(node, key, f"{_shown(value)} must be an http:// or https:// URL")
             return _INVALID
         if not parts.hostname or re.search(r"\s", value):
-            problem(node, key, f"{value!r} is not a valid URL (no host, or contains spaces)")
+            problem(node, key, f"{_shown(value)} is not a valid URL (no host, or contains spaces)")
             return _INVALID
     elif key == "language":
         if value.lower() not in ISO_639_1:
-            problem(node, key, f"{value!r} is not an ISO 639-1 code (two letters such as 'en', 'zh', 'ko'; "
+            problem(node, key, f"{_shown(value)} is not an ISO 639-1 code (two letters such as 'en', 'zh', 'ko'; "
                                "no region suffix)")
             return _INVALID
         value = value.lower()
     elif key == "country":
         if value.upper() not in ISO_3166_1_ALPHA2:
-            problem(node, key, f"{value!r} is not an ISO 3166-1 alpha-2 code (two letters such as 'GB', 'JP')")
+            problem(node, key, f"{_shown(value)} is not an ISO 3166-1 alpha-2 code (two letters such as 'GB', 'JP')")
             return _INVALID
         value = value.upper()
     elif key == "outlet":
         if not re.fullmatch(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?", value.lower()) or ".." in value:
-            problem(node, key, f"{value!r} is not a host name such as 'bbc.co.uk'")
+            problem(node, key, f"{_shown(value)} is not a host name such as 'bbc.co.uk'")
             return _INVALID
         value = registrable_domain(value.lower())
-    elif key in ("syndicator", "enabled"):
+    elif key in ("syndicator", "enabled", "allow_private", "fetch_article"):
         if not isinstance(value, bool):
-            problem(node, key, f"must be true or false, got {value!r}")
+            problem(node, key, f"must be true or false, got {_shown(value)}")
             return _INVALID
     elif key == "replay_file":
         value = (base_dir / value).resolve()
@@ -268,13 +343,13 @@ def _check_unique(index: int, values: dict[str, Any], fields, seen_ids: dict[str
     """Ids and feed URLs are unique across the file (the first entry keeps them)."""
     if "id" in values:
         if values["id"] in seen_ids:
-            problem(fields["id"][1], "id", f"duplicate id {values['id']!r} (first used by sources[{seen_ids[values['id']]}])")
+            problem(fields["id"][1], "id", f"duplicate id {_shown(values['id'])} (first used by sources[{seen_ids[values['id']]}])")
         else:
             seen_ids[values["id"]] = index
     if "feed_url" in values:
         url_key = _feed_url_key(values["feed_url"])
         if url_key in seen_urls:
             problem(fields["feed_url"][1], "feed_url",
-                    f"duplicate feed_url {values['feed_url']!r} (first used by sources[{seen_urls[url_key]}])")
+                    f"duplicate feed_url {_shown(values['feed_url'])} (first used by sources[{seen_urls[url_key]}])")
         else:
             seen_urls[url_key] = index

@@ -33,6 +33,8 @@ import psycopg
 
 from ..crashpoints import crash_point
 from ..db import load_sql
+from ..markdown_text import markdown_cell
+from .canonical_url import canonical_outlet, links_directly
 from .fetch import FetchConfig, FetchRequest, FetchResult
 from .netguard import AddressPolicy
 from .parse_pool import ParsePool
@@ -126,7 +128,7 @@ class IngestReport:
         lines = ["| source | origin | status | http | parse | items | new | skipped | error |",
                  "|---|---|---|---|---|---|---|---|---|"]
         for row in ordered[:limit]:
-            error = (row.error or row.bozo_error or "").replace("|", "\\|")[:120]
+            error = markdown_cell(row.error or row.bozo_error, 120)  # a server's or a feed's words
             skipped = ", ".join(f"{reason} {count}" for reason, count in sorted(row.skipped.items()))
             lines.append(f"| {row.source_id} | {row.origin} | {row.status} | {row.http_status or ''} | "
                          f"{row.parse_status or ''} | {row.items} | {row.new_items} | {skipped} | {error} |")
@@ -363,35 +365,55 @@ class UpsertOutcome:
     new_item_ids: frozenset[str]
     new_links: frozenset[tuple[str, str]]  # (item_id, source_id)
     new_item_sources: dict[str, str] = field(default_factory=dict)  # new item id -> the source its row names
+    # item id -> the (item, fetch_id) pair its `items` row was written from by this call
+    written: dict[str, tuple[ParsedItem, int | None]] = field(default_factory=dict)
+
+
+def claim_key(item: ParsedItem, feed_outlets: Mapping[str, str | None]) -> tuple[bool, bool, str]:
+    """How strongly an entry claims the `items` row of its canonical URL; the smallest key keeps
+    the row. First an entry whose own link opens the canonical host (not a redirect wrapper's or
+    an AMP cache's link to it), then the publisher's own feed (the outlet of the source's feed URL
+    is the registrable domain of the canonical URL), then the lowest source id: the same entry
+    wins in whatever order the feeds arrive, are archived or are re-parsed."""
+    own = feed_outlets.get(item.source_id)
+    return (not links_directly(item.url, item.canonical_url),
+            own is None or canonical_outlet(item.canonical_url) != own, item.source_id)
 
 
 def upsert_items(conn: psycopg.Connection, items: Sequence[tuple[ParsedItem, int | None]],
-                 partition_start: datetime, *, claimed: frozenset[str] | set[str] = frozenset(),
-                 feed_outlets: Mapping[str, str] | None = None) -> UpsertOutcome:
+                 partition_start: datetime, *,
+                 claimed: Mapping[str, tuple[ParsedItem, int | None]] | None = None,
+                 feed_outlets: Mapping[str, str | None] | None = None) -> UpsertOutcome:
     """Upsert (item, fetch_id) pairs into items and item_sources (idempotent).
 
-    One pair of an item id decides the `items` row (its title, link and source_id, the
-    "first source seen"): the publisher's own feed when it carries the item in this hour
-    (`feed_outlets[source_id]`, the outlet of the source's feed URL, equals the item's
-    outlet), else the first pair. So another feed listing the same URL under its own title
-    cannot take the item over from its publisher; an item stored by an earlier hour is never
-    rewritten. Every (item, source) pair gets an item_sources row. Ids in `claimed` already
-    had their `items` row written by an earlier call of the same run: only their item_sources
-    rows are written."""
+    Of the pairs of one item id, the one with the smallest `claim_key` decides the `items` row
+    (title, link and source_id; ties keep the first pair): an entry linking the article's own
+    host, from the publisher's own feed, before any other. So another feed listing the same URL
+    (directly or through a known redirect service) under its own title cannot take the item over
+    from its publisher. A rerun of the hour rewrites the row when a stronger entry arrived since;
+    an item stored by an earlier hour is never rewritten (raw is immutable per hour). Every
+    (item, source) pair gets an item_sources row. `claimed` holds the pairs an earlier call of the
+    same run wrote the `items` rows from: a pair here replaces one only with a smaller key."""
     partition_start = _utc_hour(partition_start)
     feed_outlets = feed_outlets or {}
-    first: dict[str, tuple[ParsedItem, int | None]] = {}
+    claimed = claimed or {}
+    by_id: dict[str, list[tuple[ParsedItem, int | None]]] = {}
     links: dict[tuple[str, str], tuple[ParsedItem, int | None]] = {}
     for item, fetch_id in items:
-        if item.item_id not in claimed:
-            kept = first.get(item.item_id)
-            own = item.outlet is not None and feed_outlets.get(item.source_id) == item.outlet
-            if kept is None or (own and feed_outlets.get(kept[0].source_id) != kept[0].outlet):
-                first[item.item_id] = (item, fetch_id)
+        by_id.setdefault(item.item_id, []).append((item, fetch_id))
         links.setdefault((item.item_id, item.source_id), (item, fetch_id))
     if not links:
         return UpsertOutcome(frozenset(), frozenset())
-    rows = list(first.values())
+    written: dict[str, tuple[ParsedItem, int | None]] = {}
+    for item_id, pairs in by_id.items():
+        earlier = claimed.get(item_id)
+        contenders = pairs if earlier is None else [earlier, *pairs]
+        # min() keeps the first of equal keys; keys are computed only where entries compete.
+        winner = contenders[0] if len(contenders) == 1 else min(
+            contenders, key=lambda pair: claim_key(pair[0], feed_outlets))
+        if winner is not earlier:
+            written[item_id] = winner
+    rows = list(written.values())
     inserted = conn.execute(load_sql("ingest_items_upsert"), {
         "ids": [i.item_id for i, _ in rows], "canonical_urls": _pg_texts(i.canonical_url for i, _ in rows),
         # items.url is NOT NULL: link-less entries keep their urn:newsdedup: identity there.
@@ -411,7 +433,8 @@ def upsert_items(conn: psycopg.Connection, items: Sequence[tuple[ParsedItem, int
     }).fetchall()
     new_ids = frozenset(r[0] for r in inserted if r[1])
     return UpsertOutcome(new_item_ids=new_ids, new_links=frozenset((r[0], r[1]) for r in linked if r[2]),
-                         new_item_sources={item_id: first[item_id][0].source_id for item_id in new_ids})
+                         new_item_sources={item_id: written[item_id][0].source_id for item_id in new_ids},
+                         written=written)
 
 
 def _store_groups(conn: psycopg.Connection, groups: list[tuple[str, int, ParseResult, bool]],
@@ -428,7 +451,7 @@ def _store_groups(conn: psycopg.Connection, groups: list[tuple[str, int, ParseRe
         if _connection_lost(conn, exc):
             raise
     kept: list[tuple[str, int, ParseResult, bool]] = []
-    claimed: set[str] = set()
+    claimed: dict[str, tuple[ParsedItem, int | None]] = {}
     new_ids: set[str] = set()
     new_links: set[tuple[str, str]] = set()
     new_sources: dict[str, str] = {}
@@ -443,10 +466,13 @@ def _store_groups(conn: psycopg.Connection, groups: list[tuple[str, int, ParseRe
             parsed = replace(parsed, items=(), error=_one_line_error(
                 f"store failed: {type(exc).__name__}: {exc} (the body is archived; a rerun parses it again)"))
         else:
-            claimed.update(item.item_id for item in parsed.items)
+            claimed.update(outcome.written)
             new_ids |= outcome.new_item_ids
             new_links |= outcome.new_links
             new_sources.update(outcome.new_item_sources)
+            # A stronger entry rewrote a row this run inserted: the row names its source now.
+            new_sources.update({item_id: pair[0].source_id for item_id, pair in outcome.written.items()
+                                if item_id in new_ids})
         kept.append((source_id, fetch_id, parsed, record))
     return kept, UpsertOutcome(frozenset(new_ids), frozenset(new_links), new_sources)
 
@@ -637,7 +663,7 @@ def _fetch_requests(to_get, stored) -> list[FetchRequest]:
         # Validators belong to the stored URL; a changed feed_url starts fresh.
         same_url = source.id in stored and stored[source.id][0].feed_url == source.feed_url
         requests.append(FetchRequest(source.id, source.feed_url, etag if same_url else None,
-                                     last_modified if same_url else None))
+                                     last_modified if same_url else None, allow_private=source.allow_private))
     return requests
 
 
@@ -750,7 +776,7 @@ def reparse_partition(conn: psycopg.Connection, sources: Sequence[Source], parti
 
 __all__ = [
     "ArchivedFetch", "IngestReport", "LIVE_GRACE", "SourceIngestRow", "SourceSyncReport", "UpsertOutcome",
-    "archive_fetches", "archive_fetches_isolated", "choose_mode", "configs_for", "parse_status", "pg_text",
+    "archive_fetches", "archive_fetches_isolated", "choose_mode", "claim_key", "configs_for", "parse_status", "pg_text",
     "compress_body", "ingest_jsonl_partition", "ingest_partition",
     "load_archived_fetches", "partition_item_counts", "record_parse_outcomes", "reparse_partition",
     "stored_sources", "sync_sources", "upsert_items",

@@ -34,7 +34,12 @@ Retry rules (``settings.max_attempts`` attempts in total per call):
   keeps the work item pending for a later run).
 - output that is not JSON, not an object, or that the validator rejects: retried at once with the
   validator's message appended as a follow-up turn (the prefix stays identical, so caches hit).
-  Exhausted -> `OutputInvalid` (permanent=True).
+  Exhausted -> `OutputInvalid` (permanent=True). A reply longer than REPLY_MAX_CHARS or nested
+  deeper than REPLY_MAX_DEPTH is refused before parsing, and every parse error (an integer past
+  Python's digit limit, NaN, ...) is this same invalid output; so is a 200 whose body the client
+  library cannot decode (not JSON, nested past the decoder's recursion limit).
+- a reply our own handling fails on unexpectedly (a bug, not the model's mistake): the paid call is
+  recorded (status error) and `ReplyUnhandled` (permanent=True) fails this call only.
 - HTTP 400/413/422 (the request itself is refused, e.g. context too long): `RequestRejected`
   (permanent=True), not retried.
 - HTTP 401/403/404 (bad key, no access, unknown model): `LLMConfigError` at once; a configuration
@@ -46,8 +51,8 @@ every reply is cleaned to plain text (llm/text.py) before validation and storage
 
 Concurrency: at most ``settings.concurrency`` requests in flight per client (a semaphore), so a
 caller may simply submit work to a thread pool. The API key is given only to the openai client; every
-error string passes through `redact()` (the key, ``Bearer ...`` and ``sk-...`` shapes), and the
-openai/httpx loggers get a redacting filter.
+error string passes through `redact()` (newsdedup_dagster/redaction.py: the key, ``Bearer ...``, ``sk-...``,
+URL userinfo), and the openai/httpx loggers get its redacting filter.
 """
 
 from __future__ import annotations
@@ -67,6 +72,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from .. import db
+from ..redaction import add_log_redaction, redact, remove_log_redaction
 from ..settings import setting
 from . import pricing
 from .cache import CachedAnswer, CacheKey, ResultCache, cache_key
@@ -76,12 +82,17 @@ from .text import clean_model_output
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "LLMClient", "LLMError", "LLMUnavailable", "OutputInvalid", "RequestRejected", "LLMConfigError",
+    "LLMClient", "LLMError", "LLMUnavailable", "OutputInvalid", "RequestRejected", "LLMConfigError", "ReplyUnhandled",
     "Usage", "CallRecord", "CallRecorder", "MemoryRecorder", "PostgresCallRecorder", "BackoffPolicy",
     "parse_json_reply", "redact", "backoff_delay", "parse_retry_after",
 ]
 
 ERROR_TEXT_MAX = 500  # llm_calls.error is for humans; provider bodies can be long
+# Bounds checked before a reply is parsed. The longest answer asked for (two languages' translation,
+# max_tokens 4000) is far shorter, even written as \uXXXX escapes; answers are at most three levels
+# deep ({"translations": {"fr": {...}}}), and the JSON decoder recurses once per level.
+REPLY_MAX_CHARS = 100_000
+REPLY_MAX_DEPTH = 20
 
 
 # ------------------------------------------------------------------ errors
@@ -117,6 +128,13 @@ class RequestRejected(LLMError):
 
 class LLMConfigError(LLMError):
     """HTTP 401/403/404: wrong key, no access or unknown model. Fails the run; marks nothing."""
+
+    permanent = True
+
+
+class ReplyUnhandled(LLMError):
+    """Handling a reply raised something other than OutputInvalid: that item fails (permanently, as
+    asking again would fail the same way), its call is recorded, and the run goes on."""
 
     permanent = True
 
@@ -272,54 +290,67 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     return max(0.0, when.timestamp() - (now if now is not None else time.time()))
 
 
-# ------------------------------------------------------------------ redaction
-_SECRET_SHAPES = re.compile(r"(Bearer\s+)[^\s'\"]+|\bsk-[A-Za-z0-9_\-]{6,}", re.IGNORECASE)
-
-
-def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return _SECRET_SHAPES.sub(lambda m: (m.group(1) or "") + "***", text)
-
-
-class _RedactingFilter(logging.Filter):
-    def __init__(self, secrets: tuple[str, ...]):
-        super().__init__()
-        self.secrets = secrets
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # a broken format string is not our problem to raise here
-            return True
-        cleaned = redact(message, self.secrets)
-        if cleaned != message:
-            record.msg, record.args = cleaned, None
-        return True
-
-
-# openai 3.x logs through a vendored httpx ("httpx2"); filters apply per logger, so children are listed.
-_FILTERED_LOGGERS = ("openai", "openai._base_client", "httpx", "httpcore", "httpcore.http11", "httpcore.connection",
-                     "httpx2", "httpcore2", "httpcore2.http11", "httpcore2.connection")
-
-
 # ------------------------------------------------------------------ parsing
-_FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+# In a JSON text, what can change the nesting depth: an escape pair (skipped: it may be \"), a quote,
+# a bracket. Scanned left to right as the decoder reads, so up to the first error (where the decoder
+# stops) the depth counted is the depth the decoder would reach.
+_DEPTH_TOKENS = re.compile(r'\\.|["\[\]{}]', re.DOTALL)
+
+
+def _without_fence(text: str) -> str:
+    """The inside of a Markdown code fence (common even in JSON mode), else the text. No regex: a
+    backtracking pattern over a long reply of whitespace is quadratic."""
+    if len(text) >= 6 and text.startswith("```") and text.endswith("```"):
+        inner = text[3:-3]
+        return (inner[4:] if inner[:4] in ("json", "JSON") else inner).strip()
+    return text
+
+
+def _deeper_than(text: str, limit: int) -> bool:
+    depth, in_string = 0, False
+    for match in _DEPTH_TOKENS.finditer(text):
+        token = match.group()
+        if token == '"':
+            in_string = not in_string
+        elif in_string or len(token) == 2:
+            continue
+        elif token in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def _not_json_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text[:20]}… is out of range")
+    return value
 
 
 def parse_json_reply(content: str | None) -> dict:
-    """The reply as a JSON object. Tolerates a Markdown code fence (common even in JSON mode)."""
-    if content is None or not content.strip():
-        raise OutputInvalid("empty reply")
-    text = content.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
+    """The reply as a JSON object, or OutputInvalid: too long or too deep (checked before parsing),
+    not JSON by any error the decoder raises (NaN, Infinity and numbers past float range included),
+    or not an object."""
+    if content is None or not isinstance(content, str) or not content.strip():
+        raise OutputInvalid("empty reply" if not content else f"reply is {type(content).__name__}, not text")
+    if len(content) > REPLY_MAX_CHARS:
+        raise OutputInvalid(f"reply refused before parsing: longer than {REPLY_MAX_CHARS} characters")
+    text = _without_fence(content.strip())
+    if _deeper_than(text, REPLY_MAX_DEPTH):
+        raise OutputInvalid(f"reply refused before parsing: nested deeper than {REPLY_MAX_DEPTH} levels")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_not_json_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise OutputInvalid(f"reply is not valid JSON ({exc.msg} at char {exc.pos})") from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer past Python's 4300-digit limit
+        raise OutputInvalid(f"reply is not valid JSON ({str(exc)[:120]})") from None
     if not isinstance(data, dict):
         raise OutputInvalid(f"reply is JSON {type(data).__name__}, expected an object")
     return data
@@ -362,9 +393,7 @@ class LLMClient:
         self._totals: dict[str, Usage] = {}
         self._totals_lock = threading.Lock()
         self._unpriced_warned: set[str] = set()
-        self._filter = _RedactingFilter(self._secrets)
-        for name in _FILTERED_LOGGERS:
-            logging.getLogger(name).addFilter(self._filter)
+        self._filter = add_log_redaction(self._secrets)
         self._openai = openai.OpenAI(
             base_url=settings.base_url,
             # Local servers (vLLM, Ollama) accept any key; the client library insists on one.
@@ -426,11 +455,16 @@ class LLMClient:
             except (self._openai_errors.APITimeoutError, self._openai_errors.APIConnectionError) as exc:
                 last_error, last_kind = self._transport_failed(exc, rec, started, attempts_allowed, task, usage), "error"
                 continue
+            except (ValueError, RecursionError) as exc:  # the client library could not decode the response body
+                last_invalid = self._body_unreadable(exc, rec, started)
+                last_error, last_kind = rec.error, "invalid"
+                continue
 
             rec.latency_ms = int((time.monotonic() - started) * 1000)
-            self._add_usage(rec, completion, model, usage)
-            content = completion.choices[0].message.content if completion.choices else None
+            content = None
             try:
+                self._add_usage(rec, completion, model, usage)
+                content = completion.choices[0].message.content if completion.choices else None
                 data = clean_model_output(parse_json_reply(content))
                 result = validator(data) if validator is not None else data
             except OutputInvalid as exc:
@@ -441,6 +475,8 @@ class LLMClient:
                 last_error, last_kind = rec.error, "invalid"
                 messages = _with_correction(messages, content, exc)
                 continue
+            except Exception as exc:  # our handling of this reply failed: this call fails, the run goes on
+                self._reply_unhandled(exc, rec, task, usage)
             rec.status = "ok"
             rec.cache_key = key.key if key is not None else None
             if key is not None:
@@ -452,6 +488,15 @@ class LLMClient:
         self._give_up(task, usage, key, last_error, invalid=last_invalid is not None and last_kind == "invalid")
 
     # -------------------------------------------------------------- one attempt's outcome
+    def _reply_unhandled(self, exc: Exception, rec: CallRecord, task: str, usage: Usage):
+        """Record the paid call with what went wrong, then fail this call only (ReplyUnhandled)."""
+        rec.status = "error"
+        rec.error = self._error_text(f"unexpected {type(exc).__name__} handling the reply: {exc}")
+        log.error("llm %s: %s", task, rec.error)
+        self._record(rec)
+        self._finish(task, usage)
+        raise ReplyUnhandled(rec.error, attempts=rec.attempt, usage=usage) from None
+
     def _status_failed(self, exc, rec: CallRecord, started: float, attempts_allowed: int, task: str, usage: Usage,
                        key: CacheKey | None) -> str:
         """An HTTP error status: 401/403/404 end the call (configuration), 400/413/422 end it (the
@@ -473,6 +518,15 @@ class LLMClient:
         if rec.attempt < attempts_allowed:
             self._wait(rec.attempt, retry_after, task, usage, rec.error)
         return rec.error
+
+    def _body_unreadable(self, exc: Exception, rec: CallRecord, started: float) -> OutputInvalid:
+        """A 200 whose body is not JSON (or nested too deep for the decoder): invalid output, as a reply
+        that is not JSON; the next attempt asks again (there is no reply to show the model)."""
+        rec.latency_ms = int((time.monotonic() - started) * 1000)
+        rec.status = "invalid"
+        rec.error = self._error_text(f"response body is not valid JSON ({type(exc).__name__}: {str(exc)[:120]})")
+        self._record(rec)
+        return OutputInvalid(rec.error)
 
     def _transport_failed(self, exc, rec: CallRecord, started: float, attempts_allowed: int, task: str,
                           usage: Usage) -> str:
@@ -514,8 +568,7 @@ class LLMClient:
         return sorted(self._unpriced_warned)
 
     def close(self) -> None:
-        for name in _FILTERED_LOGGERS:
-            logging.getLogger(name).removeFilter(self._filter)
+        remove_log_redaction(self._filter)
         self._openai.close()
         for part in (self.recorder, self.cache):
             close = getattr(part, "close", None)
@@ -589,8 +642,9 @@ class LLMClient:
         try:
             data = clean_model_output(answer.data)
             result = validator(data) if validator is not None else data
-        except OutputInvalid as exc:
-            log.info("stored %s answer no longer validates (%s); asking the model again", key.task, exc)
+        except Exception as exc:  # OutputInvalid or worse: the stored answer is not used
+            log.info("stored %s answer no longer validates (%s); asking the model again", key.task,
+                     self._error_text(str(exc)))
             return None
         self._record(CallRecord(task=key.task, model=key.model, status="ok", attempt=0, latency_ms=0,
                                 story_id=story_id, event_id=event_id, partition_hour=partition_hour,

@@ -15,6 +15,8 @@ from typing import TextIO
 import psycopg
 
 from .. import db
+from ..markdown_text import escape_markdown, markdown_cell
+from ..redaction import redact
 from .scoring import DIMENSIONS
 
 DIM_ABBREV = {"scale": "sca", "impact": "imp", "novelty": "nov", "breadth": "bre", "credibility": "cre", "urgency": "urg"}
@@ -30,8 +32,8 @@ def _num(value) -> str:
     return "–" if value is None else f"{float(value):.1f}"
 
 
-def _cell(text: str, limit: int = 90) -> str:
-    text = " ".join(str(text).split()).replace("|", "\\|")
+def _line(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -46,13 +48,21 @@ def top_stories_markdown(rows: list[dict]) -> str:
         dims = " | ".join(_num(r[d]) for d in DIMENSIONS)
         by = "offline fallback (heuristic)" if r["offline"] else r["model"]
         langs = ", ".join(r.get("languages") or []) or "–"
-        lines.append(f"| {i} | {_num(r['significance'])} | {dims} | {_cell(r['headline'])} | {langs} | "
-                     f"{r.get('source_count', 0)} | {by} |")
+        # Headlines are feed or model text: escaped, so they cannot become links or images in the UI.
+        lines.append(f"| {i} | {_num(r['significance'])} | {dims} | {markdown_cell(r['headline'])} | "
+                     f"{markdown_cell(langs)} | {r.get('source_count', 0)} | {markdown_cell(by)} |")
     if any(r["offline"] for r in rows):
         lines.append("")
         lines.append("Offline fallback: significance is a heuristic from sources, languages, articles and arrival "
                      "speed; headline and summary are the representative article's own (not rewritten, not translated).")
     return "\n".join(lines)
+
+
+def errors_markdown(errors: list[str], secrets: tuple[str, ...] = ()) -> str:
+    """A stage's errors as a Markdown list: they quote providers and models (a validator names the
+    value it refused), so each is escaped like any feed or model text. Redacted first: escaping
+    changes a key's characters, and a redaction of the escaped text would no longer find it."""
+    return "\n".join(f"- {escape_markdown(redact(error, secrets))}" for error in errors)
 
 
 def format_top_stories(rows: list[dict]) -> str:
@@ -65,7 +75,7 @@ def format_top_stories(rows: list[dict]) -> str:
     for r in rows:
         dims = " ".join(f"{_num(r[d]):>3}" for d in DIMENSIONS)
         langs = ",".join(r.get("languages") or [])
-        out.append(f"  {_num(r['significance']):>4}  {dims}  {r.get('source_count', 0):>3} {langs:<5} {_cell(r['headline'], 80)}")
+        out.append(f"  {_num(r['significance']):>4}  {dims}  {r.get('source_count', 0):>3} {langs:<5} {_line(r['headline'], 80)}")
     return "\n".join(out)
 
 

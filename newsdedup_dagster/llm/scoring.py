@@ -310,6 +310,8 @@ def _score_value(data: dict, key: str) -> float:
             value = float(value)
         else:
             raise OutputInvalid(f'"{key}" must be a number 0-10, got {json.dumps(value)[:40]}')
+    if isinstance(value, int) and not -100 <= value <= 100:  # float() of a 400-digit integer overflows
+        raise OutputInvalid(f'"{key}" = {str(value)[:12]}… is outside 0-10')
     value = float(value)
     if not (0.0 <= value <= 10.0) or math.isnan(value):
         raise OutputInvalid(f'"{key}" = {value:g} is outside 0-10')

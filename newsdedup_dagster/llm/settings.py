@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..settings import setting
+from ..settings import check_language_codes, setting
 
 TRANSLATION_LANGS = ("zh", "ja", "ko", "fr", "de", "es", "pt", "ru", "ar", "hi")
 NARRATIVE_LANGS = ("en", "zh", "ja", "ko", "fr", "de", "es", "pt", "it", "ru", "ar", "hi", "id", "vi", "th", "tr")
@@ -43,6 +43,12 @@ class LLMSettings:
     significance_margin: float = setting(4.0, env="NEWSDEDUP_SIGNIFICANCE_MARGIN",
                                          doc="how far a model's significance may exceed the coverage heuristic "
                                              "(sources, languages, articles, speed)")
+
+    def __post_init__(self) -> None:
+        # Every language here names files and directories of the feeds, the site and the digests.
+        check_language_codes("NEWSDEDUP_PIVOT_LANG", (self.pivot_lang,))
+        check_language_codes("NEWSDEDUP_TRANSLATION_LANGS", self.translation_langs)
+        check_language_codes("NEWSDEDUP_NARRATIVE_LANGS", self.narrative_langs)
 
     @property
     def offline(self) -> bool:

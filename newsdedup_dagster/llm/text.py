@@ -62,11 +62,34 @@ def clean_visible_line(text: str | None) -> str:
 
 
 def clean_model_output(value: Any) -> Any:
-    """Apply `clean_model_text` to every string (keys too) in a parsed JSON value."""
-    if isinstance(value, str):
-        return clean_model_text(value)
-    if isinstance(value, dict):
-        return {clean_model_output(k) if isinstance(k, str) else k: clean_model_output(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clean_model_output(v) for v in value]
-    return value
+    """Apply `clean_model_text` to every string (keys too) in a parsed JSON value.
+
+    Iterative, with an explicit stack: a value nested deeper than Python's recursion limit (a
+    hostile reply, a stored answer) is cleaned like any other, never raising RecursionError. A
+    container met twice (shared or cyclic, which JSON cannot express) is cleaned once."""
+    if not isinstance(value, (dict, list)):
+        return clean_model_text(value) if isinstance(value, str) else value
+    copies: dict[int, Any] = {}
+    root = _empty_like(value)
+    copies[id(value)] = root
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, child in pairs:
+            if isinstance(child, (dict, list)):
+                copy = copies.get(id(child))
+                if copy is None:
+                    copy = copies[id(child)] = _empty_like(child)
+                    stack.append((child, copy))
+            else:
+                copy = clean_model_text(child) if isinstance(child, str) else child
+            if isinstance(target, dict):
+                target[clean_model_text(key) if isinstance(key, str) else key] = copy
+            else:
+                target.append(copy)
+    return root
+
+
+def _empty_like(value: dict | list) -> dict | list:
+    return {} if isinstance(value, dict) else []

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..llm.settings import LLMSettings
-from ..settings import setting
+from ..settings import check_language_codes, setting
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class PublishSettings:
             raise ValueError("NEWSDEDUP_PUBLISH_WINDOW_HOURS / _MAX_STORIES: expected >= 0, and not both 0")
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"NEWSDEDUP_PUBLISH_BASE_URL={self.base_url!r}: expected an http(s) URL")
+        check_language_codes("NEWSDEDUP_PUBLISH_LANGS", self.langs)   # each names a directory
         if not self.base_url.endswith("/"):
             object.__setattr__(self, "base_url", self.base_url + "/")
 

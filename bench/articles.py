@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Article extraction on pages written for the bundled sample day: word-level precision, recall
+and F1 of the extracted text against the text each page was written from, and pages per second on
+one core, against a reference measured in the same run (every visible word of the page, by the
+feed text cleaner: what a reader without extraction would keep).
+
+    python bench/articles.py [--rounds 3]
+    python bench/articles.py --write-pages   # the sample day's recorded pages, for the demo
+
+Each page is one sample item (`sample_data/articles.yaml`: 8 languages): its headline, and as the
+article the item's summary followed by the summaries of the other items of its story in its
+language (headline and article: the text the page was written from). Around it, the boilerplate news pages
+carry, in the page's language: navigation, a cookie banner, an advertisement, a newsletter box,
+related links (other headlines of the day), reader comments, a footer and scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import random
+import time
+from collections import Counter
+
+import yaml
+from common import REPO, peak_rss_mb
+
+from newsdedup_dagster.articles.extract import _WORD, ExtractLimits, extract_page
+from newsdedup_dagster.articles.store import replay_page_name
+from newsdedup_dagster.ingest.sanitise import clean_text
+
+SAMPLE = REPO / "newsdedup_dagster" / "sample_data" / "articles.yaml"
+GOLD = SAMPLE.with_name("gold.jsonl")
+PAGES = SAMPLE.with_name("pages")
+
+BOILERPLATE = {
+    "en": ("Home World Business Technology Sport Culture Opinion", "We use cookies to give you the best experience. "
+           "Accept all cookies or manage your preferences.", "Advertisement", "Sign up for our morning newsletter",
+           "Related stories", "Comments", ["This is exactly what I expected.", "Who is going to pay for this?",
+                                           "Great reporting, thank you."], "© 2026 All rights reserved. Privacy policy"),
+    "fr": ("Accueil Monde Économie Technologie Sport Culture Opinions", "Nous utilisons des cookies pour améliorer "
+           "votre expérience. Tout accepter ou gérer vos préférences.", "Publicité", "Inscrivez-vous à notre lettre "
+           "du matin", "À lire aussi", "Commentaires", ["C'était prévisible.", "Qui va payer tout cela ?",
+                                                       "Merci pour cet article."], "© 2026 Tous droits réservés"),
+    "de": ("Startseite Welt Wirtschaft Technik Sport Kultur Meinung", "Wir verwenden Cookies, um Ihnen das beste "
+           "Erlebnis zu bieten. Alle akzeptieren oder Einstellungen verwalten.", "Anzeige", "Jetzt den "
+           "Morgen-Newsletter abonnieren", "Mehr zum Thema", "Kommentare", ["Das war absehbar.", "Wer soll das "
+           "bezahlen?", "Danke für den Bericht."], "© 2026 Alle Rechte vorbehalten"),
+    "es": ("Portada Internacional Economía Tecnología Deportes Cultura Opinión", "Utilizamos cookies para mejorar "
+           "su experiencia. Aceptar todas o gestionar preferencias.", "Publicidad", "Suscríbase a nuestro boletín "
+           "matinal", "Noticias relacionadas", "Comentarios", ["Era de esperar.", "¿Quién va a pagar esto?",
+                                                             "Gracias por la información."], "© 2026 Todos los derechos reservados"),
+    "ru": ("Главная Мир Экономика Технологии Спорт Культура Мнения", "Мы используем файлы cookie, чтобы улучшить "
+           "работу сайта. Принять все или настроить.", "Реклама", "Подпишитесь на утреннюю рассылку", "Читайте также",
+           "Комментарии", ["Этого следовало ожидать.", "Кто за это заплатит?", "Спасибо за статью."],
+           "© 2026 Все права защищены"),
+    "ja": ("トップ 国際 経済 テクノロジー スポーツ 文化 オピニオン", "当サイトはクッキーを使用しています。すべて許可または設定を管理。",
+           "広告", "朝のニュースレターに登録", "関連記事", "コメント", ["予想通りです。", "誰が負担するのでしょうか。",
+                                                     "詳しい記事をありがとう。"], "© 2026 無断転載を禁じます"),
+    "zh": ("首页 国际 财经 科技 体育 文化 评论", "本网站使用Cookie以改善您的体验。全部接受或管理偏好。", "广告",
+           "订阅我们的早间新闻", "相关新闻", "评论", ["早就料到了。", "谁来买单？", "谢谢这篇报道。"], "© 2026 版权所有"),
+    "ko": ("홈 국제 경제 IT 스포츠 문화 오피니언", "이 사이트는 더 나은 서비스를 위해 쿠키를 사용합니다. 모두 허용 또는 설정 관리.",
+           "광고", "아침 뉴스레터 구독하기", "관련 기사", "댓글", ["예상했던 일이네요.", "비용은 누가 부담하나요?",
+                                                  "좋은 기사 감사합니다."], "© 2026 무단 전재 및 재배포 금지"),
+}
+
+
+def sample_pages(seed: int = 2026) -> list[tuple[str, str, str, str]]:
+    """(language, html, the text the page was written from, the item's link) for every sample item
+    with a summary."""
+    data = yaml.safe_load(SAMPLE.read_text(encoding="utf-8"))
+    item_links = {}
+    for line in GOLD.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        item_links[(record["source"], record["title"])] = record["url"]
+    language = {s["id"]: s["language"] for s in data["sources"]}
+    site = {s["id"]: s.get("site", "https://news.example") for s in data["sources"]}
+    rng = random.Random(seed)
+    headlines: dict[str, list[str]] = {}
+    for story in data["stories"]:
+        for item in story["items"]:
+            headlines.setdefault(language[item["src"]], []).append(item["title"])
+    pages = []
+    for story in data["stories"]:
+        for item in story["items"]:
+            if not item.get("summary"):
+                continue
+            lang = language[item["src"]]
+            others = [i["summary"] for i in story["items"] if i is not item and i.get("summary")
+                      and language[i["src"]] == lang and i["summary"] != item["summary"]]
+            paragraphs = [item["summary"], *dict.fromkeys(others)]
+            nav, cookie, ad, newsletter, related, comments, remarks, footer = BOILERPLATE[lang]
+            links = rng.sample(headlines[lang], min(5, len(headlines[lang])))
+            e = html.escape
+            page = (
+                f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8"><title>{e(item["title"])}</title>'
+                f'<meta property="article:published_time" content="2026-11-02T{item["t"]}:00+00:00">'
+                f'<script>window.dataLayer=[{{"page":"article"}}];</script><style>.ad{{display:block}}</style></head>'
+                f'<body><div class="cookie-banner" role="dialog"><p>{e(cookie)}</p><button>OK</button></div>'
+                f'<header><a href="{site[item["src"]]}">logo</a><nav><ul>'
+                + "".join(f'<li><a href="/{w}">{e(w)}</a></li>' for w in nav.split()) + '</ul></nav></header>'
+                f'<div class="ad" id="top-ad">{e(ad)}</div><main><article><h1>{e(item["title"])}</h1>'
+                f'<div class="byline">{e(item["src"])}</div>'
+                + "".join(f"<p>{e(p)}</p>" for p in paragraphs)
+                + f'</article><aside class="newsletter"><h3>{e(newsletter)}</h3><form><input type="email"></form>'
+                f'</aside><section class="related"><h2>{e(related)}</h2><ul>'
+                + "".join(f'<li><a href="/r/{n}">{e(t)}</a></li>' for n, t in enumerate(links))
+                + f'</ul></section><section class="comments"><h2>{e(comments)}</h2>'
+                + "".join(f'<div class="comment"><p>{e(r)}</p></div>' for r in remarks)
+                + f'</section></main><footer><p>{e(footer)}</p></footer>'
+                f'<script>document.write("<p>injected</p>")</script></body></html>')
+            pages.append((lang, page, "\n".join([item["title"], *paragraphs]), item_links[(item["src"], item["title"])]))
+    return pages
+
+
+def prf(extracted: str, reference: str) -> tuple[float, float, float]:
+    got, want = Counter(_WORD.findall(extracted.lower())), Counter(_WORD.findall(reference.lower()))
+    common = sum((got & want).values())
+    precision = common / max(1, sum(got.values()))
+    recall = common / max(1, sum(want.values()))
+    return precision, recall, 2 * precision * recall / max(1e-9, precision + recall)
+
+
+def visible_text(page: str) -> str:
+    """The reference: every visible word (the feed text cleaner over the whole page)."""
+    return clean_text(page)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3, help="timed passes over all pages (best is reported)")
+    parser.add_argument("--write-pages", action="store_true",
+                        help="(re)write the sample day's recorded pages (sample_data/pages/, what the demo's "
+                             "replayed hours read) and stop")
+    args = parser.parse_args()
+    pages = sample_pages()
+    if args.write_pages:
+        PAGES.mkdir(exist_ok=True)
+        for old in PAGES.glob("*.html"):
+            old.unlink()
+        for _lang, page, _text, link in pages:
+            (PAGES / replay_page_name(link)).write_text(page, encoding="utf-8")
+        print(f"{len(pages)} pages written to {PAGES}")
+        return
+    limits = ExtractLimits(min_words=1)
+    scores: dict[str, dict[str, list]] = {"trafilatura": {}, "visible text": {}}
+    empty = 0
+    for lang, page, reference, _link in pages:
+        result = extract_page(page.encode(), "text/html; charset=utf-8", "https://news.example/a", limits=limits)
+        empty += result.text is None
+        scores["trafilatura"].setdefault(lang, []).append(prf(result.text or "", reference))
+        scores["visible text"].setdefault(lang, []).append(prf(visible_text(page), reference))
+
+    def timed(function) -> float:
+        best = float("inf")
+        for _ in range(args.rounds):
+            started = time.perf_counter()
+            for _lang, page, _reference, _link in pages:
+                function(page)
+            best = min(best, time.perf_counter() - started)
+        return len(pages) / best
+
+    extract_rate = timed(lambda page: extract_page(page.encode(), "text/html", "https://news.example/a", limits=limits))
+    visible_rate = timed(visible_text)
+    print(f"{len(pages)} pages in {len(scores['trafilatura'])} languages "
+          f"(mean {sum(len(p) for _, p, _, _ in pages) / len(pages) / 1024:.1f} KiB), {empty} without text")
+    print(f"{'method':<13} {'lang':<5} {'pages':>5} {'P':>6} {'R':>6} {'F1':>6}")
+    for method, by_lang in scores.items():
+        for lang in [*sorted(by_lang), "all"]:
+            rows = [r for rs in by_lang.values() for r in rs] if lang == "all" else by_lang[lang]
+            p, r, f = (sum(x[i] for x in rows) / len(rows) for i in range(3))
+            print(f"{method:<13} {lang:<5} {len(rows):>5} {p:6.3f} {r:6.3f} {f:6.3f}")
+    print(f"pages/s on one core: trafilatura {extract_rate:.1f}, visible text {visible_rate:.1f} "
+          f"(ratio {visible_rate / extract_rate:.1f}x); peak RSS {peak_rss_mb()} MB")
+
+
+if __name__ == "__main__":
+    main()

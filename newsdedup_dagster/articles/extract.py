@@ -1,0 +1,211 @@
+"""One fetched page -> its main text and what the page says of itself (pure: no network, no database).
+
+- HTML only: the Content-Type must say HTML, or say nothing more specific than a generic type
+  (`application/octet-stream`, `text/plain`) while the bytes start as HTML does; bytes that are a
+  PDF, an image or a feed are refused whatever the header says (WHATWG MIME Sniffing, the HTML
+  and binary signatures).
+- Decoded as feed bytes are (ingest/encoding.py: BOM, valid UTF-8, declared charset, detector), so
+  a wrong declared charset is repaired the same way.
+- Main text by trafilatura (lxml; no script is ever run), each paragraph reduced to visible text
+  by the feed text's rules (ingest/sanitise.py: clean_text): invisible and direction-changing
+  characters go, NFC.
+- Publication and update times by htmldate, byline and canonical link from trafilatura's
+  metadata, language from the text (py3langid) or else the page's `lang` attribute.
+- Paywalled pages (schema.org `isAccessibleForFree: false`) keep no text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from ..ingest.encoding import decode_feed_bytes
+from ..ingest.language import detect_language
+from ..ingest.sanitise import clean_text
+from ..ingest.sources import normalise_language
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+# Types that say nothing about the bytes: the bytes decide (sniffing).
+GENERIC_TYPES = frozenset({"", "application/octet-stream", "text/plain", "binary/octet-stream",
+                           "application/unknown", "unknown/unknown"})
+# WHATWG MIME Sniffing 7.1: the HTML signatures (after leading whitespace), case-insensitive,
+# each followed by a space or '>'.
+_HTML_SIGNATURE = re.compile(
+    rb"^[\t\n\x0c\r ]*(?:<!doctype html|<html|<head|<script|<iframe|<h1|<div|<font|<table|<a|<style|<title|<b"
+    rb"|<body|<br|<p|<!--)[ >]", re.IGNORECASE)
+# Bytes that are something else, whatever the header says.
+_BINARY_SIGNATURES = (b"%PDF-", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"RIFF",
+                      b"\x00\x00\x01\x00", b"OggS", b"ID3", b"\x00\x00\x00")
+_FEED_START = re.compile(rb"^[\t\n\x0c\r ]*(?:<\?xml[^>]*>\s*)?<(?:rss|feed|rdf:RDF)[\s>]", re.IGNORECASE)
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+_HTML_LANG = re.compile(r"<html\b[^>]*?\blang\s*=\s*[\"']?([A-Za-z]{2,3})(?:[-_][A-Za-z0-9]+)*", re.IGNORECASE)
+# schema.org's mark of paywalled content (Google's structured data for subscription articles).
+_NOT_FREE = re.compile(r"[\"']?isAccessibleForFree[\"']?\s*[:=]\s*[\"']?(?:false|False|FALSE)\b")
+# A page with more start tags than this is refused before it is parsed: parsing and walking such a
+# tree costs seconds per 100k elements, and no article needs that many (a long news page: 2-5k).
+MAX_ELEMENTS = 100_000
+# Han, kana and Thai are written without spaces between words: each character counts as a word.
+_WORD = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W\u0e00-\u0e7f"
+                   r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+MAX_BYLINE_CHARS = 300
+MAX_LEAD_CHARS = 1_000
+MAX_URL_CHARS = 2_048
+DATE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
+
+
+@dataclass(frozen=True)
+class ExtractLimits:
+    min_words: int = 25
+    max_text_chars: int = 100_000
+    max_elements: int = MAX_ELEMENTS
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What a page yielded: `reason` None and a text, or the reason it has none."""
+
+    reason: str | None                 # None | not_html | paywall | too_large | extraction_empty
+    detail: str | None = None
+    text: str | None = None            # paragraphs separated by '\n'
+    lead: str | None = None            # the first paragraph that is not the headline
+    word_count: int | None = None
+    language: str | None = None
+    published_at: datetime | None = None
+    updated_at: datetime | None = None
+    byline: str | None = None
+    canonical_url: str | None = None
+    encoding: str | None = None
+
+
+def media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def html_refusal(content_type: str | None, body: bytes) -> str | None:
+    """None when the response is an HTML page, else why it is not."""
+    declared = media_type(content_type)
+    head = body[:1024]
+    for bom in _BOMS:
+        if head.startswith(bom):
+            head = head[len(bom):]
+            break
+    if head.startswith(_BINARY_SIGNATURES) or _FEED_START.match(head):
+        return f"the bytes are not HTML (declared {declared or 'nothing'})"
+    if declared in HTML_TYPES:
+        return None
+    if declared in GENERIC_TYPES and _HTML_SIGNATURE.match(head):
+        return None
+    return f"Content-Type {declared or 'missing'} is not HTML"
+
+
+def word_count(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def _moment(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        moment = datetime.strptime(value, DATE_FORMAT)
+    except ValueError:
+        try:
+            moment = datetime.strptime(value[:10], "%Y-%m-%d")
+        except ValueError:
+            return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def _paragraphs(raw: str, max_chars: int) -> list[str]:
+    kept: list[str] = []
+    total = 0
+    for line in raw.splitlines():
+        paragraph = clean_text(line)
+        if not paragraph:
+            continue
+        if total + len(paragraph) > max_chars:
+            if not kept:  # one huge paragraph: cut it rather than keep nothing
+                kept.append(clean_text(paragraph, max_chars=max_chars))
+            break
+        kept.append(paragraph)
+        total += len(paragraph) + 1
+    return kept
+
+
+def _http_url(value: str | None) -> str | None:
+    if not value or len(value) > MAX_URL_CHARS or any(ch.isspace() for ch in value):
+        return None
+    return value if re.match(r"^https?://[^/\s]+", value, re.IGNORECASE) else None
+
+
+def extract_page(body: bytes, content_type: str | None, url: str, *, language_hint: str | None = None,
+                 limits: ExtractLimits = ExtractLimits()) -> Extraction:
+    """The main text and metadata of one fetched page. Never raises for a page's content (a
+    parser failure is an Extraction with reason `extraction_failed`)."""
+    refusal = html_refusal(content_type, body)
+    if refusal:
+        return Extraction("not_html", refusal)
+    page, encoding, _note = decode_feed_bytes(body, content_type, language_hint)
+    if page.count("<") > limits.max_elements:
+        return Extraction("too_large", f"more than {limits.max_elements:,} tags", encoding=encoding)
+    if _NOT_FREE.search(page):
+        return Extraction("paywall", "the page marks its content isAccessibleForFree: false", encoding=encoding)
+    try:
+        return _extract(page, url, language_hint, limits, encoding)
+    except (RecursionError, MemoryError) as exc:
+        return Extraction("extraction_failed", f"{type(exc).__name__}: the page's tree is too deep or large",
+                          encoding=encoding)
+    except Exception as exc:  # noqa: BLE001 - a parser's surprise stays with this page
+        return Extraction("extraction_failed", f"{type(exc).__name__}: {str(exc)[:200]}", encoding=encoding)
+
+
+def _trafilatura_config():
+    from trafilatura.settings import use_config  # deferred: only extraction workers need trafilatura
+
+    config = use_config()
+    # The worker's own time budget stops an extraction (trafilatura's alarm signal is not used).
+    config.set("DEFAULT", "EXTRACTION_TIMEOUT", "0")
+    config.set("DEFAULT", "MAX_TREE_SIZE", str(MAX_ELEMENTS))
+    return config
+
+
+_CONFIG = None
+
+
+def _extract(page: str, url: str, language_hint: str | None, limits: ExtractLimits, encoding: str) -> Extraction:
+    global _CONFIG
+    import htmldate  # deferred: only extraction workers need htmldate (and its date parsers)
+    import trafilatura  # deferred: as above
+
+    if _CONFIG is None:
+        _CONFIG = _trafilatura_config()
+    document = trafilatura.bare_extraction(
+        page, url=url, with_metadata=True, include_comments=False, include_tables=False, include_images=False,
+        include_links=False, include_formatting=False, deduplicate=False, favor_precision=True, config=_CONFIG)
+    raw = (document.text or "") if document is not None else ""
+    paragraphs = _paragraphs(raw, limits.max_text_chars)
+    text = "\n".join(paragraphs)
+    words = word_count(text)
+    if words < limits.min_words:
+        return Extraction("extraction_empty", f"{words} words extracted (fewer than {limits.min_words})",
+                          encoding=encoding)
+    title = clean_text(getattr(document, "title", None) or "")
+    lead = next((p for p in paragraphs if p != title and word_count(p) >= 5), paragraphs[0])
+    language = detect_language(text[:4_000])
+    if language is None:
+        declared = _HTML_LANG.search(page[:20_000])
+        language = normalise_language(declared.group(1)) if declared else None
+    published = _moment(htmldate.find_date(page, original_date=True, extensive_search=False,
+                                           outputformat=DATE_FORMAT, url=url))
+    updated = _moment(htmldate.find_date(page, original_date=False, extensive_search=False,
+                                         outputformat=DATE_FORMAT, url=url))
+    if published and updated and updated <= published:
+        updated = None
+    byline = clean_text(getattr(document, "author", None) or "", max_chars=MAX_BYLINE_CHARS) or None
+    return Extraction(
+        None, text=text, lead=clean_text(lead, max_chars=MAX_LEAD_CHARS), word_count=words, language=language,
+        published_at=published, updated_at=updated, byline=byline,
+        canonical_url=_http_url(getattr(document, "url", None)), encoding=encoding)

@@ -1,0 +1,250 @@
+"""Fetch an hour's article pages politely, through the feed fetcher (ingest/fetch.py).
+
+Every request (robots.txt and pages) goes through `ingest.fetch.fetch_feeds`, so pages get the
+feed fetcher's address rules (public addresses only unless allowed, pinned after resolution, never
+a private network after a redirect to another origin), its redirect rules (at most 5, http/https
+only, no https -> http, loops refused), its bounded gzip/deflate decoding, size caps and timeouts,
+and no cookies. What this module adds is politeness:
+
+- robots.txt per origin (robots.py), from the cache when fresh, else fetched first;
+- one request at a time per host and at least `min_host_delay` seconds (or the robots.txt
+  Crawl-delay, if longer) between two requests to one host;
+- a 429 or 503 with Retry-After stops requests to that host until then (this hour and later ones);
+- each page is requested once (no retry within the hour); the hour's whole budget is bounded, and
+  pages not reached in it are `deferred` (tried again in a later hour, not counted as an attempt).
+
+Pure: no Dagster, no database, no environment reads. `handle(page, result)` turns a fetched page
+into the caller's outcome (the extraction runs there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
+
+from ..ingest.fetch import FetchConfig, FetchRequest, FetchResult, fetch_feeds, origin
+from .robots import RobotsEntry, entry_from_fetch
+
+HTML_ACCEPT = "text/html, application/xhtml+xml;q=0.9, */*;q=0.1"
+ROBOTS_ACCEPT = "text/plain, */*;q=0.5"
+# The longest Retry-After taken as given; a longer one is read as this (the next day's hours retry).
+MAX_RETRY_AFTER = timedelta(hours=24)
+
+# Reasons a failed page is tried again in a later hour (up to the attempt cap); the others are final.
+PASSING_REASONS = frozenset({"timeout", "fetch_error", "http_error_retryable", "retry_after", "robots_unreachable"})
+
+
+@dataclass(frozen=True)
+class PageRequest:
+    item_id: str
+    url: str
+    private_ok: bool = False         # every source of the item may reach the allowed private networks
+    language_hint: str | None = None  # the item's (feed's) language: a tie-breaker for the encoding
+
+
+@dataclass(frozen=True)
+class PageOutcome:
+    item_id: str
+    url: str
+    status: str                      # ok | failed | deferred (not attempted)
+    reason: str | None = None
+    detail: str | None = None
+    http_status: int | None = None
+    final_url: str | None = None
+    attempted: bool = True
+    payload: object = None           # what `handle` made of the page (the extraction)
+    body: bytes | None = None        # the page, when the caller keeps it
+
+
+@dataclass(frozen=True)
+class Politeness:
+    user_agent: str
+    min_host_delay: float = 5.0
+    hosts_in_parallel: int = 8
+    page_timeout: float = 20.0
+    hour_budget: float = 900.0
+    robots_ttl: timedelta = timedelta(hours=24)
+    max_robots_bytes: int = 512 * 1024
+
+
+@dataclass
+class FetchRun:
+    """An hour's page fetching: outcomes in request order and the robots cache as it ends."""
+
+    outcomes: list[PageOutcome]
+    robots: dict[str, RobotsEntry]
+    requests_made: int = 0
+    robots_fetched: int = 0
+    robots_changed: set[str] = field(default_factory=set)
+
+
+def origin_key(url: str) -> str:
+    scheme, host, port = origin(url)
+    return f"{scheme}://{host}:{port}"
+
+
+def host_of(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower().rstrip(".")
+
+
+def failure_reason(result: FetchResult) -> tuple[str, str | None]:
+    """(reason, detail) of a failed fetch, in the stage's words."""
+    error = result.error or ""
+    status = result.http_status
+    if status in (401, 402):
+        return "paywall", error
+    if status == 429 or (status is not None and status >= 500):
+        return "http_error_retryable", error
+    if status is not None and status >= 400:
+        return "http_error", error
+    lowered = error.lower()
+    if "refused to connect" in lowered or "non-http" in lowered or "https to http" in lowered:
+        return "refused_address", error
+    if "too large" in lowered:
+        return "too_large", error
+    if "timeout" in lowered or "timed out" in lowered:
+        return "timeout", error
+    if "redirect" in lowered:
+        return "redirect_refused", error
+    return "fetch_error", error
+
+
+def _retry_after(result: FetchResult, now: datetime) -> datetime | None:
+    if result.http_status not in (429, 503):
+        return None
+    value = (result.headers or {}).get("retry-after")
+    if not value:
+        return None
+    value = value.strip()
+    seconds: float | None = None
+    if value.isdigit():
+        seconds = float(value)
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - now).total_seconds()
+    seconds = max(0.0, min(seconds, MAX_RETRY_AFTER.total_seconds()))
+    return now + timedelta(seconds=seconds)
+
+
+async def fetch_pages(pages: Sequence[PageRequest], *, politeness: Politeness, page_config: FetchConfig,
+                      robots_cache: dict[str, RobotsEntry],
+                      handle: Callable[[PageRequest, FetchResult], Awaitable[PageOutcome]],
+                      clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> FetchRun:
+    """Fetch `pages` (in the order given within each host) under `politeness`; never raises for a
+    page. `page_config` is the feed fetcher's configuration; a page reaches what its address policy
+    allows beyond public addresses only when its request says `private_ok` (as a feed's does)."""
+    page_config = replace(page_config, max_per_host=1, max_attempts=1, total_timeout=politeness.page_timeout,
+                          user_agent=politeness.user_agent, accept=HTML_ACCEPT)
+    run = FetchRun(outcomes=[None] * len(pages), robots=dict(robots_cache))  # type: ignore[list-item]
+    by_host: dict[str, list[int]] = {}
+    for index, page in enumerate(pages):
+        try:
+            origin_key(page.url)
+            host = host_of(page.url)
+        except Exception as exc:  # noqa: BLE001 - an unparsable link fails alone
+            run.outcomes[index] = PageOutcome(page.item_id, page.url, "failed", "refused_address",
+                                              f"not a URL that can be fetched: {str(exc)[:200]}")
+            continue
+        by_host.setdefault(host, []).append(index)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + politeness.hour_budget
+    slots = asyncio.Semaphore(politeness.hosts_in_parallel)
+
+    async def pause(last: float | None, delay: float) -> None:
+        if last is not None:
+            wait = last + delay - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+
+    async def robots_for(page: PageRequest, last: list[float | None], delay: float) -> RobotsEntry:
+        key = origin_key(page.url)
+        entry = run.robots.get(key)
+        now = clock()
+        if entry is not None and entry.fresh(now):
+            return entry
+        await pause(last[0], delay)
+        scheme, host, port = origin(page.url)
+        shown_host = f"[{host}]" if ":" in host else host
+        robots_url = f"{scheme}://{shown_host}:{port}/robots.txt"
+        robots_config = replace(page_config, max_body_bytes=politeness.max_robots_bytes,
+                                max_decoded_bytes=politeness.max_robots_bytes, accept=ROBOTS_ACCEPT)
+        result = (await fetch_feeds([FetchRequest(source_id="robots.txt", url=robots_url,
+                                                  allow_private=page.private_ok)],
+                                    robots_config))[0]
+        last[0] = loop.time()
+        run.requests_made += 1
+        run.robots_fetched += 1
+        fresh = entry_from_fetch(key, http_status=result.http_status, body=result.body,
+                                 error=result.error if result.status == "error" else None, now=clock(),
+                                 ttl=politeness.robots_ttl)
+        fresh = fresh.with_not_before(entry.not_before if entry is not None else None)
+        run.robots[key] = fresh
+        run.robots_changed.add(key)
+        return fresh
+
+    async def one_page(page: PageRequest, last: list[float | None]) -> PageOutcome:
+        key = origin_key(page.url)
+        entry = run.robots.get(key)
+        if entry is not None and entry.not_before is not None and clock() < entry.not_before:
+            return PageOutcome(page.item_id, page.url, "deferred", "retry_after",
+                               f"the host asked for no requests before {entry.not_before:%Y-%m-%d %H:%M} UTC",
+                               attempted=False)
+        entry = await robots_for(page, last, politeness.min_host_delay)
+        if entry.status == "unreachable":
+            return PageOutcome(page.item_id, page.url, "failed", "robots_unreachable",
+                               f"robots.txt could not be read: {entry.detail}")
+        if not entry.allows(page.url):
+            return PageOutcome(page.item_id, page.url, "failed", "robots", "robots.txt disallows this page")
+        await pause(last[0], max(politeness.min_host_delay, entry.crawl_delay() or 0.0))
+        request = FetchRequest(source_id=page.item_id, url=page.url, allow_private=page.private_ok)
+        result = (await fetch_feeds([request], page_config))[0]
+        last[0] = loop.time()
+        run.requests_made += 1
+        if result.status != "ok" or result.body is None:
+            not_before = _retry_after(result, clock())
+            if not_before is not None:
+                run.robots[key] = run.robots[key].with_not_before(not_before)
+                run.robots_changed.add(key)
+                return PageOutcome(page.item_id, page.url, "failed", "retry_after", result.error,
+                                   http_status=result.http_status, final_url=result.final_url)
+            reason, detail = failure_reason(result)
+            return PageOutcome(page.item_id, page.url, "failed", reason, detail, http_status=result.http_status,
+                               final_url=result.final_url)
+        return await handle(page, result)
+
+    async def host_worker(indexes: list[int]) -> None:
+        async with slots:
+            last: list[float | None] = [None]
+            for position, index in enumerate(indexes):
+                page = pages[index]
+                if loop.time() >= deadline:
+                    for rest in indexes[position:]:
+                        run.outcomes[rest] = PageOutcome(pages[rest].item_id, pages[rest].url, "deferred",
+                                                         "hour_budget", "the hour's budget ran out first",
+                                                         attempted=False)
+                    return
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        run.outcomes[index] = await one_page(page, last)
+                except TimeoutError:
+                    run.outcomes[index] = PageOutcome(page.item_id, page.url, "failed", "timeout",
+                                                      "the hour's budget ran out during this page")
+                except Exception as exc:  # noqa: BLE001 - one page's surprise stays with that page
+                    run.outcomes[index] = PageOutcome(page.item_id, page.url, "failed", "fetch_error",
+                                                      f"unexpected {type(exc).__name__}: {str(exc)[:200]}")
+
+    await asyncio.gather(*(host_worker(indexes) for indexes in by_host.values() if indexes))
+    for index, outcome in enumerate(run.outcomes):
+        if outcome is None:  # never reached (cannot happen; kept so a bug defers instead of crashing)
+            run.outcomes[index] = PageOutcome(pages[index].item_id, pages[index].url, "deferred", "hour_budget",
+                                              attempted=False)
+    return run
