@@ -215,3 +215,17 @@ def test_embedding_text_with_token_budgets_stays_within_them(title, summary, lea
     if len(parts) == 2:
         lead = parts[1][len(head):].lstrip(". ")
         assert lead and (not lead_tokens or count(lead) <= lead_tokens)
+
+
+def test_the_default_settings_embed_the_character_cut_text_of_every_sample_day_item():
+    """The token budgets are an option: by default every item's embedded text is the character cut's,
+    so vectors, the eval cache and calibrated thresholds carry over unchanged."""
+    from newsdedup_dagster.embeddings.providers import EmbeddingSettings
+    from newsdedup_dagster.embeddings.store import item_parts
+    from newsdedup_dagster.embeddings.text import embedding_parts
+    from newsdedup_dagster.evaluation.clustering import sample_day_rows
+
+    settings = EmbeddingSettings()
+    assert (settings.lead_tokens, settings.head_tokens) == (0, 0)
+    for row in sample_day_rows():
+        assert item_parts(row.title, row.text, settings) == embedding_parts(row.title, row.text)
