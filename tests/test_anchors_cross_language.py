@@ -33,6 +33,11 @@ LIGUE1_FR = ("fr", "Ligue 1 : Lens s'impose face à Nantes et remonte sur le pod
              "Les Sang et Or ont battu les Canaris 2-0 lundi soir au stade Bollaert-Delelis.")
 VOLLEYBALL_KO = ("ko", "프로배구 대한항공, 현대캐피탈 꺾고 3연승", "대한항공이 2일 인천에서 열린 경기에서 현대캐피탈을 세트 점수 3-1로 눌렀다.")
 
+CELTIC_EN = ("en", "Celtic beat Hibernian to return to top of Scottish Premiership",
+             "A second-half header settled a tight game at Celtic Park.")
+CBA_ZH_BASKETBALL = ("zh", "辽宁男篮主场击败广东", "辽宁队在CBA常规赛中以102比95战胜广东队。")
+JAPAN_SERIES_JA = ("ja", "阪神が日本シリーズ制覇 38年ぶり", "第7戦を4-2で制し、日本一に輝いた。")
+
 SPLIT = [
     (QUAKE_IBARAKI_JA, QUAKE_IWATE_EN, "magnitudes"),    # ja-en: M5.4 | 6.1
     (QUAKE_IBARAKI_KO, QUAKE_IWATE_EN, "magnitudes"),    # ko-en: 규모 5.4 | magnitude 6.1
@@ -44,6 +49,9 @@ SPLIT = [
     (FULHAM_EN, RAYO_ES, "romanised"),                 # en-es: one score (2-1), other clubs
     (CBA_ZH, FULHAM_EN, "scores"),                       # zh-en: 102比95 | 2-1
     (VOLLEYBALL_KO, LIGUE1_FR, "scores"),                # ko-fr: 3-1 | 2-0
+    (VOLLEYBALL_KO, CELTIC_EN, "sports"),                # ko-en: 프로배구 | Premiership (football or rugby)
+    (KHL_RU, LIGUE1_FR, "sports"),                       # ru-fr: КХЛ | Ligue 1
+    (CBA_ZH_BASKETBALL, JAPAN_SERIES_JA, "sports"),      # zh-ja: 男篮 | 日本シリーズ
 ]
 
 # ----------------------------------------------------------------- one event, two languages
@@ -62,8 +70,7 @@ EU_AI_RU = ("ru", "ЕС согласовал поправки к закону о
             "Представители Европарламента и стран Евросоюза договорились в Брюсселе об изменениях ИИ-закона.")
 FULHAM_DE = ("de", "Fulham dreht Partie gegen Aston Villa", "Zwei späte Tore sichern Fulham im Craven Cottage den 2:1-Sieg.")
 
-CELTIC_EN = ("en", "Celtic beat Hibernian to return to top of Scottish Premiership",
-             "A second-half header settled a tight game at Celtic Park.")
+FULHAM_KO = ("ko", "풀럼, 애스턴 빌라에 2-1 역전승", "프리미어리그 경기에서 풀럼이 후반 막판 두 골로 승리했다.")
 
 KEPT = [
     (QUAKE_IWATE_JA, QUAKE_IWATE_EN),       # ja-en: M6.1 | magnitude 6.1
@@ -74,7 +81,7 @@ KEPT = [
     (TEIXEIRA_EN, TEIXEIRA_RU),             # en-ru: Teixeira / Тейшейра, Patrick / Патрика
     (EU_AI_EN, EU_AI_RU),                   # en-ru: names translated, one of them transliterated (parlament)
     (FULHAM_EN, FULHAM_DE),                 # en-de: one match, 2-1 / 2:1
-    (VOLLEYBALL_KO, CELTIC_EN),             # a ko name the other side cannot compare, one score: kept
+    (FULHAM_EN, FULHAM_KO),                 # en-ko: Premier League / 프리미어리그 (no sport named on one side)
 ]
 
 
@@ -94,7 +101,7 @@ def test_look_alike_events_in_two_languages_conflict(a, b, kind):
 @pytest.mark.parametrize("a, b", KEPT)
 def test_one_event_in_two_languages_is_kept(a, b):
     clash = an.conflict(anchors(a), anchors(b))
-    assert clash is None or not {"magnitudes", "scores", "romanised"} & set(clash.kinds), (a[1], b[1], clash)
+    assert clash is None or not {"magnitudes", "scores", "sports", "romanised"} & set(clash.kinds), (a[1], b[1], clash)
 
 
 def test_each_required_language_pair_has_a_conflict():
@@ -105,9 +112,11 @@ def test_each_required_language_pair_has_a_conflict():
 
 def test_rules_turn_the_new_kinds_off():
     a, b = anchors(KHL_RU), anchors(FULHAM_EN)
-    off = an.AnchorRules(years=False, min_names=0, places=False, numbers=False, min_cross_names=0)
+    off = an.AnchorRules(years=False, min_names=0, places=False, numbers=False, sports=False, min_cross_names=0)
     assert an.conflict(a, b, off) is None
-    only_names = an.AnchorRules(years=False, min_names=0, places=False, numbers=False)
+    assert an.conflict(a, b, an.AnchorRules(years=False, min_names=0, places=False, numbers=False,
+                                            min_cross_names=0)).kinds == ("sports",)
+    only_names = an.AnchorRules(years=False, min_names=0, places=False, numbers=False, sports=False)
     assert an.conflict(a, b, only_names).kinds == ("romanised",)
 
 

@@ -141,3 +141,29 @@ def test_markdown_block_shows_feed_markdown_as_text(conn):
     assert "| title |" in md
     assert live_parts(md, allowed=("code_inline", "strong_open")) == []
     assert f"{HOSTILE_HEADLINE} a0" in shown_text(md)
+
+
+def test_explain_shows_what_the_article_stage_read_of_each_page(conn, capsys):
+    """A member whose page was read shows its words and first paragraph; one without text, why;
+    the markdown block counts both (article_texts rows as the article stage writes them)."""
+    vectors = bridged_groups()
+    info = store(conn, vectors)
+    cluster_partition(conn, info, H0, settings_for(info.model, {"item_threshold": "0.6", "story_threshold": "0.99",
+                                                                "guard": "none"}))
+    conn.execute(
+        "INSERT INTO article_texts (item_id, status, reason, url, word_count, lead, fetched_hour)"
+        " VALUES ('a0', 'ok', NULL, 'https://a.example/0', 412, 'The council voted on Monday to close the bridge.', %s),"
+        "        ('a1', 'failed', 'robots', 'https://a.example/1', NULL, NULL, %s)", (H0, H0))
+    conn.commit()
+    sid = story_of(conn, "a0")
+    assert main(["explain", sid]) == 0
+    out = capsys.readouterr().out
+    assert "article pages: 1 of 9 pages read (412 words); no text: robots 1" in out
+    assert "The council voted on Monday to close the bridge." in out
+    assert any(line.split()[:2] == ["a1", "robots"] for line in out.splitlines())
+    md = explain.render_markdown(explain.load(conn, sid))
+    assert "article pages: 1 of 9 pages read (412 words); no text: robots 1" in md
+    # a story none of whose pages the stage has looked at says nothing about pages
+    conn.execute("DELETE FROM article_texts")
+    conn.commit()
+    assert "article pages" not in explain.render_text(explain.load(conn, sid))

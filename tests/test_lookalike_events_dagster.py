@@ -61,11 +61,13 @@ def test_sports_results_and_two_quakes_through_the_hourly_job(clean_db, monkeypa
         story_golds[story].add(gold[item])
         event_golds[event or story].add(gold[item])
 
-    # no story holds two of the evening's results
+    # a story that holds one of the evening's results holds nothing else (a result reported by one
+    # outlet only stays an unassigned item: stories have two members or more)
     for story, golds in story_golds.items():
-        assert len(golds & set(SPORTS)) <= 1, (story, golds)
+        if golds & set(SPORTS):
+            assert len(golds) == 1, (story, golds)
     clustered = {g for golds in story_golds.values() for g in golds}
-    assert {"japan-series-hanshin", "ligue1-lens-nantes", "laliga-rayo-getafe", "football-fulham-villa"} <= clustered
+    assert "japan-series-hanshin" in clustered  # four reports in three languages: one story
     # the two quakes are two events, and each quake is in an event or story of its own
     for golds in event_golds.values():
         assert not set(QUAKES) <= golds, golds

@@ -21,6 +21,8 @@ an item's headline and lead, in a form that survives translation into another la
           seismic intensity (震度 5強, 진도 5강) is another scale and is not read.
   scores  match results "2-1", "3:2", "102比95" (numbers.py), order-free (2-1 = 1-2); clock
           times ("20:30") are not scores.
+  sports  the sports the text names or whose leagues it names (sports.py): "프로배구" is volleyball,
+          "Scottish Premiership" football or rugby, "КХЛ" ice hockey.
   romanised names  the names above, the acronyms, the names in «guillemets» and the Latin-script
           words inside Han, kana or Hangul text, transliterated to ASCII (anyascii), minus the
           places the gazetteer knows (the place check compares those): "СКА" is "ska", "Fulham"
@@ -38,6 +40,7 @@ Two items *conflict* when both carry anchors of a kind and share none of them:
   magnitudes  both name a magnitude and no two are within MAGNITUDE_TOLERANCE (agencies give one
           quake's magnitude 0.1-0.3 apart);
   scores  both give a result and share none;
+  sports  both name a sport and share none (a term several sports use stands for all of them);
   romanised names  the two are written in different languages, both carry at least `min_cross_names`
           romanised names, and none of one side's is close to one of the other's (equal, one a
           prefix of the other, or similar in spelling: transliterations differ, "teysheyra" and
@@ -59,7 +62,7 @@ from difflib import SequenceMatcher
 from anyascii import anyascii
 
 from ..embeddings.text import lead_of, normalise_space
-from . import numbers, places as gazetteer
+from . import numbers, places as gazetteer, sports as sport_terms
 from .words import BOUNDARY as _BOUNDARY, fold
 
 # Decimal digits of any script (\d is Unicode-aware): a year is four of them, not part of a longer number.
@@ -107,10 +110,11 @@ class Anchors:
     scores: frozenset[tuple[int, int]] = frozenset()   # (low, high)
     cross_names: frozenset[str] = frozenset()     # transliterated, for other languages
     text: str = ""                                # headline and lead (romanised names search it)
+    sports: frozenset[str] = frozenset()          # sports.py
 
     def as_dict(self) -> dict:
         out = {"years": sorted(self.years), "names": sorted(self.names), "places": self.shown("places")}
-        for kind in ("magnitudes", "scores", "romanised"):
+        for kind in ("magnitudes", "scores", "sports", "romanised"):
             if self.shown(kind):
                 out[kind] = self.shown(kind)
         return out
@@ -250,7 +254,7 @@ def extract(title: str | None, summary: str | None, lang: str | None, lead_chars
                    frozenset().union(*found.values()),
                    frozenset(f"{name} {'/'.join(sorted(cc))}" for name, cc in found.items()),
                    frozenset(numbers.magnitudes_in(text)), frozenset(numbers.scores_in(text)),
-                   frozenset(cross_names_in(text, own, found)), text)
+                   frozenset(cross_names_in(text, own, found)), text, sport_terms.sports_in(text))
 
 
 @dataclass(frozen=True)
@@ -260,6 +264,7 @@ class AnchorRules:
     min_names: int = 2     # 0 = names never veto
     places: bool = True    # places veto across languages
     numbers: bool = True   # magnitudes and scores veto
+    sports: bool = True    # sports veto (sports.py)
     # 0 = names never veto across languages; 3: ITN dev, docs/CALIBRATION.md#cross-language-anchors
     min_cross_names: int = 3
 
@@ -281,6 +286,8 @@ def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conf
         kinds.append("magnitudes")
     if rules.numbers and a.scores and b.scores and not (a.scores & b.scores):
         kinds.append("scores")
+    if rules.sports and sport_terms.sports_conflict(a.sports, b.sports):
+        kinds.append("sports")
     if (rules.min_cross_names > 0 and not (a.lang and a.lang == b.lang)
             and len(a.cross_names) >= rules.min_cross_names and len(b.cross_names) >= rules.min_cross_names
             and not any(names_agree(x, y) for x in a.cross_names for y in b.cross_names)
@@ -307,7 +314,8 @@ def story_anchors(item: Anchors, members: Iterable[Anchors]) -> Anchors:
                    frozenset().union(*(m.magnitudes for m in members)),
                    frozenset().union(*(m.scores for m in members)),
                    frozenset().union(*(m.cross_names for m in members)),
-                   "\n".join(m.text for m in members))
+                   "\n".join(m.text for m in members),
+                   frozenset().union(*(m.sports for m in members)))
 
 
 def name_weights(anchors: Iterable[Anchors]) -> dict[str, float]:

@@ -36,6 +36,11 @@ class Member:
     duplicate_of: str | None
     partition_hour: datetime | None
     vector_of: str | None = None   # embeds the same text as this earlier item: one vector, shared
+    # the article stage's result for its page (articles/): ok / failed / deferred, why, how long
+    article_status: str | None = None
+    article_reason: str | None = None
+    article_words: int | None = None
+    article_lead: str | None = None
 
 
 @dataclass
@@ -242,6 +247,7 @@ def render_text(story: Explanation, width: int = 100) -> str:
                          f"{', …' if len(c.item_ids) > 3 else ''}) {fate}; {edge}")
         if len(story.cut_groups) > 10:
             lines.append(f"   … {len(story.cut_groups) - 10} more")
+    lines.extend(_article_lines(story, width))
     if story.vetoes:
         lines.append("")
         lines.append(f"refused by the anchor check ({len(story.vetoes)}; conflicting anchors, this side | the other):")
@@ -251,6 +257,38 @@ def render_text(story: Explanation, width: int = 100) -> str:
         if len(story.vetoes) > 12:
             lines.append(f"   … {len(story.vetoes) - 12} more")
     return "\n".join(lines)
+
+
+def article_summary(story: Explanation) -> str | None:
+    """What the article stage read of the members' pages: "3 of 5 pages read (1,240 words); no text:
+    robots 1, timeout 1", or None when it has looked at none (the stage off, or not yet run)."""
+    seen = [m for m in story.members if m.article_status]
+    if not seen:
+        return None
+    read = [m for m in seen if m.article_status == "ok"]
+    words = sum(m.article_words or 0 for m in read)
+    why: dict[str, int] = {}
+    for m in seen:
+        if m.article_status != "ok":
+            reason = m.article_reason or m.article_status
+            why[reason] = why.get(reason, 0) + 1
+    out = f"{len(read)} of {len(story.members)} pages read ({words:,} words)"
+    if why:
+        out += "; no text: " + ", ".join(f"{r} {n}" for r, n in sorted(why.items(), key=lambda kv: (-kv[1], kv[0])))
+    return out
+
+
+def _article_lines(story: Explanation, width: int) -> list[str]:
+    summary = article_summary(story)
+    if summary is None:
+        return []
+    lines = ["", f"article pages: {summary}"]
+    for m in story.members:
+        if m.article_status == "ok" and m.article_lead:
+            lines.append(f"   {m.item_id[:14]:<14} {m.article_words or 0:>6} words  {m.article_lead[: max(20, width - 31)]}")
+        elif m.article_status:
+            lines.append(f"   {m.item_id[:14]:<14} {m.article_reason or m.article_status}")
+    return lines[:14]
 
 
 def veto_line(v: Veto) -> str:
@@ -290,6 +328,9 @@ def render_markdown(story: Explanation, max_members: int = 15) -> str:
             f"{len(c.item_ids)} items{' (story `' + c.became_story_id[:11] + '`)' if c.became_story_id else ''}"
             + (f" via {c.strongest_cut_edge.similarity:.3f}" if c.strongest_cut_edge else "")
             for c in story.cut_groups[:6]))
+    summary = article_summary(story)
+    if summary is not None:
+        out.append(f"\narticle pages: {summary}")  # our own words and reason codes: nothing to escape
     if story.vetoes:
         out.append("\nrefused by the anchor check: " + "; ".join(
             f"`{v.item_id[:10]}`{'–`' + v.other[:10] + '`' if v.other else ''} ({markdown_cell(veto_line(v), 80)})"

@@ -289,11 +289,11 @@ def _top_names(members: list[str], found: dict[str, anchor_check.Anchors], n: in
 def anchor_rules(settings: ClusterSettings) -> anchor_check.AnchorRules | None:
     """The anchor check's rules, or None when every kind is off."""
     if (not settings.anchor_years and settings.anchor_min_names <= 0 and not settings.anchor_places
-            and not settings.anchor_numbers and settings.anchor_min_cross_names <= 0):
+            and not settings.anchor_numbers and not settings.anchor_sports and settings.anchor_min_cross_names <= 0):
         return None
     return anchor_check.AnchorRules(years=settings.anchor_years, min_names=settings.anchor_min_names,
                                     places=settings.anchor_places, numbers=settings.anchor_numbers,
-                                    min_cross_names=settings.anchor_min_cross_names)
+                                    sports=settings.anchor_sports, min_cross_names=settings.anchor_min_cross_names)
 
 
 def _anchors_for(conn, settings: ClusterSettings, hour: _Hour, ids) -> dict[str, anchor_check.Anchors]:

@@ -110,6 +110,10 @@ class ClusterSettings:
     anchor_numbers: bool = setting(True, env="NEWSDEDUP_ANCHOR_NUMBERS",
                                    doc="... or when both name magnitudes (none within 0.3) or match results (none "
                                        "shared)")
+    # ... or when both name a sport (or its league) and share none (clustering/sports.py);
+    # docs/CALIBRATION.md#cross-language-anchors
+    anchor_sports: bool = setting(True, env="NEWSDEDUP_ANCHOR_SPORTS",
+                                  doc="... or when both name a sport or its league and share none")
     # ... or when the two are in different languages, both carry at least this many names
     # transliterated to ASCII and none is alike; 0 = off. ITN dev: docs/CALIBRATION.md#cross-language-anchors
     anchor_min_cross_names: int = setting(3, env="NEWSDEDUP_ANCHOR_MIN_CROSS_NAMES", bounds=(0, 1000),

@@ -155,7 +155,7 @@ def check_dagster() -> list[Finding]:
 
 def check_sources() -> list[Finding]:
     from .. import config  # deferred on purpose: fast --help
-    from ..ingest.sources import SourcesConfigError, load_sources
+    from ..ingest.sources import SourcesConfigError, load_sources  # deferred with config: fast --help
 
     path = deployment.sources_file()
     try:
