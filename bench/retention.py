@@ -6,7 +6,8 @@ for a week through the real hourly pipeline (offline: embedded PostgreSQL, e5, h
 
 1. Before day n, rewrites the replay feeds to show copy n of the sample day: every date shifted
    by n days and every link/GUID made unique (so each copy is new news, not the same article
-   seen again). Titles repeat day after day, so the near-duplicate lookback is set to
+   seen again), with each item's recorded page (sample_data/pages) under its new link, so the
+   article stage reads and keeps a page per item every day. Titles repeat day after day, so the near-duplicate lookback is set to
    1 h here (default 36 h), else each day's copies would collapse into the previous day's.
 2. Materialises every hour of the N days with the hourly job (as `newsdedup demo` does, in a
    fresh database under a temporary NEWSDEDUP_HOME), then each day's digest (rendered, not sent).
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import email.utils
+import html
 import os
 import re
 import shutil
@@ -39,6 +41,7 @@ _RFC822 = re.compile(r"[A-Z][a-z]{2}, \d{1,2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}(?:
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})")
 _URL_HOST = re.compile(r"(https?://[^/\s\"'<>]+)")
 _GUID = re.compile(r"(<(guid|id)\b[^>]*>)([^<]*)(</\2>)")
+_LINK = re.compile(r"https?://[^\s\"'<>]+")
 
 
 def _shift_item(block: str, n: int) -> str:
@@ -59,16 +62,30 @@ def _shift_item(block: str, n: int) -> str:
     return _URL_HOST.sub(lambda m: f"{m.group(1)}/replay{n}", block)
 
 
+def _copy_pages(block: str, n: int, pages: Path) -> None:
+    """The recorded page of each link in an item, filed under the link copy n of the day carries."""
+    from newsdedup_dagster.articles.store import replay_page_name
+
+    for link in {html.unescape(m.group(0)) for m in _LINK.finditer(block)}:
+        page = SAMPLE / "pages" / replay_page_name(link)
+        if page.is_file():
+            shutil.copyfile(page, pages / replay_page_name(_shift_item(link, n) if n else link))
+
+
 def write_day(out: Path, n: int) -> Path:
     """Sources file + feeds showing copy n of the sample day (rewritten in place before each day,
-    so every archived fetch holds one day's feed, as a live feed would)."""
+    so every archived fetch holds one day's feed, as a live feed would), and their pages."""
     feeds = out / "feeds"
     feeds.mkdir(parents=True, exist_ok=True)
+    pages = out / "pages"
+    pages.mkdir(parents=True, exist_ok=True)
     sources = yaml.safe_load((SAMPLE / "sources.yaml").read_text(encoding="utf-8"))
     for source in sources["sources"]:
         # latin-1 maps bytes 1:1: feeds in any encoding (EUC-KR, Shift_JIS, ...) pass through unchanged
         body = (SAMPLE / source["replay_file"]).read_bytes().decode("latin-1")
         items = list(_ITEM.finditer(body))
+        for m in items:
+            _copy_pages(m.group(0), n, pages)
         head, tail = body[:items[0].start()], body[items[-1].end():]
         path = feeds / Path(source["replay_file"]).name
         path.write_bytes((head + "\n".join(_shift_item(m.group(0), n) for m in items) + tail).encode("latin-1"))
@@ -99,7 +116,8 @@ def main() -> int:
     os.environ.update({
         "NEWSDEDUP_HOME": str(work / "home"), "DAGSTER_HOME": str(work / "home" / "dagster"),
         "NEWSDEDUP_SOURCES": str(write_day(work / "week", 0)), "NEWSDEDUP_FETCH_MODE": "replay",
-        "NEWSDEDUP_NEARDUP_LOOKBACK_HOURS": "1", "NEWSDEDUP_PARTITIONS_START": f"{SAMPLE_DAY:%Y-%m-%d}-00:00",
+        "NEWSDEDUP_NEARDUP_LOOKBACK_HOURS": "1", "NEWSDEDUP_ARTICLES_REPLAY_DIR": str(work / "week" / "pages"),
+        "NEWSDEDUP_PARTITIONS_START": f"{SAMPLE_DAY:%Y-%m-%d}-00:00",
     })
     for name in ("NEWSDEDUP_DATABASE_URL", "NEWSDEDUP_LLM_BASE_URL", "NEWSDEDUP_SMTP_HOST"):
         os.environ.pop(name, None)
@@ -128,8 +146,11 @@ def main() -> int:
                                           run_config={**QUIET_RUN_CONFIG, "ops": {"digest": {"config": {"send": False}}}})
         failed += not result.success
         with db.connection(url) as conn:
-            items, vectors = conn.execute("SELECT (SELECT count(*) FROM items), (SELECT count(*) FROM item_embeddings)").fetchone()
-        print(f"day {day}: {items} items, {vectors} item vectors so far ({time.monotonic() - started:.0f} s, "
+            items, vectors, pages = conn.execute(
+                "SELECT (SELECT count(*) FROM items), (SELECT count(*) FROM item_embeddings),"
+                " (SELECT count(*) FROM article_texts WHERE status = 'ok')").fetchone()
+        print(f"day {day}: {items} items, {vectors} item vectors, {pages} article texts so far "
+              f"({time.monotonic() - started:.0f} s, "
               f"{failed} failed runs)", flush=True)
 
     before = _sizes(url)
