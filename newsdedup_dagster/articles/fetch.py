@@ -20,13 +20,12 @@ into the caller's outcome (the extraction runs there).
 from __future__ import annotations
 
 import asyncio
-import email.utils
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
-from ..ingest.fetch import FetchConfig, FetchRequest, FetchResult, fetch_feeds, origin
+from ..ingest.fetch import FetchConfig, FetchRequest, FetchResult, fetch_feeds, origin, parse_retry_after
 from .robots import RobotsEntry, entry_from_fetch
 
 HTML_ACCEPT = "text/html, application/xhtml+xml;q=0.9, */*;q=0.1"
@@ -116,23 +115,10 @@ def failure_reason(result: FetchResult) -> tuple[str, str | None]:
 def _retry_after(result: FetchResult, now: datetime) -> datetime | None:
     if result.http_status not in (429, 503):
         return None
-    value = (result.headers or {}).get("retry-after")
-    if not value:
+    seconds = parse_retry_after((result.headers or {}).get("retry-after"), now)
+    if seconds is None:
         return None
-    value = value.strip()
-    seconds: float | None = None
-    if value.isdigit():
-        seconds = float(value)
-    else:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - now).total_seconds()
-    seconds = max(0.0, min(seconds, MAX_RETRY_AFTER.total_seconds()))
-    return now + timedelta(seconds=seconds)
+    return now + timedelta(seconds=min(seconds, MAX_RETRY_AFTER.total_seconds()))
 
 
 async def fetch_pages(pages: Sequence[PageRequest], *, politeness: Politeness, page_config: FetchConfig,

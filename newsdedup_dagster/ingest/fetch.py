@@ -181,7 +181,8 @@ class _BoundedDecoder:
         return self._obj.eof
 
 
-def _parse_retry_after(value: str | None) -> float | None:
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date, as of `now`), or None."""
     if not value:
         return None
     value = value.strip()
@@ -193,7 +194,7 @@ def _parse_retry_after(value: str | None) -> float | None:
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 def _read_local_file(url: str, config: FetchConfig) -> tuple[bytes, str]:
@@ -368,7 +369,7 @@ async def _attempt(clients: _Clients, request: FetchRequest, config: FetchConfig
                 reason = response.reason_phrase or ""
                 raise _FetchFailure(f"HTTP {status} {reason}".strip(), retryable=status >= 500 or status == 429,
                                     http_status=status, final_url=url,
-                                    retry_after=_parse_retry_after(response.headers.get("retry-after")),
+                                    retry_after=parse_retry_after(response.headers.get("retry-after")),
                                     headers=response_headers)
         except AddressRefused as exc:
             where = "" if url == request.url else f" (redirected to {url})"
