@@ -1,13 +1,13 @@
 """The Dagster code location: every asset, check, job, schedule, sensor and resource, assembled here.
 
-Hourly graph (partition H, UTC), groups in brackets:
-  [ingest] raw_items -> [dedup] item_duplicates -> [clustering] item_embeddings -> stories
-    -> [llm] story_scores -> story_translations -> [events] events -> [publish] story_feeds
-  (events reads stories and scores, story_feeds translations and events: one line, see assets/hourly.py)
-  item_duplicates, item_embeddings, stories and events also depend on their own hour H-1.
-  One op computes them all, hour by hour (assets/hourly.py): a backfill is one run over its range.
-  [articles] article_texts[H] <- raw_items[H]: an asset of its own (assets/articles.py), in the
-  hourly job after the chain; nothing in the chain reads it.
+Hourly graph (partition H, UTC), groups in brackets; every asset's parents are the tables its
+hour reads (tests/test_hourly_lineage.py measures them):
+  [ingest] raw_items -> [articles] article_texts, [dedup] item_duplicates -> [clustering]
+    item_embeddings -> stories -> [llm] story_scores -> story_translations -> [events] events
+    -> [publish] story_feeds
+  Assets tagged newsdedup/reads_previous_hour also read their own hour H-1.
+  One subsettable op computes them, hour by hour (assets/hourly.py): a run computes exactly the
+  selected assets, and a backfill is one run over its range.
 Daily: [digest] digest[D] <- the 24 hours of D of events and story_translations (automation
 condition: runs once the day is complete and its blocking checks passed); [retention] prune, daily.
 
@@ -35,13 +35,13 @@ from dagster import (
     logger,
 )
 
-from .assets import articles, digest, hourly, retention
+from .assets import digest, hourly, retention
 from .assets.run_options import LOG_LEVELS
 from .partitions import DAILY_PARTITIONS, HOURLY_PARTITIONS
 from .resources import deployment_resources
 from .sensors import SENSORS
 
-STAGES = (hourly, articles, digest, retention)   # in graph order
+STAGES = (hourly, digest, retention)   # in graph order
 
 ASSETS = [asset for stage in STAGES for asset in stage.ASSETS]
 CHECKS = [check for stage in STAGES for check in getattr(stage, "ASSET_CHECKS", [])]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from dagster import AssetDep, DailyPartitionsDefinition, HourlyPartitionsDefinition, TimeWindowPartitionMapping
+from dagster import DailyPartitionsDefinition, HourlyPartitionsDefinition
 
 from . import config
 
@@ -16,16 +16,11 @@ DAILY_PARTITIONS = DailyPartitionsDefinition(start_date=config.partitions_start(
 
 HOUR_KEY_FORMAT = "%Y-%m-%d-%H:%M"
 
-# H depends on H-1 of the same asset: what hour H computes reads what earlier hours built (canonical
-# items, per-language means, story centroids, open events). Declared, Dagster itself runs backfills
-# in time order, whatever max_concurrent_runs is, and a failed hour leaves the later ones alone.
-# The first partition simply has no predecessor.
-PREVIOUS_HOUR = TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)
-
-
-def previous_hour_of(asset_name: str) -> AssetDep:
-    """The self-dependency of an hourly asset on its own previous hour."""
-    return AssetDep(asset_name, partition_mapping=PREVIOUS_HOUR)
+# An hourly asset whose hour H reads what its own earlier hours built (canonical items, per-language
+# means, story centroids, open events) carries this tag, shown on its page in the UI. It is not
+# declared as a self-dependency: see assets/hourly.py for what Dagster's backfill daemon does with
+# one. Backfills run in time order because one run walks its range hour by hour.
+READS_PREVIOUS_HOUR = {"newsdedup/reads_previous_hour": "true"}
 
 
 def hour_start(partition_key: str) -> datetime:

@@ -1,20 +1,18 @@
 """article_texts[H]: the page of each new canonical item of hour H (and the retries of earlier
 hours) fetched once, politely, its main text kept. Thin: the work is in newsdedup_dagster/articles/.
 
-An asset of its own, after the hourly chain's raw_items of the same hour: nothing in the chain
-reads it, so a slow site never holds the hour's stories back. A ranged run (a backfill) computes
-its hours in time order in one run.
+A stage of the hourly op, right after raw_items: its cost is bounded per hour (pages, time caps,
+one request at a time per host), and a page that failed in hour H is retried in H+1.
 """
 
-from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, MetadataValue, asset
+from dagster import AssetSpec, MaterializeResult, MetadataValue
 
 from .. import config
 from ..articles.store import articles_hour, user_agent
 from ..ingest.sources import load_sources
 from ..ingest.store import configs_for
-from ..partitions import HOURLY_PARTITIONS, hour_start
-from ..resources import PostgresResource
-from .common import OWNERS, ROW_COUNT, table
+from ..partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
 
 
 def run_articles(conn, partition_key: str, *, fetch_live: bool | None = None):
@@ -46,38 +44,28 @@ def articles_metadata(report) -> dict:
     }
 
 
-@asset(
-    name="article_texts",
-    deps=["raw_items"],
+ARTICLE_TEXTS_SPEC = AssetSpec(
+    "article_texts",
     partitions_def=HOURLY_PARTITIONS,
-    backfill_policy=BackfillPolicy.single_run(),
+    deps=["raw_items", "item_duplicates"],
     group_name="articles",
     owners=OWNERS,
     kinds={"http", "postgres"},
-    config_schema={},  # no run option: every limit is the deployment's
+    tags=READS_PREVIOUS_HOUR,
+    skippable=True,
     description="Main text of each new canonical item's page (robots.txt honoured, one request at a time per "
-                "host, HTML only), with its language, times, byline and canonical link, or why it has none.",
+                "host, HTML only), with its language, times, byline and canonical link, or why it has none. "
+                "Reads its own earlier hours: the pages that failed there are retried.",
 )
-def article_texts(context: AssetExecutionContext, postgres: PostgresResource) -> MaterializeResult:
-    # One hour, or a backfill's range hour by hour: a page that failed in hour H is retried in H+1.
-    keys = sorted(context.partition_keys)
-    reports = []
-    with postgres.connection() as conn:
-        for key in keys:
-            report = run_articles(conn, key)
-            context.log.info(f"article_texts {key}: {report.extracted} extracted, {report.counts.get('failed', 0)} "
-                             f"failed, {report.counts.get('deferred', 0)} deferred"
-                             + (f" ({report.skipped})" if report.skipped else ""))
-            reports.append(report)
-    if len(reports) == 1:
-        return MaterializeResult(metadata=articles_metadata(reports[0]))
-    return MaterializeResult(metadata={
-        "hours": len(reports),
-        "extracted": sum(r.extracted for r in reports),
-        "failed": sum(r.counts.get("failed", 0) for r in reports),
-        "deferred": sum(r.counts.get("deferred", 0) for r in reports),
-        ROW_COUNT: sum(sum(r.counts.values()) for r in reports),
-    })
 
 
-ASSETS = [article_texts]
+def article_texts_hour(run: HourRun, partition_key: str) -> MaterializeResult:
+    with run.postgres.connection() as conn:
+        report = run_articles(conn, partition_key)
+    run.log.info(f"article_texts {partition_key}: {report.extracted} extracted, {report.counts.get('failed', 0)} "
+                 f"failed, {report.counts.get('deferred', 0)} deferred"
+                 + (f" ({report.skipped})" if report.skipped else ""))
+    return MaterializeResult(metadata=articles_metadata(report))
+
+
+ARTICLE_TEXTS = HourlyStage(ARTICLE_TEXTS_SPEC, (), article_texts_hour)

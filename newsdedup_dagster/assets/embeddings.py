@@ -4,7 +4,6 @@
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
-    AssetCheckSpec,
     AssetSpec,
     MaterializeResult,
     MetadataValue,
@@ -12,15 +11,15 @@ from dagster import (
 
 from .. import db
 from ..embeddings import embed_partition
-from ..partitions import HOURLY_PARTITIONS, hour_window, previous_hour_of
+from ..partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_window
 from ..resources import EmbedderResource
-from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check
 
 __all__ = ["EmbedderResource", "ITEM_EMBEDDINGS"]  # EmbedderResource lives in resources.py
 
 
 ITEM_EMBEDDINGS_CHECKS = (
-    AssetCheckSpec("every_canonical_item_embedded", asset="item_embeddings", blocking=True,
+    hourly_check("every_canonical_item_embedded", asset="item_embeddings", blocking=True,
                    description="Every canonical item of the hour has exactly one vector of the active model."),
 )
 
@@ -28,7 +27,8 @@ ITEM_EMBEDDINGS_SPEC = AssetSpec(
     "item_embeddings",
     partitions_def=HOURLY_PARTITIONS,
     # Per-language centring subtracts the running mean of the earlier hours' vectors.
-    deps=["item_duplicates", previous_hour_of("item_embeddings")],
+    deps=["raw_items", "item_duplicates"],
+    tags=READS_PREVIOUS_HOUR,
     group_name="clustering",
     owners=OWNERS,
     kinds={"python", "postgres", "pgvector"},

@@ -8,7 +8,6 @@ Thin: the rules live in newsdedup_dagster/events/ (grouping.py pure, store.py SQ
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
-    AssetCheckSpec,
     AssetSpec,
     MaterializeResult,
     MetadataValue,
@@ -19,8 +18,8 @@ from .. import config as app_config
 from ..embeddings.store import active_model
 from ..events import narrative as narrative_mod, store
 from ..events.grouping import GroupingSettings
-from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
-from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
+from ..partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
 from .run_options import RunOptions, run_option
 
 CHECK_ONE_EVENT = "story_in_at_most_one_event"
@@ -59,21 +58,21 @@ def events_table(rows: list[dict]):
 
 
 EVENTS_CHECKS = (
-    AssetCheckSpec(CHECK_ONE_EVENT, asset="events", blocking=True,
+    hourly_check(CHECK_ONE_EVENT, asset="events", blocking=True,
                    description="Every story belongs to at most one event."),
-    AssetCheckSpec(CHECK_GAPS, asset="events",
+    hourly_check(CHECK_GAPS, asset="events",
                    description="No event (touched this hour) has a gap between stories longer than its quiet period."),
-    AssetCheckSpec(CHECK_ORDER, asset="events", blocking=True,
+    hourly_check(CHECK_ORDER, asset="events", blocking=True,
                    description="Each touched event's timeline positions follow its stories' publication times."),
 )
 
 EVENTS_SPEC = AssetSpec(
     "events",
     partitions_def=HOURLY_PARTITIONS,
-    # Open events, their centroids and quiet periods are what earlier hours left. events reads
-    # stories and story_scores; its parent is story_translations, after both, so that the hourly
-    # chain is one line (assets/hourly.py: a parent per asset keeps Dagster's backfill targets equal).
-    deps=["story_translations", previous_hour_of("events")],
+    # The tables its hour reads (tests/test_hourly_lineage.py); open events, their centroids and
+    # quiet periods are what its earlier hours left.
+    deps=["raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores"],
+    tags=READS_PREVIOUS_HOUR,
     group_name="events",
     owners=OWNERS,
     kinds={"openai", "postgres"},

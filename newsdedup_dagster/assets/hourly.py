@@ -1,35 +1,32 @@
-"""The hourly chain: every hourly asset, computed by one op, hour by hour in time order.
+"""The hourly assets, computed by one subsettable op, hour by hour in time order.
 
+    raw_items -> article_texts
     raw_items -> item_duplicates -> item_embeddings -> stories -> story_scores -> story_translations
-      -> events -> story_feeds
+      -> events -> story_feeds          (each asset's declared parents are the tables its hour reads)
 
-Each asset stays an asset of its own (its page, partitions, checks, metadata per hour); what they
-share is the op, which always computes all of them (Dagster's non-subsettable multi-asset: the
-backfill daemon then keeps them in one run). A run of one hour (the hourly schedule, "Materialize"
-on one partition) computes that hour of each asset, in graph order. A run of a partition range (a backfill: the
-backfill policy is a single run) computes hour H of every asset before hour H+1 of any, so
-each hour sees exactly what the earlier hours left, as the hourly runs did; one run, one process,
-one set of loaded models for the whole range.
+Each asset is an asset of its own (its page, partitions, checks, metadata per hour); what they
+share is the op. The op is subsettable: a run computes exactly the selected assets (the hourly
+schedule selects all of them; "Materialize" on one asset, or a backfill of a few, selects those).
+A run of one hour computes that hour of each selected asset in graph order. A run of a partition
+range (every backfill: the backfill policy is a single run) computes hour H of every selected asset
+before hour H+1 of any, so each hour sees exactly what the earlier hours left, as the hourly runs
+did; one run, one process, one set of loaded models for the whole range.
 
-Why one op that cannot be subset: several hourly assets depend on their own previous hour. Dagster's
-backfill daemon puts such an asset in a run of its own, apart from a parent requested beside it
-(even a subsettable multi-asset is split asset by asset), and a ranged run of separate assets would
-compute each asset over the whole range before the next one started (story_scores[H] would then
-score the stories as they stand after the range's last hour, not after H). One stage's hour alone,
-outside Dagster, is `run_stage` (commands and tests).
+Several assets read their own previous hour (canonical items, per-language means, story centroids,
+open events). That is said by the tag `newsdedup/reads_previous_hour` and in the asset's
+description, not by a self-dependency: Dagster 1.13's backfill daemon runs a self-dependent asset of
+a subsettable multi-asset in a run of its own, apart from every other asset requested with it
+("Self-dependant assets cannot be materialized in the same run as other assets",
+dagster/_core/execution/asset_backfill.py; tests/test_hourly_lineage.py shows it), and a ranged run
+of one asset at a time would compute each asset over the whole range before the next one started.
+Walking the hours in order inside the op is what keeps a backfill identical to the hourly runs.
 
-The chain is declared as one line (events' parent is story_translations, story_feeds' is events,
-though they read stories and scores, translations and events): Dagster 1.13's
-`launchPartitionBackfill` compares the targets of a non-subsettable multi-asset's keys with `!=`,
-which also compares a lazily counted field that an asset reached from two parents leaves unset, and
-refuses the backfill at random ("Targeted subset must match"). One parent per asset avoids it.
-
-A run reports each hour's materialisations when the hour's last stage is done, so a failure at hour k
-leaves hours before k materialised and hours from k failed, for every asset alike (the UI shows
-both). A retry of the step in the same run, or a re-execution from failure, continues where it
-stopped: the hours materialised by the run (or by the runs it resumes) are not computed again. Asset checks run every
-hour; a ranged run reports each check once, for the range (Dagster checks are per asset, not per
-partition), and stops at the first hour whose blocking check fails.
+A run reports an hour's materialisations when the hour's last selected stage is done, so a failure
+at hour k leaves hours before k materialised and hour k of none. A retry of the step in the same run,
+or a re-execution from failure, continues where it stopped: the (asset, hour)s materialised by the
+run, or by the runs it resumes, are not computed again. Each check is a partitioned check: its result
+is recorded for the hour it checked, in single-hour and ranged runs alike, and a ranged run stops at
+the first hour whose blocking check fails.
 """
 
 
@@ -38,6 +35,8 @@ import time
 from collections.abc import Iterator, Sequence
 
 from dagster import (
+    AssetCheckEvaluation,
+    AssetCheckKey,
     AssetCheckResult,
     AssetCheckSeverity,
     AssetExecutionContext,
@@ -59,7 +58,7 @@ from pydantic import Field
 from .. import config as app_config
 from ..partitions import HOURLY_PARTITIONS
 from ..resources import EmbedderResource, LLMResource, PostgresResource
-from . import embeddings, events, ingest, llm, neardup, publish, stories
+from . import articles, embeddings, events, ingest, llm, neardup, publish, stories
 from .common import HourlyStage, HourRun
 from .events import EventsConfig
 from .ingest import RawItemsConfig
@@ -68,10 +67,10 @@ from .publish import StoryFeedsConfig
 from .run_options import RunOptions
 from .stories import StoriesConfig
 
-# In graph order: an hour computes its stages in this order.
+# In graph order: an hour computes its selected stages in this order.
 STAGES: list[HourlyStage] = [
-    ingest.RAW_ITEMS, neardup.ITEM_DUPLICATES, embeddings.ITEM_EMBEDDINGS, stories.STORIES,
-    llm.STORY_SCORES, llm.STORY_TRANSLATIONS, events.EVENTS, publish.STORY_FEEDS]
+    ingest.RAW_ITEMS, neardup.ITEM_DUPLICATES, articles.ARTICLE_TEXTS, embeddings.ITEM_EMBEDDINGS,
+    stories.STORIES, llm.STORY_SCORES, llm.STORY_TRANSLATIONS, events.EVENTS, publish.STORY_FEEDS]
 
 
 class HourlyOptions(RunOptions):
@@ -91,6 +90,7 @@ HOURLY_OP = "hourly_chain"
 HOURLY_RETRY_POLICY = RetryPolicy(max_retries=2, delay=app_config.step_retry_delay(), backoff=Backoff.EXPONENTIAL,
                                   jitter=Jitter.PLUS_MINUS)
 
+
 class StageFailed(Exception):
     """An hourly asset's hour raised: the asset, the hour and the error. Retried like any error."""
 
@@ -100,9 +100,9 @@ class StageFailed(Exception):
 RESUME_RETRY_TAG = "dagster/is_resume_retry"
 
 
-def _hours_landed(context: AssetExecutionContext) -> set[str]:
-    """The hours this run already materialised (an earlier attempt of the step) and, for a
-    re-execution from failure, those of the runs it resumes (an hour lands whole)."""
+def _landed(context: AssetExecutionContext) -> set[tuple[AssetKey, str]]:
+    """The (asset, hour)s this run already materialised (an earlier attempt of the step) and, for a
+    re-execution from failure, those of the runs it resumes."""
     instance, run = context.instance, context.run
     run_ids = [run.run_id]
     current = run
@@ -115,12 +115,7 @@ def _hours_landed(context: AssetExecutionContext) -> set[str]:
             materialization = record.asset_materialization
             if materialization is not None and materialization.partition:
                 landed.add((materialization.asset_key, materialization.partition))
-    return {hour for _key, hour in landed if all((stage.key, hour) in landed for stage in STAGES)}
-
-
-def _for(key: AssetKey, result: AssetCheckResult) -> AssetCheckResult:
-    return AssetCheckResult(asset_key=key, check_name=result.check_name, passed=result.passed,
-                            severity=result.severity, metadata=result.metadata, description=result.description)
+    return landed
 
 
 def _blocking_failures(stage: HourlyStage, results: Sequence[AssetCheckResult]) -> list[str]:
@@ -129,34 +124,19 @@ def _blocking_failures(stage: HourlyStage, results: Sequence[AssetCheckResult]) 
             if r.check_name in blocking and not r.passed and r.severity == AssetCheckSeverity.ERROR]
 
 
-class _RangeChecks:
-    """A ranged run's check results, one per check: the first failing hour's, else the last hour's,
-    with the hours checked and the hours that failed."""
+def _evaluation(stage: HourlyStage, hour: str, result: AssetCheckResult) -> AssetCheckEvaluation:
+    """A check's result for one hour of a ranged run (an `AssetCheckResult` takes its partition from
+    the run, which a ranged run does not have)."""
+    blocking = {spec.name for spec in stage.check_specs if spec.blocking}
+    return AssetCheckEvaluation(
+        asset_key=stage.key, check_name=result.check_name, passed=result.passed, metadata=result.metadata,
+        severity=result.severity, description=result.description, blocking=result.check_name in blocking,
+        partition=hour)
 
-    def __init__(self) -> None:
-        self._results: dict[tuple[AssetKey, str], AssetCheckResult] = {}
-        self._hours: dict[tuple[AssetKey, str], list[str]] = {}
-        self._failed: dict[tuple[AssetKey, str], list[str]] = {}
 
-    def add(self, key: AssetKey, hour: str, results: Sequence[AssetCheckResult]) -> None:
-        for result in results:
-            slot = (key, result.check_name)
-            self._hours.setdefault(slot, []).append(hour)
-            if not result.passed:
-                self._failed.setdefault(slot, []).append(hour)
-            earlier = self._results.get(slot)
-            if earlier is None or earlier.passed:
-                self._results[slot] = result
-
-    def results(self) -> Iterator[AssetCheckResult]:
-        for (key, name), result in self._results.items():
-            hours, failed = self._hours[(key, name)], self._failed.get((key, name), [])
-            yield AssetCheckResult(
-                asset_key=key, check_name=name, passed=not failed, severity=result.severity,
-                description=result.description,
-                metadata={**result.metadata, "hours_checked": f"{hours[0]} .. {hours[-1]} ({len(hours)})",
-                          "hours_failed": ", ".join(failed[:24]) or "none",
-                          "reported_hour": failed[0] if failed else hours[-1]})
+def selected_stages(selected: set[AssetKey]) -> list[HourlyStage]:
+    """The stages of `selected`, in graph order."""
+    return [stage for stage in STAGES if stage.key in selected]
 
 
 @multi_asset(
@@ -164,17 +144,17 @@ class _RangeChecks:
     specs=[stage.spec for stage in STAGES],
     check_specs=[spec for stage in STAGES for spec in stage.check_specs],
     partitions_def=HOURLY_PARTITIONS,
-    can_subset=False,
+    can_subset=True,
     # A backfill of any number of hours is one run, which walks its range in time order.
     backfill_policy=BackfillPolicy.single_run(),
     retry_policy=HOURLY_RETRY_POLICY,
-    # Two runs of the chain never overlap (the schedule's hour and a backfill, two backfills):
-    # clustering, events and publishing each assume they are alone, which their advisory locks
-    # enforce in the database as well.
+    # Two runs of the hourly assets never overlap (the schedule's hour and a backfill, two
+    # backfills): clustering, events and publishing each assume they are alone, which their
+    # advisory locks enforce in the database as well.
     pool="newsdedup_hourly",
     config_schema=HourlyOptions.config_schema(),
-    description="The hourly assets, computed hour by hour in time order (one hour per scheduled run; "
-                "a backfill is one run over its range).",
+    description="The hourly assets, computed hour by hour in time order, each run exactly the selected ones "
+                "(one hour per scheduled run; a backfill is one run over its range).",
 )
 def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource,
                  llm: LLMResource) -> Iterator:
@@ -184,48 +164,54 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
     else:
         hours = [context.partition_key]
     ranged = len(hours) > 1
-    done = _hours_landed(context)
-    if done:
-        context.log.info("continuing: %d hours already materialised by this run or the ones it "
-                         "resumes", len(done))
+    stages = selected_stages(set(context.selected_asset_keys))
+    selected_checks: set[AssetCheckKey] = set(context.selected_asset_check_keys)
+    landed = _landed(context)
+    if landed:
+        context.log.info("continuing: %d (asset, hour)s already materialised by this run or the ones it "
+                         "resumes", len(landed))
+    context.log.info(f"{len(stages)} assets ({', '.join(s.key.to_user_string() for s in stages)}) "
+                     f"x {len(hours)} hours ({hours[0]} .. {hours[-1]})")
     run = HourRun(log=context.log, postgres=postgres, embedder=embedder, llm=llm, options=options,
                   in_backfill=bool(context.run.tags.get("dagster/backfill")))
-    checks = _RangeChecks()
     for hour in hours:
-        if hour in done:
-            continue
-        # An hour is reported when all its stages are done: a failure inside hour k leaves every
-        # asset's hours before k materialised and hour k of none, so a backfill's re-execution from
-        # failure asks for the same hours of every asset (Dagster requires that of a
-        # non-subsettable multi-asset), and a retry starts hour k again from its first stage.
-        landed: list[tuple[HourlyStage, dict, list[AssetCheckResult]]] = []
-        for stage in STAGES:
+        # An hour is reported when all its selected stages are done: a failure inside hour k leaves
+        # hours before k materialised and hour k of none, and a retry starts hour k again from its
+        # first stage that had not landed.
+        done: list[tuple[HourlyStage, dict, list[AssetCheckResult]]] = []
+        for stage in stages:
+            if (stage.key, hour) in landed:
+                continue
             started = time.perf_counter()
             try:
                 result = stage.materialize_hour(run, hour)
             except (Failure, RetryRequested):
                 raise
             except Exception as exc:
-                # The step is the whole chain: say which asset and hour failed (the alert's first line).
+                # Name the asset and hour that failed (the alert's first line).
                 raise StageFailed(f"{stage.key.to_user_string()}[{hour}]: {type(exc).__name__}: {exc}") from exc
             metadata = {**result.metadata, "stage_seconds": MetadataValue.float(round(time.perf_counter() - started, 3))}
-            check_results = [_for(stage.key, r) for r in (result.check_results or [])]
-            checks.add(stage.key, hour, check_results)
+            check_results = [r for r in (result.check_results or [])
+                             if AssetCheckKey(stage.key, r.check_name) in selected_checks]
             failed = _blocking_failures(stage, check_results)
             if failed:
-                yield from checks.results()
+                yield from (_evaluation(stage, hour, r) for r in check_results)
                 raise Failure(
                     description=f"{stage.key.to_user_string()}[{hour}]: blocking check failed ({', '.join(failed)}); "
                                 "the assets after it and the later hours were not computed",
                     allow_retries=False)
-            landed.append((stage, metadata, check_results))
-        for stage, metadata, check_results in landed:
+            done.append((stage, metadata, check_results))
+        for stage, metadata, check_results in done:
             if ranged:
                 yield AssetMaterialization(asset_key=stage.key, partition=hour, metadata=metadata)
+                yield from (_evaluation(stage, hour, r) for r in check_results)
             else:
-                yield MaterializeResult(asset_key=stage.key, metadata=metadata, check_results=check_results)
-    if ranged:
-        yield from checks.results()
+                yield MaterializeResult(asset_key=stage.key, metadata=metadata,
+                                        check_results=[AssetCheckResult(asset_key=stage.key, check_name=r.check_name,
+                                                                        passed=r.passed, severity=r.severity,
+                                                                        metadata=r.metadata,
+                                                                        description=r.description)
+                                                       for r in check_results])
 
 
 def stage_named(name: str) -> HourlyStage:
@@ -239,7 +225,7 @@ def run_stage(name: str, partition_key: str, *, postgres: PostgresResource, embe
               llm: LLMResource | None = None, options: dict | None = None, in_backfill: bool = False,
               log=None) -> MaterializeResult:
     """One hour of one hourly asset, computed outside Dagster (nothing is recorded in the instance):
-    `newsdedup ingest`, and tests of one stage. `options` is the op config the run would carry
+    `newsdedup ingest`. `options` is the op config the run would carry
     (`{"stories": {"later_partitions": "reset"}}`), checked as a run's is."""
     published = StoryFeedsConfig.run_languages((llm or LLMResource()).settings())
     run = HourRun(log=log or logging.getLogger("newsdedup"), postgres=postgres, embedder=embedder or EmbedderResource(),

@@ -11,7 +11,6 @@ top stories, token and cost totals, and a plain "offline fallback" note when no 
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
-    AssetCheckSpec,
     AssetSpec,
     MarkdownMetadataValue,
     MaterializeResult,
@@ -25,7 +24,7 @@ from ..llm.settings import LLMSettings
 from ..llm.stages import OFFLINE_NOTE, run_scoring, run_translations
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..resources import LLMResource
-from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
 
 __all__ = ["LLMResource", "STORY_SCORES", "STORY_TRANSLATIONS"]  # LLMResource lives in resources.py
 
@@ -77,9 +76,9 @@ def _mode(settings: LLMSettings, model: str) -> str:
 
 
 STORY_SCORES_CHECKS = (
-    AssetCheckSpec("scored_stories_have_scores", asset="story_scores", blocking=True,
+    hourly_check("scored_stories_have_scores", asset="story_scores", blocking=True,
                    description="Every story of the partition marked scored (needs_score = 0) has a story_scores row."),
-    AssetCheckSpec("partition_fully_scored", asset="story_scores",
+    hourly_check("partition_fully_scored", asset="story_scores",
                    description="No story changed in the partition is still waiting for a score (warn: leftovers "
                                "after transient failures are retried next run)."),
 )
@@ -87,7 +86,7 @@ STORY_SCORES_CHECKS = (
 STORY_SCORES_SPEC = AssetSpec(
     "story_scores",
     partitions_def=HOURLY_PARTITIONS,
-    deps=["stories"],
+    deps=["raw_items", "item_duplicates", "stories"],
     group_name="llm",
     owners=OWNERS,
     kinds={"openai", "postgres"},
@@ -143,7 +142,7 @@ def story_scores_hour(run: HourRun, partition_key: str) -> MaterializeResult:
 
 
 STORY_TRANSLATIONS_CHECKS = (
-    AssetCheckSpec("translation_rows_complete", asset="story_translations",
+    hourly_check("translation_rows_complete", asset="story_translations",
                    description="Every story scored in the partition has a translation row per configured language."),
 )
 

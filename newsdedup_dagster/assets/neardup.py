@@ -8,7 +8,7 @@ from pydantic import Field
 
 from .. import config as settings
 from ..neardup.store import dedup_partition
-from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
+from ..partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
 from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
 from .run_options import RunOptions
 
@@ -41,7 +41,8 @@ ITEM_DUPLICATES_SPEC = AssetSpec(
     # raw_items and item_duplicates of those hours left. The self-dependency on H-1 orders that
     # (H-1 waited for H-2, ... each for its own raw_items); a 36-partition mapping on raw_items would
     # say the same thing 36 times over (docs/ARCHITECTURE.md#the-hourly-chain-as-one-op).
-    deps=["raw_items", previous_hour_of("item_duplicates")],
+    deps=["raw_items"],
+    tags=READS_PREVIOUS_HOUR,
     group_name="dedup",
     owners=OWNERS,
     kinds={"python", "postgres"},

@@ -33,8 +33,8 @@ class StoryFeedsConfig(RunOptions):
 STORY_FEEDS_SPEC = AssetSpec(
     "story_feeds",
     partitions_def=HOURLY_PARTITIONS,
-    # Reads story_translations and events; events comes after story_translations in the chain.
-    deps=["events"],
+    # The tables its hour reads (tests/test_hourly_lineage.py).
+    deps=["raw_items", "item_duplicates", "stories", "story_scores", "story_translations", "events"],
     group_name="publish",
     owners=OWNERS,
     kinds={"html", "json"},

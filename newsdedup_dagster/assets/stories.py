@@ -6,7 +6,6 @@ from datetime import timedelta
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
-    AssetCheckSpec,
     AssetSpec,
     FreshnessPolicy,
     MaterializeResult,
@@ -20,8 +19,8 @@ from ..clustering.passes import check_invariants, cluster_partition, story_summa
 from ..clustering.settings import ClusterSettings
 from ..clustering.store import ClusteringBusy
 from ..embeddings.store import active_model
-from ..partitions import HOURLY_PARTITIONS, hour_start, previous_hour_of
-from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
+from ..partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
 from .run_options import RunOptions, choice_type, run_option
 
 # The hourly schedule runs at :05 and an hour takes minutes: older than 75 min is late, 2 h is broken.
@@ -80,14 +79,15 @@ def _stories_table(rows: list[tuple], new: set[str]):
         ["story", "status", "items", "articles", "languages", "sources", "representative_headline"])
 
 
-STORIES_CHECKS = tuple(AssetCheckSpec(name, asset="stories", blocking=blocking, description=desc)
+STORIES_CHECKS = tuple(hourly_check(name, asset="stories", blocking=blocking, description=desc)
                        for name, blocking, desc in CHECKS)
 
 STORIES_SPEC = AssetSpec(
     "stories",
     partitions_def=HOURLY_PARTITIONS,
     # Pass 1 matches against the stories earlier hours built.
-    deps=["item_embeddings", previous_hour_of("stories")],
+    deps=["raw_items", "item_duplicates", "article_texts", "item_embeddings"],
+    tags=READS_PREVIOUS_HOUR,
     group_name="clustering",
     owners=OWNERS,
     kinds={"python", "postgres", "pgvector"},
