@@ -13,8 +13,8 @@ from feedserver import FeedServer, Response
 from test_articles_fetch import ENGLISH, FRENCH, HTML, page
 
 from newsdedup_dagster.articles.store import article_text, replay_page_name
-from newsdedup_dagster.assets.articles import article_texts
-from newsdedup_dagster.resources import PostgresResource
+from newsdedup_dagster.assets.hourly import hourly_chain
+from newsdedup_dagster.resources import PostgresResource, deployment_resources
 
 H0 = datetime(2026, 11, 2, 5, tzinfo=UTC)
 H1 = H0 + timedelta(hours=1)
@@ -70,9 +70,11 @@ def _seed(conn, site, hour, items, mode="live"):
 
 
 def _materialize(url, hour):
-    result = materialize([article_texts], partition_key=_key(hour), resources={"postgres": PostgresResource(database_url=url)})
+    # The hourly op with article_texts alone selected, as "Materialize" on the asset runs it.
+    result = materialize([hourly_chain], selection=["article_texts"], partition_key=_key(hour),
+                         resources={**deployment_resources(), "postgres": PostgresResource(database_url=url)})
     assert result.success
-    return result.asset_materializations_for_node("article_texts")[0].metadata
+    return result.asset_materializations_for_node("hourly_chain")[0].metadata
 
 
 def _rows(conn):

@@ -46,7 +46,7 @@ TABLE_OWNERS = {
 }
 # Written and read by every stage that calls a model (the call record, its daily totals, the reply cache).
 SHARED_TABLES = {"llm_calls", "llm_results", "llm_call_daily_totals", "schema_migrations"}
-# The writes an asset makes into another asset's tables, and why. 
+# The writes an asset makes into another asset's tables, and why.
 FOREIGN_WRITES = {
     "stories": {"cluster_recent_items", "cluster_recent_state"},   # moves the search window (clustering/store.py)
     # marks the story scored (stories.needs_score); a new score resets the story's translations
