@@ -25,7 +25,7 @@ from newsdedup_dagster import db
 
 pytestmark = [pytest.mark.slow, pytest.mark.daemon, pytest.mark.timeout(3600)]
 
-HOURLY_ASSETS = ["raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores",
+HOURLY_ASSETS = ["raw_items", "item_duplicates", "article_texts", "item_embeddings", "stories", "story_scores",
                  "story_translations", "events", "story_feeds"]
 HOURS = [f"2026-11-02-{h:02d}:00" for h in range(5, 11)]          # six hours of the sample day
 FAILING_HOUR = HOURS[2]                                            # the third

@@ -27,7 +27,7 @@ from helpers import free_port
 REPO = Path(__file__).resolve().parent.parent
 DAY = "2026-11-02"
 HOURS = [f"{DAY}-00:00", f"{DAY}-01:00"]
-HOURLY_ASSETS = ["raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores",
+HOURLY_ASSETS = ["raw_items", "item_duplicates", "article_texts", "item_embeddings", "stories", "story_scores",
                  "story_translations", "events", "story_feeds"]
 
 

@@ -21,6 +21,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 GROUPS = {
     "ingest": {"raw_items"}, "dedup": {"item_duplicates"}, "clustering": {"item_embeddings", "stories"},
     "llm": {"story_scores", "story_translations"}, "events": {"events"}, "digest": {"digest"},
+    "articles": {"article_texts"},
 }
 ALL_ASSETS = set().union(*GROUPS.values())
 HOURS = "[2026-11-02-05:00...2026-11-02-07:00]"

@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 DEMO_HOURS = 24  # the whole sample day, as `make demo` runs it
 DAGSTER_SCRIPTS = ("dagster", "dagster-webserver", "dagster-daemon")
 # One hourly op computes these together (it cannot be subset): a materialisation selects all of them.
-HOURLY_ASSETS = ("raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores",
+HOURLY_ASSETS = ("raw_items", "item_duplicates", "article_texts", "item_embeddings", "stories", "story_scores",
                  "story_translations", "events", "story_feeds")
 
 
