@@ -44,7 +44,7 @@ from dagster_deployment import BACKFILL_DONE, DagsterDeployment, free_port
 
 BIN = Path(sys.executable).parent
 DAY = "2026-11-02"
-HOURLY_ASSETS = ["raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores",
+HOURLY_ASSETS = ["raw_items", "item_duplicates", "article_texts", "item_embeddings", "stories", "story_scores",
                  "story_translations", "events", "story_feeds"]
 # Written by the digest (the demo runs it, the hourly backfill does not) or by the run's
 # bookkeeping, not by the hourly assets.

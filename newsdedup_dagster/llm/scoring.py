@@ -51,6 +51,7 @@ from datetime import datetime
 
 from ..neardup.headline import strip_outlet_suffix
 from .client import OutputInvalid
+from .text import clean_visible_line
 
 DIMENSIONS = ("scale", "impact", "novelty", "breadth", "credibility", "urgency")
 OFFLINE_MODEL = "offline-heuristic"
@@ -82,8 +83,11 @@ SUMMARY_MAX_SENTENCES = 4
 # title. 12 articles x (title + 400 chars) is ~6k characters, about 1.5-2k tokens at the usual
 # ~4 characters per English token (estimate, not measured; CJK is denser): cheap even for stories
 # with hundreds of items, and the representative plus the newest coverage is what a reader sees.
+# An article whose page was extracted (article_texts) adds up to 600 characters of the page's lead
+# paragraph: at most ~7k characters more (~2k tokens) when every article has one.
 MAX_ARTICLES = 12
 ARTICLE_TEXT_CHARS = 400
+ARTICLE_PAGE_CHARS = 600
 
 # "Substantially changed" (rescore): the item count grew by at least 50 % and by at least 2 items
 # since the last score, so a story of n items is scored O(log n) times: 1,174 calls instead of
@@ -108,6 +112,8 @@ class Article:
     source: str
     published_at: datetime | None = None
     item_id: str | None = None
+    # The page's own text as the article stage extracted it (its lead paragraph); None: no page.
+    page_text: str | None = None
 
 
 @dataclass
@@ -258,9 +264,22 @@ def _quoted(text: str) -> str:
     return text.replace("<<<", "‹‹‹").replace(">>>", "›››")
 
 
+def page_excerpt(art: Article) -> str:
+    """The page's text as the prompt sends it: visible text only (feed text's rules, llm/text.py),
+    one line, at most ARTICLE_PAGE_CHARS; '' without a page, or when the feed's text as sent
+    already says all of it."""
+    if not art.page_text:
+        return ""
+    # cut before cleaning too, so a huge value costs bounded work whatever its markup
+    page = clean_visible_line(clean_text(art.page_text[: 8 * ARTICLE_PAGE_CHARS]))[:ARTICLE_PAGE_CHARS]
+    blurb = clean_text(art.summary)[:ARTICLE_TEXT_CHARS]
+    return "" if blurb.startswith(page) else page
+
+
 def user_prompt(facts: StoryFacts) -> str:
     """The story's counts (from the database, not from article text), then its articles as one
-    JSON object per line between delimiters: a title or lead cannot break out of its string."""
+    JSON object per line between delimiters: a title or lead cannot break out of its string.
+    An article with an extracted page also carries the page's text (``page``), as data like the rest."""
     lines = [
         f"Story: {facts.item_count} articles from {facts.source_count} independent outlets in "
         f"{len(facts.languages)} languages ({', '.join(facts.languages) or 'unknown'}), "
@@ -271,6 +290,9 @@ def user_prompt(facts: StoryFacts) -> str:
         entry = {"n": i, "lang": art.lang or "?", "source": _quoted(art.source or ""),
                  "published": _iso(art.published_at), "title": _quoted(clean_text(art.title)),
                  "text": _quoted(clean_text(art.summary)[:ARTICLE_TEXT_CHARS])}
+        page = page_excerpt(art)
+        if page:
+            entry["page"] = _quoted(page)
         lines.append(json.dumps(entry, ensure_ascii=False))
     lines.append(ARTICLES_CLOSE)
     return "\n".join(lines)
@@ -278,14 +300,23 @@ def user_prompt(facts: StoryFacts) -> str:
 
 def input_material(facts: StoryFacts) -> str:
     """What a score is computed from, independent of article order: the coverage counts and the
-    story's articles (item id, language, source, time, title, the lead as the prompt cuts it),
-    sorted. Two stories with the same members and texts get the same material (llm/cache.py)."""
+    story's articles (item id, language, source, time, title, the lead as the prompt cuts it, the
+    page's text when the prompt sends one), sorted. Two stories with the same members and texts
+    get the same material (llm/cache.py)."""
     arts = ([facts.representative] if facts.representative else []) + list(facts.articles)
-    rows = sorted({(a.item_id or "", a.lang or "", a.source or "", _iso(a.published_at), clean_text(a.title),
-                    clean_text(a.summary)[:ARTICLE_TEXT_CHARS]) for a in arts})
+    rows = sorted({_material_row(a) for a in arts})
     return json.dumps({"items": facts.item_count, "sources": facts.source_count,
                        "languages": sorted(facts.languages), "first": _iso(facts.first_published_at),
                        "latest": _iso(facts.latest_published_at), "articles": rows}, ensure_ascii=False)
+
+
+def _material_row(art: Article) -> tuple[str, ...]:
+    row = (art.item_id or "", art.lang or "", art.source or "", _iso(art.published_at), clean_text(art.title),
+           clean_text(art.summary)[:ARTICLE_TEXT_CHARS])
+    # The page's text joins the row only when the prompt sends one: a story whose pages are
+    # extracted later gets a new key and is scored once more; one without keeps its stored answers.
+    page = page_excerpt(art)
+    return row + (page,) if page else row
 
 
 def _iso(moment: datetime | None) -> str:

@@ -41,7 +41,8 @@ log = logging.getLogger(__name__)
 OFFLINE_NOTE = "offline fallback: no NEWSDEDUP_LLM_BASE_URL configured"
 # Per run caps: a backlog (first run on a big archive, or after an outage) is worked off over
 # several hourly runs instead of one run that outlives its hour. 200 stories x ~2k tokens is
-# ~0.4M input tokens, about $0.11 at deepseek-chat's list price.
+# ~0.4M input tokens, about $0.11 at deepseek-chat's list price (up to twice that when every
+# article's page text goes in too).
 MAX_STORIES_PER_RUN = 200
 MAX_TRANSLATION_ROWS_PER_RUN = 2000
 
@@ -85,11 +86,11 @@ def load_story_facts(conn: psycopg.Connection, hour: datetime, limit: int) -> li
     ids = [r[0] for r in rows]
     articles: dict[str, list[scoring.Article]] = defaultdict(list)
     reps: dict[str, scoring.Article] = {}
-    for story_id, item_id, title, summary, lang, source, published, is_rep in conn.execute(
+    for story_id, item_id, title, summary, lang, source, published, is_rep, page in conn.execute(
         db.load_sql("llm_story_articles"), {"story_ids": ids}
     ):
         art = scoring.Article(title=title or "", summary=summary or "", lang=lang, source=source, published_at=published,
-                              item_id=item_id)
+                              item_id=item_id, page_text=page)
         if is_rep and story_id not in reps:
             reps[story_id] = art
         else:
