@@ -86,7 +86,7 @@ STORY_SCORES_CHECKS = (
 STORY_SCORES_SPEC = AssetSpec(
     "story_scores",
     partitions_def=HOURLY_PARTITIONS,
-    deps=["raw_items", "item_duplicates", "stories"],
+    deps=["raw_items", "item_duplicates", "article_texts", "stories"],
     group_name="llm",
     owners=OWNERS,
     kinds={"openai", "postgres"},
