@@ -126,6 +126,12 @@ def test_a_ranged_run_leaves_the_rows_of_the_hourly_runs(clean_db, tmp_path, mon
             checks = {(k.asset_key.to_user_string(), k.name) for stage in STAGES for k in
                       (AssetCheckKey(stage.key, spec.name) for spec in stage.check_specs)}
             assert per_hour == sorted((asset, name, hour) for asset, name in checks for hour in HOURS)
+            # Each names the hour's materialisation it checked (else Dagster does not count it as
+            # current, and the digest's automation condition would wait for it forever).
+            stored = {(m.asset_key, m.partition): m for m in result.asset_materializations_for_node(HOURLY_OP)}
+            for evaluation in evaluations:
+                assert evaluation.target_materialization_data is not None, evaluation
+                assert (evaluation.asset_key, evaluation.partition) in stored
 
         got = table_rows(urls["ranged"], IGNORED_COLUMNS)
         assert got == want, differences(got, want)

@@ -42,6 +42,7 @@ from dagster import (
     AssetExecutionContext,
     AssetKey,
     AssetMaterialization,
+    AssetRecordsFilter,
     BackfillPolicy,
     Backoff,
     DagsterEventType,
@@ -52,6 +53,11 @@ from dagster import (
     RetryPolicy,
     RetryRequested,
     multi_asset,
+)
+
+# The evaluation's link to the materialisation it checked; Dagster does not export the class.
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData,
 )
 from pydantic import Field
 
@@ -124,14 +130,28 @@ def _blocking_failures(stage: HourlyStage, results: Sequence[AssetCheckResult]) 
             if r.check_name in blocking and not r.passed and r.severity == AssetCheckSeverity.ERROR]
 
 
-def _evaluation(stage: HourlyStage, hour: str, result: AssetCheckResult) -> AssetCheckEvaluation:
+def _evaluation(stage: HourlyStage, hour: str, result: AssetCheckResult,
+                target: AssetCheckEvaluationTargetMaterializationData | None = None) -> AssetCheckEvaluation:
     """A check's result for one hour of a ranged run (an `AssetCheckResult` takes its partition from
-    the run, which a ranged run does not have)."""
+    the run, which a ranged run does not have). `target`: the hour's materialisation it checked, as
+    Dagster links a single-hour run's result; without it the result is not current for that hour
+    and the digest's automation condition would not count it as passed."""
     blocking = {spec.name for spec in stage.check_specs if spec.blocking}
     return AssetCheckEvaluation(
         asset_key=stage.key, check_name=result.check_name, passed=result.passed, metadata=result.metadata,
         severity=result.severity, description=result.description, blocking=result.check_name in blocking,
-        partition=hour)
+        partition=hour, target_materialization_data=target)
+
+
+def _latest_materialization(context: AssetExecutionContext, key: AssetKey,
+                            hour: str) -> AssetCheckEvaluationTargetMaterializationData | None:
+    records = context.instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=key, asset_partitions=[hour]), limit=1).records
+    if not records:
+        return None
+    record = records[0]
+    return AssetCheckEvaluationTargetMaterializationData(storage_id=record.storage_id, run_id=record.event_log_entry.run_id,
+                                                         timestamp=record.timestamp)
 
 
 def selected_stages(selected: set[AssetKey]) -> list[HourlyStage]:
@@ -204,7 +224,10 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
         for stage, metadata, check_results in done:
             if ranged:
                 yield AssetMaterialization(asset_key=stage.key, partition=hour, metadata=metadata)
-                yield from (_evaluation(stage, hour, r) for r in check_results)
+                if check_results:
+                    # The materialisation above is stored by now (events are written as they are yielded).
+                    target = _latest_materialization(context, stage.key, hour)
+                    yield from (_evaluation(stage, hour, r, target) for r in check_results)
             else:
                 yield MaterializeResult(asset_key=stage.key, metadata=metadata,
                                         check_results=[AssetCheckResult(asset_key=stage.key, check_name=r.check_name,

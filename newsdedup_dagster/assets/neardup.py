@@ -40,7 +40,7 @@ ITEM_DUPLICATES_SPEC = AssetSpec(
     # H compares its items with the canonical items of the 36 hours before it, i.e. with what
     # raw_items and item_duplicates of those hours left. The self-dependency on H-1 orders that
     # (H-1 waited for H-2, ... each for its own raw_items); a 36-partition mapping on raw_items would
-    # say the same thing 36 times over (docs/ARCHITECTURE.md#the-hourly-chain-as-one-op).
+    # say the same thing 36 times over (docs/ARCHITECTURE.md#the-hourly-assets-as-one-subsettable-op).
     deps=["raw_items"],
     tags=READS_PREVIOUS_HOUR,
     group_name="dedup",
