@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 
 from newsdedup_dagster import config
-from newsdedup_dagster.digest.select import DigestSettings
-from newsdedup_dagster.embeddings.providers import EmbeddingSettings
-from newsdedup_dagster.events.grouping import GroupingSettings
-from newsdedup_dagster.events.narrative import NarrativeSettings
-from newsdedup_dagster.llm.client import BackoffPolicy
+from newsdedup_dagster.digest.settings import DigestSettings
+from newsdedup_dagster.embeddings.settings import EmbeddingSettings
+from newsdedup_dagster.events.settings import GroupingSettings, NarrativeSettings
+from newsdedup_dagster.llm.settings import BackoffPolicy
 from newsdedup_dagster.settings import load_settings, setting
 
 BUILDERS = {

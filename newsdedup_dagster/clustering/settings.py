@@ -168,7 +168,7 @@ MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
         # (calibrated on this file); docs/CALIBRATION.md#use-thresholds
         "story_threshold": 0.55,
     },
-    # The offline default (embeddings/providers.py), vectors centred per language. F1 at 0.40 / 0.40
+    # The offline default (embeddings/settings.py), vectors centred per language. F1 at 0.40 / 0.40
     # and k 5: gnews titles 0.857, titles + snippets 0.906, ITN dev 0.723, sample day 0.891 (k 10:
     # 0.848 / 0.891 / 0.723 / 0.891); item 0.42 splits a four-language story at cosine 0.417
     # (calibrated on these files); docs/CALIBRATION.md#clustering-thresholds
