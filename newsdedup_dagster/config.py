@@ -72,12 +72,13 @@ from .redaction import secrets_of
 from .retention_settings import RetentionSettings
 from .settings import (
     LANGUAGE_CODE,
+    Bound,
     declared,
     default_of,
-    expected,
     load_setting,
     load_settings,
     merged,
+    plain_number,
     unwrap_optional,
 )
 
@@ -207,10 +208,8 @@ def _shown(value: Any) -> str:
         return "`true`" if value else "`false`"
     if isinstance(value, tuple):
         return f"`{','.join(value)}`" if value else "empty"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, int):
-        return f"{value:,}"
+    if isinstance(value, (int, float)):
+        return plain_number(value, thousands=True)
     return f"`{value}`"
 
 
@@ -219,7 +218,7 @@ def _accepts(annotation: Any, metadata: Mapping[str, Any]) -> str:
     if metadata["choices"]:
         return ", ".join(f"`{c}`" for c in metadata["choices"])
     if kind in (bool, int, float):
-        return expected(kind, metadata["bounds"])
+        return Bound.of(annotation, metadata).expected()
     if kind is Path:
         return "a path"
     if getattr(kind, "__origin__", None) is tuple:

@@ -40,6 +40,7 @@ from . import db
 from .embeddings.centring_prior import PRIOR_TEXTS
 from .embeddings.text import text_hash
 from .retention_settings import RetentionSettings
+from .settings import plain_number
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,8 @@ def check_settings(settings: RetentionSettings, longest_vector_window_hours: flo
     if settings.vector_days and settings.vector_days * 24 < 2 * longest_vector_window_hours:
         raise ValueError(
             f"NEWSDEDUP_RETENTION_VECTOR_DAYS={settings.vector_days} is shorter than twice the longest clustering "
-            f"window ({longest_vector_window_hours:g} h): item vectors still read by the clustering would be deleted")
+            f"window ({plain_number(longest_vector_window_hours)} h): item vectors still read by the clustering "
+            "would be deleted")
 
 
 def cutoffs(settings: RetentionSettings, now: datetime) -> dict[str, datetime | None]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from ..settings import check_language_codes, setting
+from ..settings import check_language_codes, plain_number, setting
 
 SECURITY_MODES = ("starttls", "ssl", "none")
 DEFAULT_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
@@ -89,8 +89,9 @@ class SmtpSettings:
                 f"in clear to {self.host}: set NEWSDEDUP_SMTP_SECURITY=starttls or ssl (plain SMTP with a login is "
                 "accepted only to a loopback host: localhost, 127.0.0.0/8, ::1)")
         if self.lease_s < 3 * self.timeout_s:
-            raise ValueError(f"NEWSDEDUP_SMTP_LEASE={self.lease_s:g} s must be at least 3 x NEWSDEDUP_SMTP_TIMEOUT "
-                             f"({self.timeout_s:g} s): a live claim must not lapse during one transaction")
+            raise ValueError(f"NEWSDEDUP_SMTP_LEASE={plain_number(self.lease_s)} s must be at least 3 x "
+                             f"NEWSDEDUP_SMTP_TIMEOUT ({plain_number(self.timeout_s)} s): a live claim must not "
+                             "lapse during one transaction")
 
     @property
     def configured(self) -> bool:
