@@ -60,7 +60,7 @@ from newsdedup_dagster import db
 from newsdedup_dagster.clustering import store
 from newsdedup_dagster.clustering.passes import cluster_partition
 from newsdedup_dagster.clustering.settings import settings_for
-from newsdedup_dagster.embeddings.providers import EmbeddingSettings
+from newsdedup_dagster.embeddings.settings import EmbeddingSettings
 from newsdedup_dagster.embeddings.store import active_model, ensure_centroid_index, ensure_model
 from newsdedup_dagster.evaluation.clustering import temporary_database
 

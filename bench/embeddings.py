@@ -92,7 +92,7 @@ def hour_texts(n: int = 0) -> list[str]:
     import feedparser
     from hour import feeds
 
-    from newsdedup_dagster.embeddings.providers import EmbeddingSettings
+    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
     from newsdedup_dagster.embeddings.store import item_parts
 
     now = datetime(2026, 11, 4, 12, 40, tzinfo=UTC)  # fixed: the same texts in every process
@@ -210,7 +210,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def bench_openai(latency_ms: float, items: int, batch: int = 32) -> None:
-    from newsdedup_dagster.embeddings.providers import EmbeddingSettings, OpenAIEmbedder
+    from newsdedup_dagster.embeddings.providers import OpenAIEmbedder
+    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.daemon_threads = True

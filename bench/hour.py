@@ -182,7 +182,7 @@ def build_window(url: str, n: int, hours: int, hour: datetime) -> dict:
     from newsdedup_dagster import db
     from newsdedup_dagster.clustering import store
     from newsdedup_dagster.clustering.settings import settings_for
-    from newsdedup_dagster.embeddings.providers import EmbeddingSettings
+    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
     from newsdedup_dagster.embeddings.store import ensure_model
 
     started = time.perf_counter()
@@ -228,7 +228,7 @@ def prefill_cache(url: str, bodies: dict[str, tuple[str, bytes]], now: datetime)
     from clustering import MODEL, Generator
 
     from newsdedup_dagster import db
-    from newsdedup_dagster.embeddings.providers import EmbeddingSettings
+    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
     from newsdedup_dagster.embeddings.store import item_parts, vector_literal
     from newsdedup_dagster.embeddings.text import embedding_key, text_hash
     from newsdedup_dagster.ingest.feed_parse import parse_feed
@@ -422,7 +422,7 @@ def embedded_texts(url: str, hour: datetime, env: dict[str, str]) -> tuple[int, 
 
     from newsdedup_dagster import db
     from newsdedup_dagster.embeddings.centring_prior import PRIOR_TEXTS
-    from newsdedup_dagster.embeddings.providers import EmbeddingSettings
+    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
     from newsdedup_dagster.embeddings.store import item_parts
     from newsdedup_dagster.embeddings.text import HEAD_TOKENS, LEAD_TOKENS
 

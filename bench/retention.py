@@ -124,10 +124,10 @@ def main() -> int:
 
     from newsdedup_dagster import db
     from newsdedup_dagster.assets.hourly import hourly_run_config
-    from newsdedup_dagster.config import RetentionSettings
     from newsdedup_dagster.definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs
     from newsdedup_dagster.instance import QUIET_RUN_CONFIG, get_instance
     from newsdedup_dagster.retention import prune
+    from newsdedup_dagster.retention_settings import RetentionSettings
 
     url = db.ensure_ready()
     instance = get_instance()

@@ -14,7 +14,8 @@ from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from pathlib import Path
 
-from .digest.send import SmtpSettings, _connect, _quit
+from .digest.send import _connect, _quit
+from .digest.settings import SmtpSettings
 from .publish.write import atomic_write, private_dirs
 from .redaction import redact
 

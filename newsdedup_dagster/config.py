@@ -6,14 +6,14 @@ builder per stage below hands the stage its settings:
 
     ingest_settings()      IngestSettings        ingest/settings.py
     dedup_settings()       DedupSettings         neardup/settings.py
-    embedding_settings()   EmbeddingSettings     embeddings/providers.py
+    embedding_settings()   EmbeddingSettings     embeddings/settings.py
     clustering_settings()  ClusterSettings       clustering/settings.py (its own chain: per-model defaults)
-    llm_settings()         LLMSettings           llm/settings.py        llm_backoff() -> llm/client.py BackoffPolicy
-    grouping_settings()    GroupingSettings      events/grouping.py     narrative_settings() -> events/narrative.py
-    digest_settings()      DigestSettings        digest/select.py
-    mail_settings()        SmtpSettings          digest/send.py
+    llm_settings()         LLMSettings           llm/settings.py        llm_backoff() -> BackoffPolicy, same module
+    grouping_settings()    GroupingSettings      events/settings.py     narrative_settings() -> NarrativeSettings, same
+    digest_settings()      DigestSettings        digest/settings.py
+    mail_settings()        SmtpSettings          digest/settings.py
     publish_settings()     PublishSettings       publish/settings.py
-    retention_settings()   RetentionSettings     retention.py
+    retention_settings()   RetentionSettings     retention_settings.py
     (the deployment's directories, databases and addresses: deployment.py, re-exported here)
 
 The classes hold plain defaults and never read the environment; the pure modules take an
@@ -61,26 +61,24 @@ from .deployment import (  # noqa: F401  (re-exported: config.home_dir() and the
     step_retry_delay,
     unsubscribe_url,
 )
-from .digest.select import DigestSettings
-from .digest.send import SmtpSettings
-from .embeddings.providers import DEFAULT_PROVIDER, OFFLINE_MODEL_IDS, EmbeddingSettings
-from .events.grouping import GroupingSettings, event_threshold_for
-from .events.narrative import NarrativeSettings
+from .digest.settings import DigestSettings, SmtpSettings
+from .embeddings.settings import DEFAULT_PROVIDER, OFFLINE_MODEL_IDS, EmbeddingSettings
+from .events.settings import GroupingSettings, NarrativeSettings, event_threshold_for
 from .ingest.settings import IngestSettings
-from .llm.client import BackoffPolicy
-from .llm.settings import LLMSettings
+from .llm.settings import BackoffPolicy, LLMSettings
 from .neardup.settings import DedupSettings
 from .publish.settings import PublishSettings
 from .redaction import secrets_of
-from .retention import RetentionSettings
+from .retention_settings import RetentionSettings
 from .settings import (
     LANGUAGE_CODE,
+    Bound,
     declared,
     default_of,
-    expected,
     load_setting,
     load_settings,
     merged,
+    plain_number,
     unwrap_optional,
 )
 
@@ -210,10 +208,8 @@ def _shown(value: Any) -> str:
         return "`true`" if value else "`false`"
     if isinstance(value, tuple):
         return f"`{','.join(value)}`" if value else "empty"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, int):
-        return f"{value:,}"
+    if isinstance(value, (int, float)):
+        return plain_number(value, thousands=True)
     return f"`{value}`"
 
 
@@ -222,7 +218,7 @@ def _accepts(annotation: Any, metadata: Mapping[str, Any]) -> str:
     if metadata["choices"]:
         return ", ".join(f"`{c}`" for c in metadata["choices"])
     if kind in (bool, int, float):
-        return expected(kind, metadata["bounds"])
+        return Bound.of(annotation, metadata).expected()
     if kind is Path:
         return "a path"
     if getattr(kind, "__origin__", None) is tuple:

@@ -23,12 +23,12 @@ import psycopg
 from dagster import ConfigurableResource, EnvVar, ResourceDefinition
 
 from . import config as app_config, db
-from .digest.send import SmtpSettings
+from .digest.settings import SmtpSettings
 from .embeddings import EmbeddingSettings, make_embedder
 from .embeddings.providers import Embedder
 from .llm.cache import PostgresResultCache
-from .llm.client import BackoffPolicy, LLMClient, PostgresCallRecorder
-from .llm.settings import LLMSettings
+from .llm.client import LLMClient, PostgresCallRecorder
+from .llm.settings import BackoffPolicy, LLMSettings
 from .llm.stages import MAX_STORIES_PER_RUN, MAX_TRANSLATION_ROWS_PER_RUN
 
 

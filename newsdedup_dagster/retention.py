@@ -1,5 +1,5 @@
 """Retention: delete or thin what the pipeline no longer needs (`newsdedup prune`, daily `prune`
-asset). No Dagster imports, no environment reads (settings: RetentionSettings, below).
+asset). No Dagster imports, no environment reads (settings: retention_settings.RetentionSettings).
 
 What goes, by age against `now` (each an UPDATE/DELETE in sql/queries/prune_*.sql, in batches of
 `batch_rows`, each batch its own transaction, so pruning never holds long locks):
@@ -39,32 +39,12 @@ import psycopg
 from . import db
 from .embeddings.centring_prior import PRIOR_TEXTS
 from .embeddings.text import text_hash
-from .settings import setting
+from .retention_settings import RetentionSettings
+from .settings import plain_number
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PruneReport", "RetentionSettings", "PruneStep", "check_settings", "cutoffs", "prune", "table_sizes"]
-
-@dataclass(frozen=True)
-class RetentionSettings:
-    """Ages after which `newsdedup prune` (and the daily `prune` asset) thins data; 0 = keep forever."""
-
-    # Archived feed bodies (the fetch row stays): re-parsing an hour needs its bodies.
-    feed_body_days: int = setting(30, env="NEWSDEDUP_RETENTION_FEED_BODY_DAYS",
-                                  doc="archived feed bodies (the fetch row stays, marked `body_pruned_at`) and "
-                                      "article page texts (the row stays, marked `text_pruned_at`), days")
-    # llm_calls rows (per-call detail); their daily totals are kept in llm_call_daily_totals.
-    llm_call_days: int = setting(90, env="NEWSDEDUP_RETENTION_LLM_CALL_DAYS",
-                                 doc="`llm_calls` rows, days; their daily totals stay in `llm_call_daily_totals`")
-    # Item vectors; must exceed the longest clustering window (checked by retention.check_settings).
-    vector_days: int = setting(7, env="NEWSDEDUP_RETENTION_VECTOR_DAYS",
-                               doc="item vectors, days (at least twice the longest clustering window)")
-    # Embedding cache entries no item vector uses are kept this long (a run may be filling the cache).
-    cache_days: int = setting(2, env="NEWSDEDUP_RETENTION_CACHE_DAYS",
-                              doc="embedding cache entries no item vector uses, days")
-    # Rows per statement (each batch is its own transaction, so prune never holds long locks).
-    batch_rows: int = setting(5000, env="NEWSDEDUP_RETENTION_BATCH", doc="rows per statement (each batch commits)")
-
+__all__ = ["PruneReport", "PruneStep", "check_settings", "cutoffs", "prune", "table_sizes"]
 
 # (name, query, setting that sets its age)
 STEPS: tuple[tuple[str, str, str], ...] = (
@@ -116,7 +96,8 @@ def check_settings(settings: RetentionSettings, longest_vector_window_hours: flo
     if settings.vector_days and settings.vector_days * 24 < 2 * longest_vector_window_hours:
         raise ValueError(
             f"NEWSDEDUP_RETENTION_VECTOR_DAYS={settings.vector_days} is shorter than twice the longest clustering "
-            f"window ({longest_vector_window_hours:g} h): item vectors still read by the clustering would be deleted")
+            f"window ({plain_number(longest_vector_window_hours)} h): item vectors still read by the clustering "
+            "would be deleted")
 
 
 def cutoffs(settings: RetentionSettings, now: datetime) -> dict[str, datetime | None]:

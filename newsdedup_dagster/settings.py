@@ -5,7 +5,10 @@ environment variable it is read from, one line of meaning and, where the code ch
 bounds or choices; its type is the field's annotation. `load_settings(SettingsClass, environ)`
 reads every declared field from the environment with one message style for a bad value,
 "NAME='value': expected <what>", and the configuration table (docs/CONFIGURATION.md) is generated
-from the same declarations (`config.configuration_markdown`).
+from the same declarations (`config.configuration_markdown`). A declaration's `Bound` is the one
+parser of a setting's text and the one check of its value, whatever the source (the environment,
+`newsdedup eval --set`, run config, code), and `plain_number` the one way a number is shown, so a
+value is accepted, refused and described alike everywhere.
 
 This module imports no stage and no Dagster: every stage's settings class imports it.
 """
@@ -20,7 +23,7 @@ import re
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import MISSING
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -88,52 +91,139 @@ def check_language_codes(name: str, codes: tuple[str, ...]) -> None:
         raise invalid(name, ",".join(map(str, codes)), "comma-separated language codes (BCP 47, e.g. en,pt-BR,zh-Hans)")
 
 
-def _plain(number: float) -> str:
-    """1000000.0 -> '1000000', 0.001 -> '0.001' (no exponent in a message)."""
+def plain_number(number: float, *, thousands: bool = False) -> str:
+    """A number as messages, run options and the configuration table show it: no exponent and no
+    trailing ".0" (1000000.0 -> '1000000', 0.001 -> '0.001'); `thousands`: an integer value in digit
+    groups (1000000 -> '1,000,000')."""
+    if thousands and isinstance(number, int) and not isinstance(number, bool):
+        return f"{number:,}"
     return str(int(number)) if float(number).is_integer() else repr(float(number))
 
 
-def expected(kind: Any, bounds: tuple[float, float] | None = None, choices: tuple[str, ...] = ()) -> str:
-    """What a value of this declaration may be, as a message says it."""
-    if kind is bool:
-        return "true or false"
-    if choices:
-        return " or ".join(choices)
-    if kind in (int, float):
-        what = "an integer" if kind is int else "a number"
-        return f"{what} from {_plain(bounds[0])} to {_plain(bounds[1])}" if bounds else what
-    return "a value"
+@dataclass(frozen=True)
+class Bound:
+    """What one setting accepts, from its declaration (`Bound.of`): its type and a closed range
+    of numbers (`low_open`: the low end excluded), a list of words, or any value of its type.
+
+    The one parser of a setting's text (an environment value, `newsdedup eval --set key=value`),
+    the one check of a value given as such (run config, code) and the one way of saying what is
+    expected, so a value is accepted or refused, and the refusal worded, the same whichever way
+    it comes in."""
+
+    kind: Any
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    lower: bool = False
+    low_open: bool = False
+
+    @classmethod
+    def of(cls, annotation: Any, metadata: Mapping[str, Any]) -> Bound:
+        """The bound a `setting()` declaration says (`annotation`: its field's type)."""
+        kind, _ = unwrap_optional(annotation)
+        if metadata.get("choices"):
+            return cls(str, choices=tuple(metadata["choices"]))
+        bounds = metadata.get("bounds")
+        if kind in (int, float) and bounds:
+            low, high = bounds
+            return cls(kind, float(low), float(high)) if kind is float else cls(kind, low, high)
+        return cls(kind, lower=bool(metadata.get("lower")))
+
+    def within(self, low: float | None = None, high: float | None = None, low_open: bool = False) -> Bound:
+        """This number's bound narrowed to `low` / `high` where given (a run is trusted less than
+        the deployment); a number neither declares nor is given bounds for cannot be bounded."""
+        low = self.low if low is None else low
+        high = self.high if high is None else high
+        if self.kind not in (int, float) or low is None or high is None:
+            raise TypeError(f"no bounds for a {getattr(self.kind, '__name__', self.kind)} setting")
+        if self.kind is float:
+            low, high = float(low), float(high)
+        return dataclasses.replace(self, low=low, high=high, low_open=low_open)
+
+    @property
+    def bounded(self) -> bool:
+        return self.kind in (int, float) and self.low is not None and self.high is not None
+
+    def what(self) -> str:
+        """The kind of number: "an integer" or "a number"."""
+        return "an integer" if self.kind is int else "a number"
+
+    def interval(self) -> str:
+        """The range in interval notation: "[1, 1000]", "(0, 720]"."""
+        return f"{'(' if self.low_open else '['}{plain_number(self.low)}, {plain_number(self.high)}]"
+
+    def expected(self) -> str:
+        """What a value may be, as a refusal says it: "an integer from 1 to 1000", "keep or reset"."""
+        if self.kind is bool:
+            return "true or false"
+        if self.choices:
+            return " or ".join(self.choices)
+        if self.kind in (int, float):
+            if not self.bounded:
+                return self.what()
+            low = plain_number(self.low) + (" (excluded)" if self.low_open else "")
+            return f"{self.what()} from {low} to {plain_number(self.high)}"
+        return "a value"
+
+    def parse(self, name: str, raw: str) -> Any:
+        """`raw` as this setting's type, checked; refused as "NAME='raw': expected <what>".
+        Words and numbers are read without surrounding blanks, words in any case; an integer may be
+        written as an integral number ("5.0", which `eval --sweep` hands over; "5.5" is refused)."""
+        text = raw.strip()
+        value: Any = None
+        if self.choices:
+            value = text.lower()
+        elif self.kind is bool:
+            word = text.lower()
+            value = True if word in TRUE_WORDS else False if word in FALSE_WORDS else None
+        elif self.kind is int:
+            try:
+                value = int(text)
+            except ValueError:
+                try:
+                    number = float(text)
+                except ValueError:
+                    number = math.nan
+                value = int(number) if number.is_integer() else None
+        elif self.kind is float:
+            try:
+                value = float(text)
+            except ValueError:
+                pass
+        elif typing.get_origin(self.kind) is tuple:
+            return tuple(part.strip() for part in raw.split(",") if part.strip())
+        elif self.kind is Path:
+            return Path(raw).expanduser().resolve()
+        else:
+            return raw.lower() if self.lower else raw
+        if value is None or not self.accepts(value):
+            raise invalid(name, raw, self.expected())
+        return value
+
+    def accepts(self, value: Any) -> bool:
+        if self.kind is bool:
+            return isinstance(value, bool)
+        if self.choices:
+            return value in self.choices
+        if self.kind in (int, float):
+            if isinstance(value, bool) or not isinstance(value, (int, float) if self.kind is float else int):
+                return False
+            if not self.bounded:
+                return True
+            # NaN fails both comparisons; infinities fail one
+            above = value > self.low if self.low_open else value >= self.low
+            return math.isfinite(value) and above and value <= self.high
+        return isinstance(value, typing.get_origin(self.kind) or self.kind)
+
+    def check(self, name: str, value: Any) -> None:
+        """Refuse a value given as such (run config, code): "name=value: expected <what>"."""
+        if not self.accepts(value):
+            raise ValueError(f"{name}={value!r}: expected {self.expected()}")
 
 
 def parse_value(name: str, raw: str, annotation: Any, metadata: Mapping[str, Any]) -> Any:
     """`raw` (an environment value) as the declared type, checked against its choices and bounds."""
-    kind, _ = unwrap_optional(annotation)
-    bounds, choices = metadata.get("bounds"), metadata.get("choices", ())
-    if choices:
-        value = raw.strip().lower()
-        if value not in choices:
-            raise invalid(name, raw, expected(kind, bounds, choices))
-        return value
-    if kind is bool:
-        word = raw.strip().lower()
-        if word in TRUE_WORDS:
-            return True
-        if word in FALSE_WORDS:
-            return False
-        raise invalid(name, raw, expected(bool))
-    if kind in (int, float):
-        try:
-            value = int(raw) if kind is int else float(raw)
-        except ValueError:
-            raise invalid(name, raw, expected(kind, bounds)) from None
-        if bounds and not (math.isfinite(value) and bounds[0] <= value <= bounds[1]):
-            raise invalid(name, raw, expected(kind, bounds))
-        return value
-    if typing.get_origin(kind) is tuple:
-        return tuple(part.strip() for part in raw.split(",") if part.strip())
-    if kind is Path:
-        return Path(raw).expanduser().resolve()
-    return raw.lower() if metadata.get("lower") else raw
+    return Bound.of(annotation, metadata).parse(name, raw)
 
 
 def load_setting(cls: type, name: str, environ: Mapping[str, str] | None = None, default: Any = MISSING) -> Any:

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 
 from newsdedup_dagster import config
-from newsdedup_dagster.digest.select import DigestSettings
-from newsdedup_dagster.embeddings.providers import EmbeddingSettings
-from newsdedup_dagster.events.grouping import GroupingSettings
-from newsdedup_dagster.events.narrative import NarrativeSettings
-from newsdedup_dagster.llm.client import BackoffPolicy
+from newsdedup_dagster.digest.settings import DigestSettings
+from newsdedup_dagster.embeddings.settings import EmbeddingSettings
+from newsdedup_dagster.events.settings import GroupingSettings, NarrativeSettings
+from newsdedup_dagster.llm.settings import BackoffPolicy
 from newsdedup_dagster.settings import load_settings, setting
 
 BUILDERS = {
@@ -115,3 +114,35 @@ def test_secrets_are_declared_without_a_repr():
     settings = config.merged(config.LLMSettings(), api_key="sk-not-shown")
     assert "sk-not-shown" not in repr(settings)
     assert "pw-not-shown" not in repr(config.merged(config.mail_settings(), password="pw-not-shown"))
+
+
+@pytest.mark.parametrize("raw, parsed", [("40", 40), (" 40 ", 40), ("40.0", 40), ("2.5", None), ("1e400", None),
+                                         ("nan", None), ("forty", None)])
+def test_one_setting_reads_alike_from_the_environment_and_from_eval_set(clean_env, monkeypatch, raw, parsed):
+    """NEWSDEDUP_HNSW_M is read by two builders (the embedding stage's and the clustering's) and
+    by `newsdedup eval --set hnsw_m=...`: one parser, so the same text gives the same value or the
+    same refusal through each."""
+    from newsdedup_dagster.clustering.settings import settings_for
+
+    monkeypatch.setenv("NEWSDEDUP_HNSW_M", raw)
+    monkeypatch.setenv("NEWSDEDUP_HNSW_EF_CONSTRUCTION", "200")
+    outcomes = []
+    for read in (lambda: config.embedding_settings().hnsw_m, lambda: config.clustering_settings().hnsw_m,
+                 lambda: settings_for(None, {"hnsw_m": raw, "hnsw_ef_construction": "200"}).hnsw_m):
+        try:
+            outcomes.append(read())
+        except ValueError as exc:
+            outcomes.append(str(exc).replace("NEWSDEDUP_HNSW_M=", "hnsw_m="))
+    assert outcomes == [parsed if parsed is not None else f"hnsw_m={raw!r}: expected an integer from 2 to 100"] * 3
+
+
+def test_numbers_are_shown_one_way():
+    from newsdedup_dagster.assets.stories import StoriesConfig
+    from newsdedup_dagster.settings import plain_number
+
+    assert [plain_number(n) for n in (1e6, 0.001, 0.7, 2147483.0, 16)] == ["1000000", "0.001", "0.7", "2147483", "16"]
+    assert plain_number(1_000_000, thousands=True) == "1,000,000"
+    # a run option's range is its declaration's bound (narrowed), in the same number format
+    assert StoriesConfig.accepts("knn_k") == "an integer in [1, 1000]"
+    assert StoriesConfig.accepts("max_gap_hours") == "hours in (0, 720]"
+    assert StoriesConfig.accepts("story_threshold") == "a cosine similarity in [-1, 1]"

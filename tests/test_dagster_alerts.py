@@ -22,7 +22,7 @@ from helpers import free_port
 from smtp_server import SmtpServer
 
 from newsdedup_dagster.alerts import FailedRun, compose, deliver
-from newsdedup_dagster.digest.send import SmtpSettings
+from newsdedup_dagster.digest.settings import SmtpSettings
 from newsdedup_dagster.resources import MailerResource
 from newsdedup_dagster.sensors import alert_on_run_failure
 

@@ -20,7 +20,8 @@ from test_events_fixtures import add_story
 
 from newsdedup_dagster import db
 from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.send import CRASH_EXIT_CODE, LOCK_SPACE, SmtpSettings, deliver_day
+from newsdedup_dagster.digest.send import CRASH_EXIT_CODE, LOCK_SPACE, deliver_day
+from newsdedup_dagster.digest.settings import SmtpSettings
 
 DAY = date(2026, 11, 2)
 KEY = DAY.isoformat()

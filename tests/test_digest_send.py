@@ -14,12 +14,12 @@ from test_events_fixtures import add_story
 from newsdedup_dagster.digest.build import render_day
 from newsdedup_dagster.digest.send import (
     OutboxRefused,
-    SmtpSettings,
     build_message,
     deliver_day,
     message_id_for,
     valid_email,
 )
+from newsdedup_dagster.digest.settings import SmtpSettings
 
 DAY = date(2026, 11, 2)
 

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from helpers import free_port
 
-from newsdedup_dagster.embeddings.providers import E5Embedder, EmbeddingSettings, OpenAIEmbedder, pool_urls
+from newsdedup_dagster.embeddings.providers import E5Embedder, OpenAIEmbedder, pool_urls
+from newsdedup_dagster.embeddings.settings import EmbeddingSettings
 
 pytestmark = pytest.mark.slow  # starts embedding server processes
 

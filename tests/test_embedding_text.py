@@ -220,7 +220,7 @@ def test_embedding_text_with_token_budgets_stays_within_them(title, summary, lea
 def test_the_default_settings_embed_the_character_cut_text_of_every_sample_day_item():
     """The token budgets are an option: by default every item's embedded text is the character cut's,
     so vectors, the eval cache and calibrated thresholds carry over unchanged."""
-    from newsdedup_dagster.embeddings.providers import EmbeddingSettings
+    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
     from newsdedup_dagster.embeddings.store import item_parts
     from newsdedup_dagster.embeddings.text import embedding_parts
     from newsdedup_dagster.evaluation.clustering import sample_day_rows

@@ -15,7 +15,6 @@ from newsdedup_dagster.config import LLMSettings
 from newsdedup_dagster.llm import pricing, scoring, translation
 from newsdedup_dagster.llm.cache import PostgresResultCache
 from newsdedup_dagster.llm.client import (
-    BackoffPolicy,
     LLMClient,
     LLMConfigError,
     LLMUnavailable,
@@ -28,6 +27,7 @@ from newsdedup_dagster.llm.client import (
     parse_retry_after,
     redact,
 )
+from newsdedup_dagster.llm.settings import BackoffPolicy
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 FAST = BackoffPolicy(base_s=0.01, max_s=0.05, retry_after_max_s=5.0)

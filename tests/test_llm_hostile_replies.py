@@ -30,7 +30,7 @@ from test_llm_stages import (  # noqa: F401  (fixtures re-exported)
 
 from newsdedup_dagster.events import narrative
 from newsdedup_dagster.events.grouping import event_id_for
-from newsdedup_dagster.events.narrative import NarrativeSettings
+from newsdedup_dagster.events.settings import NarrativeSettings
 from newsdedup_dagster.llm import scoring
 from newsdedup_dagster.llm.client import REPLY_MAX_CHARS, REPLY_MAX_DEPTH, OutputInvalid, parse_json_reply
 from newsdedup_dagster.llm.text import clean_model_output, clean_model_text

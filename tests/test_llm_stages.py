@@ -225,7 +225,8 @@ def test_translation_outage_burns_nothing(conn, clean_db, fake, llm_env, online)
     """Every batch failing transiently is an outage: run_translations raises (the asset's
     RetryPolicy retries later) and no attempt is counted against the rows."""
     from newsdedup_dagster.db import connection
-    from newsdedup_dagster.llm.client import BackoffPolicy, LLMClient
+    from newsdedup_dagster.llm.client import LLMClient
+    from newsdedup_dagster.llm.settings import BackoffPolicy
 
     add_story(conn, "s1", 2)
     run(["story_scores"], clean_db, online())
@@ -248,7 +249,8 @@ def test_transient_failure_counts_only_when_endpoint_works(conn, clean_db, fake,
     # outage: every call 503 -> raises, attempts not counted
     fake.push(Reply.status_code(503), times=100)
     with connection(clean_db) as c, pytest.raises(LLMUnavailable):
-        from newsdedup_dagster.llm.client import BackoffPolicy, LLMClient
+        from newsdedup_dagster.llm.client import LLMClient
+        from newsdedup_dagster.llm.settings import BackoffPolicy
 
         with LLMClient(settings, backoff=BackoffPolicy(0.01, 0.02, 1)) as client:
             stages.run_scoring(c, HOUR, settings, client)

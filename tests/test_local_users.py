@@ -38,7 +38,8 @@ import json, sys
 from datetime import date
 from newsdedup_dagster import alerts, config, db, instance
 from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.send import SmtpSettings, deliver_day
+from newsdedup_dagster.digest.send import deliver_day
+from newsdedup_dagster.digest.settings import SmtpSettings
 url = db.ensure_ready()
 instance.prepare_instance()   # Dagster's home (the default: under the home) and its instance file
 outbox = config.outbox_dir()

@@ -20,10 +20,11 @@ from test_import_graph import import_graph
 
 from newsdedup_dagster.assets.hourly import StageFailed
 from newsdedup_dagster.db.urls import redact_url, url_passwords
-from newsdedup_dagster.embeddings.providers import EmbeddingError, EmbeddingSettings, OpenAIEmbedder
+from newsdedup_dagster.embeddings.providers import EmbeddingError, OpenAIEmbedder
+from newsdedup_dagster.embeddings.settings import EmbeddingSettings
 from newsdedup_dagster.llm import client as llm_client
-from newsdedup_dagster.llm.client import BackoffPolicy, LLMClient, LLMConfigError, MemoryRecorder
-from newsdedup_dagster.llm.settings import LLMSettings
+from newsdedup_dagster.llm.client import LLMClient, LLMConfigError, MemoryRecorder
+from newsdedup_dagster.llm.settings import BackoffPolicy, LLMSettings
 from newsdedup_dagster.redaction import MIN_SECRET_CHARS, redact, secrets_of
 
 EMBEDDING_KEY = "emb-5bX9qLw2ZrT7yKc4"

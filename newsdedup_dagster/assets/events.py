@@ -17,7 +17,7 @@ from pydantic import Field
 from .. import config as app_config
 from ..embeddings.store import active_model
 from ..events import narrative as narrative_mod, store
-from ..events.grouping import GroupingSettings
+from ..events.settings import GroupingSettings
 from ..partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
 from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
 from .run_options import RunOptions, run_option

@@ -31,7 +31,7 @@ import pydantic
 from dagster import Array, Bool, Enum, EnumValue, Failure, Field, Float, Int, Noneable
 
 from .. import config as app_config
-from ..settings import declared, unwrap_optional
+from ..settings import Bound, declared
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -191,12 +191,8 @@ def _field(info, name: str) -> Field:
 def _declaration(settings_class: type, name: str):
     for f, annotation in declared(settings_class):
         if f.name == name:
-            return f, unwrap_optional(annotation)[0]
+            return f, annotation
     raise KeyError(f"{settings_class.__name__} declares no setting {name!r}")
-
-
-def _number(number: float) -> str:
-    return str(int(number)) if float(number).is_integer() else repr(float(number))
 
 
 def run_option(settings_class: type, name: str, *, low: float | None = None, high: float | None = None,
@@ -205,22 +201,19 @@ def run_option(settings_class: type, name: str, *, low: float | None = None, hig
     optional (unset = the deployment's setting), with the declaration's choices or bounds, or the
     narrower bounds given (a run is trusted less than the deployment: `low`, `high`, `low_open`
     for an open lower bound), and what it accepts said as a refusal says it. `what` names the
-    number ("hours", "a cosine similarity"; default: an integer / a number)."""
-    f, kind = _declaration(settings_class, name)
-    if f.metadata["choices"]:
-        return pydantic.Field(None, description=" or ".join(f.metadata["choices"]))
-    if kind is bool:
-        return pydantic.Field(None, description="true or false")
-    declared_low, declared_high = f.metadata["bounds"] or (None, None)
-    low = declared_low if low is None else low
-    high = declared_high if high is None else high
-    if low is None or high is None:
-        raise TypeError(f"run option {name}: the setting declares no bounds and none are given")
-    what = what or ("an integer" if kind is int else "a number")
-    description = f"{what} in {'(' if low_open else '['}{_number(low)}, {_number(high)}]"
-    if kind is float:
-        low, high = float(low), float(high)
-    return pydantic.Field(None, **({"gt": low} if low_open else {"ge": low}), le=high, description=description)
+    number ("hours", "a cosine similarity"; default: an integer / a number). The range is the
+    declaration's `settings.Bound`, narrowed, and shown with the same number format."""
+    f, annotation = _declaration(settings_class, name)
+    bound = Bound.of(annotation, f.metadata)
+    if bound.choices or bound.kind is bool:
+        return pydantic.Field(None, description=bound.expected())
+    try:
+        bound = bound.within(low, high, low_open)
+    except TypeError:
+        raise TypeError(f"run option {name}: the setting declares no bounds and none are given") from None
+    description = f"{what or bound.what()} in {bound.interval()}"
+    return pydantic.Field(None, **({"gt": bound.low} if bound.low_open else {"ge": bound.low}), le=bound.high,
+                          description=description)
 
 
 def choice_type(settings_class: type, name: str):

@@ -11,12 +11,11 @@ each with one line of evidence beside it; the tables and commands are in docs/CA
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..settings import declared, setting
+from ..settings import Bound, declared, setting
 from .guard import DEFAULTS as GUARD_DEFAULTS
 
 
@@ -168,7 +167,7 @@ MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
         # (calibrated on this file); docs/CALIBRATION.md#use-thresholds
         "story_threshold": 0.55,
     },
-    # The offline default (embeddings/providers.py), vectors centred per language. F1 at 0.40 / 0.40
+    # The offline default (embeddings/settings.py), vectors centred per language. F1 at 0.40 / 0.40
     # and k 5: gnews titles 0.857, titles + snippets 0.906, ITN dev 0.723, sample day 0.891 (k 10:
     # 0.848 / 0.891 / 0.723 / 0.891); item 0.42 splits a four-language story at cosine 0.417
     # (calibrated on these files); docs/CALIBRATION.md#clustering-thresholds
@@ -176,68 +175,6 @@ MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 _FIELD_TYPES = {f.name: f.type for f in fields(ClusterSettings) if f.name != "guard"}
-
-
-def _plain(number: float) -> str:
-    """1000000.0 -> '1000000', 0.001 -> '0.001' (no exponent in a message)."""
-    return str(int(number)) if float(number).is_integer() else repr(float(number))
-
-
-@dataclass(frozen=True)
-class Bound:
-    """The type and the accepted values of one key (a closed range, or a list of words)."""
-
-    kind: type
-    low: float | None = None
-    high: float | None = None
-    choices: tuple[str, ...] = ()
-
-    def expected(self) -> str:
-        if self.kind is bool:
-            return "true or false"
-        if self.choices:
-            return " or ".join(self.choices)
-        what = "an integer" if self.kind is int else "a number"
-        return f"{what} from {_plain(self.low)} to {_plain(self.high)}"
-
-    def parse(self, name: str, raw: str) -> Any:
-        """`raw` (an environment value or --set text) as this key's type, checked."""
-        text = raw.strip()
-        value: Any = None
-        if self.kind is bool:
-            value = {"1": True, "true": True, "yes": True, "on": True,
-                     "0": False, "false": False, "no": False, "off": False}.get(text.lower())
-        elif self.kind is int:
-            try:
-                number = float(text)
-                # "5.0" is 5 (a --sweep hands integer keys such text); "5.5", "1e400" are not integers
-                value = int(number) if number.is_integer() else None
-            except ValueError:
-                pass
-        elif self.kind is float:
-            try:
-                value = float(text)
-            except ValueError:
-                pass
-        else:
-            value = text.lower()
-        if value is None or not self.accepts(value):
-            raise ValueError(f"{name}={raw!r}: expected {self.expected()}")
-        return value
-
-    def accepts(self, value: Any) -> bool:
-        if self.kind is bool:
-            return isinstance(value, bool)
-        if self.kind is str:
-            return value in self.choices
-        if isinstance(value, bool) or not isinstance(value, (int, float) if self.kind is float else int):
-            return False
-        # NaN fails both comparisons; infinities fail one
-        return math.isfinite(value) and self.low <= value <= self.high
-
-    def check(self, name: str, value: Any) -> None:
-        if not self.accepts(value):
-            raise ValueError(f"{name}={value!r}: expected {self.expected()}")
 
 
 @dataclass(frozen=True)
@@ -251,17 +188,9 @@ class GuardSettings:
                                       bounds=(0.001, 1000.0), doc="the guard's Louvain resolution")
 
 
-def _bound(f: dataclasses.Field, annotation: Any) -> Bound:
-    if f.metadata["choices"]:
-        return Bound(str, choices=f.metadata["choices"])
-    if annotation is bool:
-        return Bound(bool)
-    low, high = f.metadata["bounds"]
-    return Bound(annotation, float(low) if annotation is float else low, float(high) if annotation is float else high)
-
-
-# One entry per key, fields and guard keys, from their declarations.
-BOUNDS: dict[str, Bound] = {f.name: _bound(f, annotation)
+# One entry per key, fields and guard keys, from their declarations (settings.Bound: the parser and
+# the check every setting uses).
+BOUNDS: dict[str, Bound] = {f.name: Bound.of(annotation, f.metadata)
                             for cls in (ClusterSettings, GuardSettings) for f, annotation in declared(cls)}
 # NEWSDEDUP_<KEY> by key.
 ENVIRONMENT_NAMES: dict[str, str] = {f.name: f.metadata["env"]

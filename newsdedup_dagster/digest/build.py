@@ -21,7 +21,8 @@ from .. import db
 from ..llm.settings import LLMSettings
 from ..publish.write import atomic_write, private_dirs
 from .render import EventRecord, RenderedDigest, SourceLink, StoryRecord, build_view, outlet_name, render
-from .select import DigestCandidate, DigestSettings, Selected, select_stories
+from .select import DigestCandidate, Selected, select_stories
+from .settings import DigestSettings
 
 __all__ = ["DigestFiles", "DayDigest", "digest_langs", "load_candidates", "load_records", "render_day",
            "digest_html_path", "parse_day"]

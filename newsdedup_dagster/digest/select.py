@@ -15,37 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..settings import check_language_codes, setting
+from .settings import DigestSettings
 
-__all__ = ["DigestCandidate", "DigestSettings", "Selected", "select_stories"]
-
-
-@dataclass(frozen=True)
-class DigestSettings:
-    """The digest stage's settings (config.digest_settings()): the selection rules above, the
-    languages rendered and whether backfills may send."""
-
-    # 10 stories: a digest a reader finishes in a few minutes.
-    max_stories: int = setting(10, env="NEWSDEDUP_DIGEST_MAX_STORIES", doc="stories in a digest")
-    max_per_event: int = setting(1, env="NEWSDEDUP_DIGEST_MAX_PER_EVENT", doc="stories of one event in a digest")
-    # 3 of 10 from one country keeps a national news burst from filling the digest; 0 = off.
-    max_per_region: int = setting(3, env="NEWSDEDUP_DIGEST_MAX_PER_REGION",
-                                  doc="stories of one country in a digest; 0 = no limit")
-    min_significance: float = setting(0.0, env="NEWSDEDUP_DIGEST_MIN_SIGNIFICANCE",
-                                      doc="stories below this significance are left out")
-    # Languages rendered besides every language an active subscriber asked for; empty = the pivot
-    # language and the story translation languages (digest/build.py: digest_langs).
-    langs: tuple[str, ...] = setting((), env="NEWSDEDUP_DIGEST_LANGS",
-                                     shown="pivot + translation + subscribers' languages",
-                                     doc="rendered languages, comma-separated")
-    # Backfill runs render only, unless this (or the run's allow_backfill_send) is set.
-    allow_backfill_send: bool = setting(False, env="NEWSDEDUP_DIGEST_ALLOW_BACKFILL_SEND",
-                                        doc="backfills render but never send unless set")
-
-    def __post_init__(self) -> None:
-        if self.max_stories < 1 or self.max_per_event < 1 or self.max_per_region < 0:
-            raise ValueError("digest selection: max_stories and max_per_event must be >= 1, max_per_region >= 0")
-        check_language_codes("NEWSDEDUP_DIGEST_LANGS", self.langs)    # each names an outbox file
+__all__ = ["DigestCandidate", "Selected", "select_stories"]
 
 
 @dataclass(frozen=True)

@@ -40,14 +40,13 @@ link is https: NEWSDEDUP_UNSUBSCRIBE_URL with the reader's random token, or a ma
 Addresses stay in the database and the outbox: what a run reports (errors, logs) names readers by
 subscriber id, and a server's reply that quotes the address has it replaced.
 
-Settings: digest.send.SmtpSettings, built from NEWSDEDUP_SMTP_* and NEWSDEDUP_OUTBOX_ONLY by
+Settings: digest.settings.SmtpSettings, built from NEWSDEDUP_SMTP_* and NEWSDEDUP_OUTBOX_ONLY by
 config.mail_settings().
 """
 
 from __future__ import annotations
 
 import email.policy
-import ipaddress
 import logging
 import os
 import re
@@ -68,17 +67,13 @@ import psycopg
 
 from .. import db, deployment
 from ..publish.write import atomic_write, private_dirs
-from ..settings import setting
 from .render import personalised
+from .settings import SmtpSettings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SmtpSettings", "MailerConfigError", "OutboxRefused", "DeliveryReport", "build_message",
-           "deliver_day", "message_id_for", "valid_email", "unsubscribe_link", "is_loopback_host"]
-
-SECURITY_MODES = ("starttls", "ssl", "none")
-DEFAULT_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
-
+__all__ = ["MailerConfigError", "OutboxRefused", "DeliveryReport", "build_message",
+           "deliver_day", "message_id_for", "valid_email", "unsubscribe_link"]
 
 # Advisory-lock key space of delivery claims (pg_advisory_lock(LOCK_SPACE, token)); any constant
 # no other part of the project uses.
@@ -92,87 +87,6 @@ class MailerConfigError(RuntimeError):
 
 class OutboxRefused(MailerConfigError):
     """No SMTP host while active subscribers exist, and outbox-only delivery was not intended."""
-
-
-@dataclass(frozen=True)
-class SmtpSettings:
-    host: str | None = setting(None, env="NEWSDEDUP_SMTP_HOST", shown="unset = outbox only", doc="SMTP server")
-    port: int | None = setting(None, env="NEWSDEDUP_SMTP_PORT", zero_is_default=True,
-                               shown="by security: 587, 465, 25", doc="SMTP port")
-    security: str = setting("starttls", env="NEWSDEDUP_SMTP_SECURITY", choices=SECURITY_MODES,
-                            doc="`starttls`, `ssl` or `none`")
-    user: str | None = setting(None, env="NEWSDEDUP_SMTP_USER", doc="SMTP login")
-    password: str | None = setting(None, env="NEWSDEDUP_SMTP_PASSWORD", secret=True, doc="its password")
-    from_addr: str = setting("newsdedup <digest@localhost>", env="NEWSDEDUP_SMTP_FROM", doc="sender address")
-    # Providers cap messages per session.
-    batch_size: int = setting(50, env="NEWSDEDUP_SMTP_BATCH_SIZE", zero_is_default=True,
-                              doc="recipients per SMTP connection (and per claim)")
-    timeout_s: float = setting(30.0, env="NEWSDEDUP_SMTP_TIMEOUT", zero_is_default=True,
-                               doc="seconds per SMTP command")
-    # Per recipient, across runs (an unreachable server uses none).
-    max_attempts: int = setting(3, env="NEWSDEDUP_SMTP_MAX_ATTEMPTS", zero_is_default=True,
-                                doc="tries per recipient (an unreachable server uses none)")
-    retry_delay_s: float = setting(2.0, env="NEWSDEDUP_SMTP_RETRY_DELAY", bounds=(0.0, 3600.0),
-                                   doc="seconds before a run's second pass over the recipients its first pass "
-                                       "could not reach (after reconnecting)")
-    # A claim lapses after this long without progress (its run is alive but stuck); renewed at
-    # every hand-over. Well above one SMTP transaction (a few timeouts), so no live claim lapses.
-    lease_s: float = setting(600.0, env="NEWSDEDUP_SMTP_LEASE", zero_is_default=True,
-                             doc="a delivery claim lapses after this long without progress, seconds (claims of "
-                                 "a crashed run are taken over at once)")
-    outbox_only: bool = setting(False, env="NEWSDEDUP_OUTBOX_ONLY",
-                                doc="no SMTP host on purpose: subscribers' digests become `.eml` files (without "
-                                    "it, that is refused while active subscribers exist)")
-    # Deliveries left to do after a run (server down, 4xx): the step is retried this many times,
-    # waiting outage_delay_s, then twice that, ... (5 + 10 + 20 min rides out a half-hour outage).
-    outage_retries: int = setting(3, env="NEWSDEDUP_SMTP_OUTAGE_RETRIES",
-                                  doc="deliveries left to do (server down, 4xx): the step is retried this often")
-    outage_delay_s: float = setting(300.0, env="NEWSDEDUP_SMTP_OUTAGE_DELAY", zero_is_default=True,
-                                    doc="first wait before such a retry, seconds, doubling")
-
-    def __post_init__(self) -> None:
-        if self.security not in SECURITY_MODES:
-            raise ValueError(f"NEWSDEDUP_SMTP_SECURITY={self.security!r}: expected one of {', '.join(SECURITY_MODES)}")
-        if self.batch_size < 1 or self.max_attempts < 1:
-            raise ValueError("NEWSDEDUP_SMTP_BATCH_SIZE and NEWSDEDUP_SMTP_MAX_ATTEMPTS must be >= 1")
-        if self.outage_retries < 0 or self.outage_delay_s < 0:
-            raise ValueError("NEWSDEDUP_SMTP_OUTAGE_RETRIES and NEWSDEDUP_SMTP_OUTAGE_DELAY must be >= 0")
-        if self.security == "none" and (self.user or self.password) and self.host and not is_loopback_host(self.host):
-            raise ValueError(
-                f"NEWSDEDUP_SMTP_SECURITY=none with NEWSDEDUP_SMTP_USER/NEWSDEDUP_SMTP_PASSWORD would send the login "
-                f"in clear to {self.host}: set NEWSDEDUP_SMTP_SECURITY=starttls or ssl (plain SMTP with a login is "
-                "accepted only to a loopback host: localhost, 127.0.0.0/8, ::1)")
-        if self.lease_s < 3 * self.timeout_s:
-            raise ValueError(f"NEWSDEDUP_SMTP_LEASE={self.lease_s:g} s must be at least 3 x NEWSDEDUP_SMTP_TIMEOUT "
-                             f"({self.timeout_s:g} s): a live claim must not lapse during one transaction")
-
-    @property
-    def configured(self) -> bool:
-        return bool(self.host)
-
-    @property
-    def effective_port(self) -> int:
-        return self.port or DEFAULT_PORTS[self.security]
-
-    def describe(self) -> str:
-        """For metadata and logs: never the password."""
-        if not self.configured:
-            return "outbox files (no NEWSDEDUP_SMTP_HOST configured" + (", NEWSDEDUP_OUTBOX_ONLY set)" if self.outbox_only else ")")
-        user = f"{self.user}@" if self.user else ""
-        return f"smtp://{user}{self.host}:{self.effective_port} ({self.security})"
-
-
-def is_loopback_host(host: str) -> bool:
-    """`localhost` or a loopback address literal. No other name counts and none is resolved: a
-    name's address can change after the check (`localhost` comes from the hosts file; names under
-    `.localhost` may be sent to DNS by the resolver)."""
-    name = host.strip().strip("[]").rstrip(".").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 _EMAIL = re.compile(r"^[^@\s<>\"',;]+@[^@\s<>\"',;]+\.[^@\s<>\"',;]+$|^[^@\s<>\"',;]+@localhost$")

@@ -1,7 +1,8 @@
 """Embeddings: providers behind one interface, the text we embed, the cache, the model registry
 and the per-model HNSW index. Library code (no Dagster imports)."""
 
-from .providers import Embedder, EmbeddingSettings, make_embedder
+from .providers import Embedder, make_embedder
+from .settings import EmbeddingSettings
 from .store import (
     EmbeddingCentringMismatch,
     EmbeddingModelMismatch,

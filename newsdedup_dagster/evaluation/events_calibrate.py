@@ -29,9 +29,10 @@ import numpy as np
 from .. import config, db
 from ..embeddings import ensure_model, make_embedder
 from ..embeddings.centring_prior import PRIOR_TEXTS
-from ..embeddings.providers import EmbeddingSettings
+from ..embeddings.settings import EmbeddingSettings
 from ..embeddings.text import text_hash
-from ..events.grouping import GroupingSettings, OpenEvent, StoryCandidate, plan_hour
+from ..events.grouping import OpenEvent, StoryCandidate, plan_hour
+from ..events.settings import GroupingSettings
 from . import clustering, metrics
 from .data import DATA_DIR_VARIABLE, data_directory, resolve_data_file
 

@@ -9,7 +9,7 @@ Terms
 - *gap*: the time between a story's interval [first, latest published] and an event's interval
   [first, last published]; 0 when they overlap.
 
-Rules (all thresholds in `GroupingSettings`, built by config.grouping_settings()):
+Rules (all thresholds in `GroupingSettings`, events/settings.py, built by config.grouping_settings()):
 1. Stories are processed in (first_published_at, story_id) order, so ties never depend on
    input order.
 2. A story already in an event stays there (a story belongs to at most one event; moving
@@ -38,10 +38,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from ..settings import setting
+from .settings import GroupingSettings
 
 __all__ = [
-    "GroupingSettings",
     "StoryCandidate",
     "OpenEvent",
     "Join",
@@ -54,72 +53,6 @@ __all__ = [
     "timeline_gaps_hours",
     "timeline_in_order",
 ]
-
-
-
-# Event thresholds are model-specific (EVENT_THRESHOLDS below) and sit below the item threshold:
-# events compare story centroids across days where the wording drifts. USE: F1 0.777 (P 0.806) at
-# 0.45 on itn_multilingual_dev.jsonl, 16 USE languages (calibrated on this file);
-# docs/CALIBRATION.md#event-grouping
-USE_EVENT_THRESHOLD = 0.45
-# e5, centred vectors: F1 0.719 (P 0.798) at 0.40 on itn_multilingual_dev.jsonl, all languages
-# (calibrated on this file); docs/CALIBRATION.md#event-grouping
-E5_EVENT_THRESHOLD = 0.40
-EVENT_THRESHOLDS: dict[str, float] = {
-    "use:multilingual-v3": USE_EVENT_THRESHOLD,
-    "e5:multilingual-e5-small-q4": E5_EVENT_THRESHOLD,
-}
-
-
-def event_threshold_for(model: str | None) -> float:
-    """The calibrated event threshold of an embedding model id (an uncalibrated model falls back to
-    the default provider's value)."""
-    return EVENT_THRESHOLDS.get(model or "", E5_EVENT_THRESHOLD)
-
-
-# The default provider's calibrated value.
-DEFAULT_THRESHOLD = E5_EVENT_THRESHOLD
-# Events close after 3 quiet days: 93 % of consecutive same-subject postings (16 languages)
-# in itn_multilingual_dev.jsonl are within 72 h (calibrated on this file); docs/CALIBRATION.md#event-grouping
-DEFAULT_QUIET_HOURS = 72.0
-DEFAULT_JOIN_GAP_HOURS = 72.0
-# A cap so a permanent topic ("war in X") becomes a sequence of events, each with a readable
-# narrative, instead of one event that never ends.
-DEFAULT_MAX_SPAN_DAYS = 14.0
-# Offline scores come from a heuristic; a story needs this significance (0-10) to found an
-# event, so one-source trivia does not spawn events. Joining has no significance floor.
-DEFAULT_MIN_SIGNIFICANCE = 3.0
-
-
-@dataclass(frozen=True)
-class GroupingSettings:
-    # config.grouping_settings() puts the calibrated threshold of the vectors' model here.
-    threshold: float = setting(DEFAULT_THRESHOLD, env="NEWSDEDUP_EVENT_THRESHOLD",
-                               shown="per model (`events/grouping.py`)", doc="story-to-event centroid cosine")
-    join_gap_hours: float = setting(DEFAULT_JOIN_GAP_HOURS, env="NEWSDEDUP_EVENT_JOIN_GAP_HOURS",
-                                    doc="a story joins an event across at most this gap, hours (<= quiet hours)")
-    quiet_hours: float = setting(DEFAULT_QUIET_HOURS, env="NEWSDEDUP_EVENT_QUIET_HOURS",
-                                 doc="an event with no story for this long closes, hours")
-    max_span_days: float = setting(DEFAULT_MAX_SPAN_DAYS, env="NEWSDEDUP_EVENT_MAX_SPAN_DAYS",
-                                   doc="an event spans at most this many days")
-    min_significance: float = setting(DEFAULT_MIN_SIGNIFICANCE, env="NEWSDEDUP_EVENT_MIN_SIGNIFICANCE",
-                                      doc="stories below this significance open no event")
-    anchor_check: bool = setting(True, env="NEWSDEDUP_EVENT_ANCHOR_CHECK",
-                                 doc="a story does not join an event whose anchors (years, places, magnitudes, "
-                                     "scores, names across languages) conflict with its own")
-
-    def __post_init__(self) -> None:
-        if not -1.0 <= self.threshold <= 1.0:
-            raise ValueError(f"event threshold {self.threshold} is not a cosine similarity in [-1, 1]")
-        if self.quiet_hours <= 0 or self.join_gap_hours < 0 or self.max_span_days <= 0:
-            raise ValueError("event quiet_hours and max_span_days must be > 0, join_gap_hours >= 0")
-        if self.join_gap_hours > self.quiet_hours:
-            # A join across a longer gap than the quiet period would break the invariant
-            # "no event spans a gap longer than its quiet period".
-            raise ValueError(
-                f"NEWSDEDUP_EVENT_JOIN_GAP_HOURS ({self.join_gap_hours}) must not exceed "
-                f"NEWSDEDUP_EVENT_QUIET_HOURS ({self.quiet_hours})"
-            )
 
 
 @dataclass(frozen=True)

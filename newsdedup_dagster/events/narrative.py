@@ -41,7 +41,7 @@ from ..llm.translation import (
     next_status,
     run_batches,
 )
-from ..settings import setting
+from .settings import NarrativeSettings
 
 log = logging.getLogger(__name__)
 
@@ -69,18 +69,6 @@ Reply with a single JSON object and nothing else:
  "how_it_developed": "<2-4 sentences: how the story moved over the days, with dates>",
  "what_to_watch": "<1-3 sentences: next steps or open questions mentioned in the reporting>"}
 Write every value in the output language. Output JSON only."""
-
-
-@dataclass(frozen=True)
-class NarrativeSettings:
-    # 6 h: a fast-moving event gets at most 4 rewrites a day (4 calls x ~2k tokens), and the
-    # daily digest still sees a narrative at most 6 h behind the last story.
-    interval_hours: float = setting(6.0, env="NEWSDEDUP_NARRATIVE_INTERVAL_HOURS",
-                                    doc="an event's narrative is rewritten at most once in this many hours")
-    max_per_run: int = setting(50, env="NEWSDEDUP_NARRATIVE_MAX_PER_RUN", doc="narratives written per run")
-    # Events whose narratives get translated per run (each = len(langs)/2 calls).
-    translate_max_events: int = setting(50, env="NEWSDEDUP_NARRATIVE_TRANSLATE_MAX_EVENTS",
-                                        doc="events whose narratives are translated per run")
 
 
 # ------------------------------------------------------------------ pure parts

@@ -26,13 +26,13 @@ from ..crashpoints import crash_point
 from ..embeddings.text import LEAD_CHARS
 from .grouping import (
     GroupingPlan,
-    GroupingSettings,
     OpenEvent,
     StoryCandidate,
     plan_hour,
     timeline_gaps_hours,
     timeline_in_order,
 )
+from .settings import GroupingSettings
 
 __all__ = ["HourResult", "group_hour", "check_invariants", "event_summaries", "InvariantReport"]
 

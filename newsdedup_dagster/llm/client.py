@@ -73,17 +73,16 @@ from typing import Any, Protocol
 
 from .. import db
 from ..redaction import add_log_redaction, redact, remove_log_redaction
-from ..settings import setting
 from . import pricing
 from .cache import CachedAnswer, CacheKey, ResultCache, cache_key
-from .settings import LLMSettings
+from .settings import BackoffPolicy, LLMSettings
 from .text import clean_model_output
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "LLMClient", "LLMError", "LLMUnavailable", "OutputInvalid", "RequestRejected", "LLMConfigError", "ReplyUnhandled",
-    "Usage", "CallRecord", "CallRecorder", "MemoryRecorder", "PostgresCallRecorder", "BackoffPolicy",
+    "Usage", "CallRecord", "CallRecorder", "MemoryRecorder", "PostgresCallRecorder",
     "parse_json_reply", "redact", "backoff_delay", "parse_retry_after",
 ]
 
@@ -245,17 +244,6 @@ def _with_correction(messages: list[dict], content: str | None, exc: OutputInval
 
 
 # ------------------------------------------------------------------ policy
-@dataclass(frozen=True)
-class BackoffPolicy:
-    """Delays between attempts (config.llm_backoff()). Tests use tiny values; defaults: 1 s doubling to 30 s."""
-
-    base_s: float = setting(1.0, env="NEWSDEDUP_LLM_BACKOFF_BASE", doc="LLM retries: first delay (s), doubling")
-    max_s: float = setting(30.0, env="NEWSDEDUP_LLM_BACKOFF_MAX", doc="LLM retries: longest delay (s)")
-    # A Retry-After above this ends the call instead of sleeping (the run moves on; the item stays pending).
-    retry_after_max_s: float = setting(120.0, env="NEWSDEDUP_LLM_RETRY_AFTER_MAX",
-                                       doc="a 429's `Retry-After` is honoured up to this (s); longer ends the call")
-
-
 def backoff_delay(attempt: int, policy: BackoffPolicy, rng: random.Random) -> float:
     """Equal jitter: never zero (unlike full jitter), yet spread so parallel workers don't retry in step."""
     ceiling = min(policy.max_s, policy.base_s * (2 ** max(0, attempt - 1)))

@@ -1,4 +1,5 @@
-"""The LLM stages' settings: the endpoint, the models, the languages (built by config.llm_settings())."""
+"""The LLM stages' settings: the endpoint, the models, the languages (built by config.llm_settings()),
+and the client's retry policy (built by config.llm_backoff())."""
 
 from __future__ import annotations
 
@@ -53,3 +54,14 @@ class LLMSettings:
     @property
     def offline(self) -> bool:
         return not self.base_url
+
+
+@dataclass(frozen=True)
+class BackoffPolicy:
+    """Delays between attempts (config.llm_backoff()). Tests use tiny values; defaults: 1 s doubling to 30 s."""
+
+    base_s: float = setting(1.0, env="NEWSDEDUP_LLM_BACKOFF_BASE", doc="LLM retries: first delay (s), doubling")
+    max_s: float = setting(30.0, env="NEWSDEDUP_LLM_BACKOFF_MAX", doc="LLM retries: longest delay (s)")
+    # A Retry-After above this ends the call instead of sleeping (the run moves on; the item stays pending).
+    retry_after_max_s: float = setting(120.0, env="NEWSDEDUP_LLM_RETRY_AFTER_MAX",
+                                       doc="a 429's `Retry-After` is honoured up to this (s); longer ends the call")
