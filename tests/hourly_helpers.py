@@ -1,6 +1,6 @@
 """One hour of one hourly asset, for the tests of a single stage.
 
-The hourly assets are one op (`hourly_chain`, assets/hourly.py) that always computes all eight; a
+The hourly assets are one subsettable op (`hourly_chain`, assets/hourly.py); a
 test of one stage computes that stage's hour with `hourly.run_stage`, as the op does, and reads the
 result here the way Dagster records it: metadata normalised to `MetadataValue`s, the check results
 with the asset's key, and `success` False when a blocking check failed (the op then fails).

@@ -40,7 +40,7 @@ def test_hourly_partition_materialises_through_dagster_on_postgres_storage(clean
         for key in instance.get_asset_keys()
     }
     assert {"raw_items", "item_duplicates", "item_embeddings", "stories", "story_scores", "events"} <= stored
-    # One step, the hourly chain, materialised the hour of all eight hourly assets.
+    # One step, the hourly op, materialised the hour of every hourly asset.
     materialized = sorted((m.asset_key.to_user_string(), m.partition)
                           for m in result.asset_materializations_for_node(HOURLY_OP))
     assert materialized == sorted((stage.key.to_user_string(), key) for stage in STAGES)

@@ -164,7 +164,7 @@ def test_installed_wheel_runs_demo_doctor_and_dagsters_own_commands(tmp_path):
     deploy = {**base, "DAGSTER_HOME": str(dagster_home)}
     _run([bin_dir / "newsdedup", "migrate"], deploy, work)
     _run([bin_dir / "dagster", "definitions", "validate", "-m", "newsdedup_dagster.definitions"], deploy, work)
-    # The hourly assets are one op that always computes all eight: the selection names them all.
+    # The hourly assets are one op; the selection names them all (the whole hour).
     _run([bin_dir / "dagster", "asset", "materialize", "-m", "newsdedup_dagster.definitions",
           "--select", ",".join(HOURLY_ASSETS), "--partition", "2026-11-02-05:00"], deploy, work)
 
