@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dagster import AssetCheckResult, AssetCheckSeverity, AssetMaterialization
+from dagster import AssetCheckResult, AssetMaterialization
 
 from newsdedup_dagster.assets.hourly import run_stage, stage_named
 from newsdedup_dagster.resources import EmbedderResource, LLMResource, PostgresResource
@@ -46,10 +46,8 @@ def stage_hour(name: str, partition_key: str, database_url: str, *, embedder: Em
     result = run_stage(name, partition_key, postgres=postgres or PostgresResource(database_url=database_url),
                        embedder=embedder, llm=llm, options=options, in_backfill=in_backfill)
     stage = stage_named(name)
-    blocking = {spec.name for spec in stage.check_specs if spec.blocking}
     checks = list(result.check_results or [])
-    failed = [c.check_name for c in checks
-              if c.check_name in blocking and not c.passed and c.severity == AssetCheckSeverity.ERROR]
+    failed = stage.blocking_failures(checks)
     materialization = AssetMaterialization(asset_key=stage.key, partition=partition_key,
                                            metadata=dict(result.metadata or {}))
     return StageResult(name, partition_key, materialization, checks, failed)

@@ -8,11 +8,10 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from dagster import AssetCheckEvaluation, AssetKey, AssetMaterialization, AssetRecordsFilter, RunsFilter
-from dagster._core.definitions.asset_checks.asset_check_evaluation import (
-    AssetCheckEvaluationTargetMaterializationData,
-)
+from dagster import AssetCheckEvaluation, AssetKey, AssetMaterialization, RunsFilter
 from dagster_deployment import DagsterDeployment
+
+from newsdedup_dagster.assets.hourly import materialization_target
 
 pytestmark = [pytest.mark.slow, pytest.mark.daemon, pytest.mark.timeout(3600)]
 
@@ -29,10 +28,7 @@ def _report_hour(instance, hour: str) -> None:
     for asset in ("events", "story_translations"):
         instance.report_runless_asset_event(AssetMaterialization(asset_key=asset, partition=hour))
     # Each result names the hour's materialisation it checked, as the hourly op's results do.
-    record = instance.fetch_materializations(
-        AssetRecordsFilter(asset_key=AssetKey("events"), asset_partitions=[hour]), limit=1).records[0]
-    target = AssetCheckEvaluationTargetMaterializationData(storage_id=record.storage_id, run_id=record.event_log_entry.run_id,
-                                                           timestamp=record.timestamp)
+    target = materialization_target(instance, AssetKey("events"), hour)
     for check in ("story_in_at_most_one_event", "timeline_in_time_order", "no_gap_longer_than_quiet_period"):
         instance.report_runless_asset_event(
             AssetCheckEvaluation(asset_key=AssetKey("events"), check_name=check, passed=True, partition=hour,

@@ -7,10 +7,12 @@ the stories rebuilt alone are those of a fresh run of every asset at the new thr
 
 from __future__ import annotations
 
-import psycopg
+import time
+
 import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, RunsFilter
 from dagster_deployment import LAUNCH_BACKFILL, DagsterDeployment
+from test_hourly_chain import _database, _drop
 
 from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import HOURLY_OP, STAGES, hourly_run_config
@@ -74,11 +76,7 @@ def _stories(url: str) -> set[frozenset[str]]:
 def _fresh_run_stories(admin_url: str, tmp_path, monkeypatch) -> set[frozenset[str]]:
     """Every hourly asset over HOURS at THRESHOLDS in a new database: one ranged run, as a backfill."""
     name = "stage_by_stage_fresh"
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = db.with_database(admin_url, name)
-    db.migrate(url)
+    url = _database(admin_url, name)
     monkeypatch.setenv("NEWSDEDUP_FETCH_MODE", "replay")
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_DIR", str(tmp_path / "fresh-public"))
     tags = {"dagster/asset_partition_range_start": HOURS[0], "dagster/asset_partition_range_end": HOURS[-1],
@@ -91,11 +89,7 @@ def _fresh_run_stories(admin_url: str, tmp_path, monkeypatch) -> set[frozenset[s
     try:
         return _stories(url)
     finally:
-        pool = db._pools.pop(url, None)
-        if pool is not None:
-            pool.close()
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _drop(admin_url, url, name)
 
 
 def test_one_asset_a_subset_and_all_of_them_from_the_ui(clean_db, tmp_path, monkeypatch):
@@ -142,7 +136,6 @@ def test_one_asset_a_subset_and_all_of_them_from_the_ui(clean_db, tmp_path, monk
             run = instance.get_run_by_id(run_id)
             if run.is_finished:
                 break
-            import time
             time.sleep(2)
         assert run.is_success, dep.log_tail()
         assert _new(third, _materializations(instance)) == {"story_feeds": [(HOURS[-1], run_id)]}

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
     AssetCheckSpec,
     AssetKey,
     AssetSpec,
@@ -88,5 +90,14 @@ class HourlyStage:
     @property
     def key(self) -> AssetKey:
         return self.spec.key
+
+    @property
+    def blocking_checks(self) -> frozenset[str]:
+        return frozenset(spec.name for spec in self.check_specs if spec.blocking)
+
+    def blocking_failures(self, results: Sequence[AssetCheckResult]) -> list[str]:
+        """The blocking checks among `results` that failed with ERROR severity: the op then fails."""
+        return [r.check_name for r in results
+                if r.check_name in self.blocking_checks and not r.passed and r.severity == AssetCheckSeverity.ERROR]
 
 

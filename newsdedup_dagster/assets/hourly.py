@@ -17,7 +17,7 @@ open events). That is said by the tag `newsdedup/reads_previous_hour` and in the
 description, not by a self-dependency: Dagster 1.13's backfill daemon runs a self-dependent asset of
 a subsettable multi-asset in a run of its own, apart from every other asset requested with it
 ("Self-dependant assets cannot be materialized in the same run as other assets",
-dagster/_core/execution/asset_backfill.py; tests/test_hourly_lineage.py shows it), and a ranged run
+dagster/_core/execution/asset_backfill.py, `_get_cant_run_because_of_parent_reason`), and a ranged run
 of one asset at a time would compute each asset over the whole range before the next one started.
 Walking the hours in order inside the op is what keeps a backfill identical to the hourly runs.
 
@@ -32,13 +32,12 @@ the first hour whose blocking check fails.
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 from dagster import (
     AssetCheckEvaluation,
     AssetCheckKey,
     AssetCheckResult,
-    AssetCheckSeverity,
     AssetExecutionContext,
     AssetKey,
     AssetMaterialization,
@@ -124,10 +123,10 @@ def _landed(context: AssetExecutionContext) -> set[tuple[AssetKey, str]]:
     return landed
 
 
-def _blocking_failures(stage: HourlyStage, results: Sequence[AssetCheckResult]) -> list[str]:
-    blocking = {spec.name for spec in stage.check_specs if spec.blocking}
-    return [r.check_name for r in results
-            if r.check_name in blocking and not r.passed and r.severity == AssetCheckSeverity.ERROR]
+def _for(key: AssetKey, result: AssetCheckResult) -> AssetCheckResult:
+    """A stage's check result with its asset's key (the op holds the checks of every asset)."""
+    return AssetCheckResult(asset_key=key, check_name=result.check_name, passed=result.passed,
+                            severity=result.severity, metadata=result.metadata, description=result.description)
 
 
 def _evaluation(stage: HourlyStage, hour: str, result: AssetCheckResult,
@@ -136,16 +135,15 @@ def _evaluation(stage: HourlyStage, hour: str, result: AssetCheckResult,
     the run, which a ranged run does not have). `target`: the hour's materialisation it checked, as
     Dagster links a single-hour run's result; without it the result is not current for that hour
     and the digest's automation condition would not count it as passed."""
-    blocking = {spec.name for spec in stage.check_specs if spec.blocking}
     return AssetCheckEvaluation(
         asset_key=stage.key, check_name=result.check_name, passed=result.passed, metadata=result.metadata,
-        severity=result.severity, description=result.description, blocking=result.check_name in blocking,
-        partition=hour, target_materialization_data=target)
+        severity=result.severity, description=result.description,
+        blocking=result.check_name in stage.blocking_checks, partition=hour, target_materialization_data=target)
 
 
-def _latest_materialization(context: AssetExecutionContext, key: AssetKey,
-                            hour: str) -> AssetCheckEvaluationTargetMaterializationData | None:
-    records = context.instance.fetch_materializations(
+def materialization_target(instance, key: AssetKey, hour: str) -> AssetCheckEvaluationTargetMaterializationData | None:
+    """The latest materialisation of `key`'s `hour`, as a check result's target."""
+    records = instance.fetch_materializations(
         AssetRecordsFilter(asset_key=key, asset_partitions=[hour]), limit=1).records
     if not records:
         return None
@@ -213,7 +211,7 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
             metadata = {**result.metadata, "stage_seconds": MetadataValue.float(round(time.perf_counter() - started, 3))}
             check_results = [r for r in (result.check_results or [])
                              if AssetCheckKey(stage.key, r.check_name) in selected_checks]
-            failed = _blocking_failures(stage, check_results)
+            failed = stage.blocking_failures(check_results)
             if failed:
                 yield from (_evaluation(stage, hour, r) for r in check_results)
                 raise Failure(
@@ -226,15 +224,11 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
                 yield AssetMaterialization(asset_key=stage.key, partition=hour, metadata=metadata)
                 if check_results:
                     # The materialisation above is stored by now (events are written as they are yielded).
-                    target = _latest_materialization(context, stage.key, hour)
+                    target = materialization_target(context.instance, stage.key, hour)
                     yield from (_evaluation(stage, hour, r, target) for r in check_results)
             else:
                 yield MaterializeResult(asset_key=stage.key, metadata=metadata,
-                                        check_results=[AssetCheckResult(asset_key=stage.key, check_name=r.check_name,
-                                                                        passed=r.passed, severity=r.severity,
-                                                                        metadata=r.metadata,
-                                                                        description=r.description)
-                                                       for r in check_results])
+                                        check_results=[_for(stage.key, r) for r in check_results])
 
 
 def stage_named(name: str) -> HourlyStage:
@@ -248,7 +242,7 @@ def run_stage(name: str, partition_key: str, *, postgres: PostgresResource, embe
               llm: LLMResource | None = None, options: dict | None = None, in_backfill: bool = False,
               log=None) -> MaterializeResult:
     """One hour of one hourly asset, computed outside Dagster (nothing is recorded in the instance):
-    `newsdedup ingest`. `options` is the op config the run would carry
+    `newsdedup ingest`, and tests of one stage. `options` is the op config the run would carry
     (`{"stories": {"later_partitions": "reset"}}`), checked as a run's is."""
     published = StoryFeedsConfig.run_languages((llm or LLMResource()).settings())
     run = HourRun(log=log or logging.getLogger("newsdedup"), postgres=postgres, embedder=embedder or EmbedderResource(),
