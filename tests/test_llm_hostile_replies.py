@@ -80,10 +80,11 @@ def test_translation_a_malformed_reply_fails_that_batch_only(conn, clean_db, fak
 
 
 def test_a_response_body_nested_too_deep_fails_that_story_only(conn, clean_db, fake, llm_env, online):  # noqa: F811 (fixtures)
-    """The same reply one level down: the HTTP body itself nested 1,200 deep (the client library's
-    decoder raises RecursionError) is invalid output for that story, recorded, and the hour completes."""
+    """The same reply one level down: the HTTP body itself nested 5,000 deep (the client library's
+    decoder raises RecursionError; Python 3.12's decoder still parses 1,200 levels) is invalid output
+    for that story, recorded, and the hour completes."""
     body = (b'{"id": "x", "object": "chat.completion", "created": 0, "model": "deepseek-chat", "choices": [], '
-            b'"padding": ' + b"[" * 1200 + b"]" * 1200 + b"}")
+            b'"padding": ' + b"[" * 5000 + b"]" * 5000 + b"}")
     add_story(conn, "bad", 3)
     add_story(conn, "good", 2)
     fake.push(Reply.raw(body), match=lambda r: score_requests(r) and "report bad " in r.user_text, times=100)
