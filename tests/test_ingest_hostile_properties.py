@@ -29,9 +29,9 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 
 def check(body: bytes) -> None:
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: other workers on a shared machine do not count
     parsed = parse_feed(body, source_id="prop", fetched_at=FETCHED, config=CONFIG)
-    assert time.monotonic() - started < 10.0
+    assert time.process_time() - started < 10.0
     assert len(parsed.items) <= CONFIG.max_entries
     for item in parsed.items:
         for value in (item.title, item.summary, item.content, item.url, item.canonical_url, item.guid, item.author):
@@ -72,9 +72,9 @@ def test_mutated_real_feeds(feed, mutations):
                                   "</script>", "<", ">", "\x00", "\ud800"]), max_size=1000))
 def test_clean_text_is_bounded_and_clean(tokens):
     value = "".join(tokens)
-    started = time.monotonic()
+    started = time.process_time()
     text = clean_text(value * 20, 500, max_field_chars=20_000)
-    assert time.monotonic() - started < 2.0
+    assert time.process_time() - started < 2.0
     assert len(text) <= 500 and not UNSAFE.search(text) and "<script>" not in text
 
 

@@ -201,12 +201,12 @@ MUTATED = st.tuples(_json_values(SCALARS).map(json.dumps), st.integers(0, 400), 
 @settings(max_examples=400, deadline=None)
 @given(st.one_of(st.text(), NESTED, FENCED, WHITESPACE, MUTATED))
 def test_any_reply_parses_to_an_object_or_is_invalid_output_in_bounded_time(text):
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: other workers on a shared machine do not count
     try:
         data = parse_json_reply(text)
     except OutputInvalid:
         data = None
-    assert time.monotonic() - started < 1.0
+    assert time.process_time() - started < 1.0
     if data is not None:
         assert isinstance(data, dict)
         clean_model_output(data)
@@ -251,9 +251,9 @@ def test_the_cleaner_takes_any_depth_in_bounded_time(depth, kind, leaf):
     value = leaf
     for _ in range(depth):
         value = [value] if kind == "list" else {"k\u200b": value}
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: other workers on a shared machine do not count
     out = clean_model_output(value)
-    assert time.monotonic() - started < 2.0
+    assert time.process_time() - started < 2.0
     for _ in range(depth):
         out = out[0] if kind == "list" else out["k"]
     assert out == clean_model_output(leaf)
