@@ -225,14 +225,83 @@ def test_clustering_busy_requests_a_retry_instead_of_failing(clean_db, monkeypat
 
 
 def test_step_retry_delay_is_the_deployments_setting():
-    """The retry delays are fixed when the definitions load, from NEWSDEDUP_STEP_RETRY_DELAY."""
+    """The retry delays are fixed when the definitions load, from NEWSDEDUP_STEP_RETRY_DELAY: the op's,
+    the digest's and each hourly stage's own (feeds a third of it, the model stages twice)."""
     script = ("from newsdedup_dagster.definitions import defs; "
+              "from newsdedup_dagster.assets.hourly import STAGES; "
               "hourly = defs.resolve_job_def('hourly_pipeline').get_node_named('hourly_chain').definition; "
               "digest = defs.resolve_job_def('daily_digest').get_node_named('digest').definition; "
-              "print(hourly.retry_policy.max_retries, hourly.retry_policy.delay, digest.retry_policy.delay)")
-    env = {**os.environ, "NEWSDEDUP_STEP_RETRY_DELAY": "7"}
-    shown = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
-    assert shown.stdout.split() == ["2", "7.0", "14.0"], shown.stderr[-2000:]
-    env.pop("NEWSDEDUP_STEP_RETRY_DELAY")
-    shown = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
-    assert shown.stdout.split() == ["2", "30.0", "60.0"], shown.stderr[-2000:]
+              "print(hourly.retry_policy.max_retries, hourly.retry_policy.delay, digest.retry_policy.delay); "
+              "print(*(f'{s.key.to_user_string()}={s.retry.max_retries}/{s.retry.delay_s:g}' for s in STAGES))")
+    stage_delays = {"raw_items": 1 / 3, "article_texts": 1, "item_duplicates": 1, "item_embeddings": 1, "stories": 1,
+                    "story_scores": 2, "story_translations": 2, "events": 2, "story_feeds": 1}
+    for base in (7.0, 30.0):
+        env = {**os.environ, "NEWSDEDUP_STEP_RETRY_DELAY": f"{base:g}"}
+        if base == 30.0:
+            env.pop("NEWSDEDUP_STEP_RETRY_DELAY")   # the default
+        shown = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+        op_line, stages_line = shown.stdout.splitlines()
+        assert op_line.split() == ["2", f"{base}", f"{2 * base}"], shown.stderr[-2000:]
+        assert dict(pair.split("=") for pair in stages_line.split()) == {
+            name: f"2/{base * factor:g}" for name, factor in stage_delays.items()}
+
+
+# ------------------------------------------------------------------ a stage's own retry policy
+def _flaky(stage, failures: int):
+    """`stage` whose hour raises ConnectionError `failures` times, then computes as usual; its retry
+    policy keeps the stage's retry count with a wait short enough for a test."""
+    import dataclasses
+
+    from newsdedup_dagster.assets.common import StageRetry
+    calls = []
+
+    def materialize_hour(run, hour):
+        calls.append(hour)
+        if len(calls) <= failures:
+            raise ConnectionError("server closed the connection unexpectedly")
+        return stage.materialize_hour(run, hour)
+
+    retry = StageRetry(max_retries=stage.retry.max_retries, delay_s=stage.retry.delay_s / 300)
+    return dataclasses.replace(stage, materialize_hour=materialize_hour, retry=retry), calls
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("failures", [1, 3])
+def test_a_failed_stage_is_retried_with_its_own_policy(clean_db, monkeypatch, failures):
+    """story_scores' hour raises: Dagster retries the step after story_scores' own wait (doubling),
+    the retry computes the hour again and lands every asset once; past the stage's max_retries the
+    run fails with an error that names the stage and the hour."""
+    from clustering_fixtures import H0, QUAKE_DAY1, insert_items, key
+
+    from newsdedup_dagster.assets import hourly
+    from newsdedup_dagster.assets.common import MODEL_RETRY
+    from newsdedup_dagster.instance import QUIET_RUN_CONFIG
+    from newsdedup_dagster.resources import EmbedderResource, PostgresResource
+
+    monkeypatch.setenv("NEWSDEDUP_FETCH_MODE", "replay")
+    with db.connection(clean_db) as conn:
+        insert_items(conn, QUAKE_DAY1, H0)
+        conn.commit()
+    scores = hourly.stage_named("story_scores")
+    assert scores.retry == MODEL_RETRY
+    flaky, calls = _flaky(scores, failures)
+    monkeypatch.setattr(hourly, "STAGES", [flaky if s is scores else s for s in hourly.STAGES])
+    resources = {"postgres": PostgresResource(database_url=clean_db), "embedder": EmbedderResource(),
+                 "llm": LLMResource()}
+    result = materialize([hourly.hourly_chain], partition_key=key(H0), resources=resources, raise_on_error=False,
+                         run_config=QUIET_RUN_CONFIG)
+    retries = [e for e in result.all_events if e.event_type == DagsterEventType.STEP_UP_FOR_RETRY]
+    waits = [e.event_specific_data.seconds_to_wait for e in retries]
+    expected = [flaky.retry.delay_s * 2 ** n for n in range(min(failures, flaky.retry.max_retries))]
+    assert waits == pytest.approx(expected)
+    assert all("story_scores[" in e.event_specific_data.error.to_string() for e in retries)
+    materialized = sorted(m.asset_key.to_user_string() for m in result.asset_materializations_for_node(hourly.HOURLY_OP))
+    if failures <= flaky.retry.max_retries:
+        assert result.success and len(calls) == failures + 1
+        assert materialized == sorted(STAGE_GROUPS.keys() - {"digest", "prune"})
+    else:
+        assert not result.success and len(calls) == flaky.retry.max_retries + 1
+        failure = next(e for e in result.all_events if e.event_type == DagsterEventType.STEP_FAILURE)
+        error = failure.event_specific_data.error.to_string()
+        assert "Exceeded max_retries of 2" in error and f"StageFailed: story_scores[{key(H0)}]: ConnectionError" in error
+        assert materialized == []   # the hour's stages are reported together, or not at all

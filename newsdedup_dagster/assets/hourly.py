@@ -22,7 +22,9 @@ of one asset at a time would compute each asset over the whole range before the 
 Walking the hours in order inside the op is what keeps a backfill identical to the hourly runs.
 
 A run reports an hour's materialisations when the hour's last selected stage is done, so a failure
-at hour k leaves hours before k materialised and hour k of none. A retry of the step in the same run,
+at hour k leaves hours before k materialised and hour k of none. The failed stage's own policy
+(`HourlyStage.retry`: feeds, database, model endpoint) decides how often and after how long Dagster
+retries the step (`RetryRequested`; a `RetryPolicy` is per op). A retry of the step in the same run,
 or a re-execution from failure, continues where it stopped: the (asset, hour)s materialised by the
 run, or by the runs it resumes, are not computed again. Each check is a partitioned check: its result
 is recorded for the hour it checked, in single-hour and ranged runs alike, and a ranged run stops at
@@ -90,14 +92,16 @@ class HourlyOptions(RunOptions):
 
 HOURLY_OP = "hourly_chain"
 
-# One policy for the op: a dropped database connection, a model endpoint's outage. A retry continues
-# with the first (asset, hour) the failed attempt did not materialise.
+# A stage's failure is retried with that stage's own policy (`HourlyStage.retry`, asked for with
+# RetryRequested); this policy covers what fails outside every stage (the run's own bookkeeping). A
+# retry continues with the first (asset, hour) the failed attempt did not materialise.
 HOURLY_RETRY_POLICY = RetryPolicy(max_retries=2, delay=app_config.step_retry_delay(), backoff=Backoff.EXPONENTIAL,
                                   jitter=Jitter.PLUS_MINUS)
 
 
 class StageFailed(Exception):
-    """An hourly asset's hour raised: the asset, the hour and the error. Retried like any error."""
+    """An hourly asset's hour raised: the asset, the hour and the error (its cause). Retried with the
+    stage's policy."""
 
 
 # Dagster's tag on a re-execution from failure (the UI's "Re-execute from failure", a backfill's
@@ -206,8 +210,15 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
             except (Failure, RetryRequested):
                 raise
             except Exception as exc:
-                # Name the asset and hour that failed (the alert's first line).
-                raise StageFailed(f"{stage.key.to_user_string()}[{hour}]: {type(exc).__name__}: {exc}") from exc
+                # Name the asset and hour that failed (the alert's first line), and retry with that
+                # stage's own policy; the retry starts this hour again (none of it was reported).
+                failed = StageFailed(f"{stage.key.to_user_string()}[{hour}]: {type(exc).__name__}: {exc}")
+                failed.__cause__ = exc
+                wait = stage.retry.seconds_to_wait(context.retry_number)
+                if context.retry_number < stage.retry.max_retries:
+                    context.log.warning("%s; retry %d of %d in %g s", failed, context.retry_number + 1,
+                                        stage.retry.max_retries, wait)
+                raise RetryRequested(max_retries=stage.retry.max_retries, seconds_to_wait=wait) from failed
             metadata = {**result.metadata, "stage_seconds": MetadataValue.float(round(time.perf_counter() - started, 3))}
             check_results = [r for r in (result.check_results or [])
                              if AssetCheckKey(stage.key, r.check_name) in selected_checks]
