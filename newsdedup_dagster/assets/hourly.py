@@ -1,6 +1,6 @@
 """The hourly assets, computed by one subsettable op, hour by hour in time order.
 
-    raw_items -> article_texts
+    raw_items -> item_duplicates -> article_texts -> item_embeddings
     raw_items -> item_duplicates -> item_embeddings -> stories -> story_scores -> story_translations
       -> events -> story_feeds          (each asset's declared parents are the tables its hour reads)
 

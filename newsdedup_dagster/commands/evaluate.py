@@ -42,6 +42,13 @@ def register(subparsers) -> None:
                         help="embedded text (default NEWSDEDUP_EMBEDDING_TEXT, title_lead)")
     parser.add_argument("--lead-chars", type=int, default=None, metavar="N",
                         help="lead budget in characters (default NEWSDEDUP_EMBEDDING_LEAD_CHARS)")
+    parser.add_argument("--page-leads", action="store_true",
+                        help="give every item its page's first paragraph, as the article stage stores it (the sample "
+                             "day: its bundled pages through the stage's extractor; a file whose text is the article: "
+                             "that text's first paragraph); embedded as the lead when the feed gives none "
+                             "(NEWSDEDUP_EMBEDDING_PAGE_LEAD)")
+    parser.add_argument("--headlines-only", action="store_true",
+                        help="drop the feed summaries: the items as a headline-only feed carries them")
     parser.add_argument("--resamples", type=int, default=0, metavar="N",
                         help="also report mean ± sd over N runs on random 80%% subsets of the gold stories")
     parser.add_argument("--seed", type=int, default=0, help="first resample's seed (default 0)")
@@ -122,7 +129,8 @@ def handle(args: argparse.Namespace) -> int:
         results = evaluate(data, overrides, sweep, emb_settings=emb_settings,
                            cluster_environment=config.clustering_environment(),
                            use_cache=not getattr(args, "no_cache", False),
-                           titles_from=titles_from,
+                           titles_from=titles_from, page_leads=getattr(args, "page_leads", False),
+                           drop_summaries=getattr(args, "headlines_only", False),
                            resamples=getattr(args, "resamples", 0), seed=getattr(args, "seed", 0),
                            level=getattr(args, "level", "stories"),
                            event_stages=EventStages(config.grouping_settings, config.llm_settings()))

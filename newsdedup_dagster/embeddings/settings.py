@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..settings import setting
-from .text import DEFAULT_TEXT_MODE, HEAD_TOKENS, LEAD_CHARS, LEAD_TOKENS
+from .text import DEFAULT_TEXT_MODE, HEAD_TOKENS, LEAD_CHARS, LEAD_TOKENS, PAGE_LEAD
 
 PROVIDERS = ("use", "e5", "openai")
 DEFAULT_PROVIDER = "e5"
@@ -37,6 +37,13 @@ class EmbeddingSettings:
     text_mode: str = setting(DEFAULT_TEXT_MODE, env="NEWSDEDUP_EMBEDDING_TEXT",
                              doc="`title_lead` (headline + the summary's cleaned lead; headline alone when there "
                                  "is none) or `title`")
+    # Headline-only feeds: the page's first paragraph as the lead (article_texts, fetched earlier in
+    # the same hour); docs/CALIBRATION.md#page-lead has the measurement behind the default.
+    page_lead: bool = setting(PAGE_LEAD, env="NEWSDEDUP_EMBEDDING_PAGE_LEAD",
+                              doc="when the feed gives no usable lead, embed the first paragraph of the item's page "
+                                  "(if `article_texts` extracted it by the item's hour) as the lead; a change applies to "
+                                  "hours embedded after it (backfill `item_embeddings` and `stories` for the earlier "
+                                  "ones)")
     # Lead budget (characters, cut at a sentence boundary): embeddings/text.py LEAD_CHARS.
     lead_chars: int = setting(LEAD_CHARS, env="NEWSDEDUP_EMBEDDING_LEAD_CHARS",
                               doc="lead's upper bound in characters, cut at a sentence boundary")

@@ -252,6 +252,7 @@ class EmbedStats:
     removed: int = 0
     centred: bool = False
     seconds: float = 0.0
+    page_leads: int = 0   # items whose lead is their page's first paragraph (the feed gave none)
 
 
 def embed_partition(
@@ -273,7 +274,12 @@ def embed_partition(
     rows = conn.execute(db.load_sql("embed_partition_items"), {"start": start, "end": end}).fetchall()
     conn.commit()
     ids = [r[0] for r in rows]
-    keys = [embedding_key(item_parts(r[1], r[2], settings)) for r in rows]
+    keys = []
+    for r in rows:
+        parts = item_parts(r[1], r[2], settings, r[5])
+        if r[5] and len(parts) == 2 and len(item_parts(r[1], r[2], settings)) == 1:
+            stats.page_leads += 1
+        keys.append(embedding_key(parts))
     hashes = [text_hash(k) for k in keys]
     stats.items = len(ids)
     unique: dict[str, str] = dict(zip(hashes, keys))
@@ -294,12 +300,19 @@ def embed_partition(
     return stats
 
 
-def item_parts(title: str | None, summary: str | None, settings: EmbeddingSettings) -> tuple[str, ...]:
+def item_parts(title: str | None, summary: str | None, settings: EmbeddingSettings,
+               page_lead: str | None = None) -> tuple[str, ...]:
     """What is embedded for one item under these settings (embeddings/text.py embedding_parts, with
-    the token budgets counted by e5's tokenizer)."""
+    the token budgets counted by e5's tokenizer). `page_lead`: the first paragraph of the item's page,
+    the lead when the feed's summary gives none (settings.page_lead)."""
     budgets = settings.lead_tokens > 0 or settings.head_tokens > 0
-    return embedding_parts(title, summary, settings.text_mode, settings.lead_chars, settings.lead_tokens,
-                           settings.head_tokens, e5_token_counter() if budgets else None)
+    counter = e5_token_counter() if budgets else None
+    parts = embedding_parts(title, summary, settings.text_mode, settings.lead_chars, settings.lead_tokens,
+                            settings.head_tokens, counter)
+    if len(parts) == 1 and page_lead and settings.page_lead:
+        parts = embedding_parts(title, page_lead, settings.text_mode, settings.lead_chars, settings.lead_tokens,
+                                settings.head_tokens, counter)
+    return parts
 
 
 def _embed_keys(embedder: Embedder, keys: list[str], done: dict[str, np.ndarray] | None = None) -> np.ndarray:

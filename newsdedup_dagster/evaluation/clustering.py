@@ -24,7 +24,7 @@ import statistics
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -35,6 +35,8 @@ from psycopg import sql as pgsql
 from .. import db
 from ..clustering.passes import cluster_partition
 from ..clustering.settings import ClusterSettings, settings_for
+from ..articles.extract import extract_page, first_paragraph
+from ..articles.store import replay_page_name
 from ..config import SAMPLE_DATA_DIR
 from ..embeddings import EmbeddingSettings, embed_partition, ensure_model, make_embedder
 from ..embeddings.centring_prior import PRIOR_TEXTS
@@ -70,6 +72,9 @@ class Row:
     cluster: str
     # the gold event: the row's "event", else its story; None when the file has no event column
     event: str | None = None
+    url: str | None = None
+    # the first paragraph of the item's page, as article_texts stores it (--page-leads)
+    page_lead: str = ""
 
 
 class NoEventLabels(ValueError):
@@ -135,11 +140,33 @@ def sample_day_rows() -> list[Row]:
                 rows[item.item_id] = Row(id=item.item_id, title=item.title, text=item.summary or "",
                                          lang=item.language, published_at=item.published_at,
                                          source=source.id, cluster=gold[item.item_id],
-                                         event=events[item.item_id])
+                                         event=events[item.item_id], url=item.url)
     missing = set(gold) - set(rows)
     if missing:
         raise ValueError(f"sample day: {len(missing)} gold items not found in the bundled feeds")
     return sorted(rows.values(), key=lambda r: r.id)
+
+
+def with_page_leads(rows: list[Row], sample: bool) -> list[Row]:
+    """Each row with the first paragraph of its page, as the article stage would store it: for the
+    sample day, its bundled page (sample_data/pages) through the stage's extractor; for a labelled
+    file, whose `text` is the article (ECB+), that text's first paragraph as the extractor picks it."""
+    pages = SAMPLE_DATA_DIR / "pages"
+    out = []
+    for row in rows:
+        if sample:
+            path = pages / replay_page_name(row.url or "")
+            lead = (extract_page(path.read_bytes(), "text/html", row.url or "", language_hint=row.lang).lead
+                    if row.url and path.is_file() else None)
+        else:
+            lead = first_paragraph(row.text, row.title) if row.text and row.text != row.title else None
+        out.append(replace(row, page_lead=lead or ""))
+    return out
+
+
+def headlines_only(rows: list[Row]) -> list[Row]:
+    """The rows as a feed that gives only headlines carries them (no summary)."""
+    return [replace(row, text="") for row in rows]
 
 
 def split_titles(rows: list[Row], titles_path: str | Path) -> list[Row]:
@@ -219,6 +246,10 @@ def load_into(conn: psycopg.Connection, rows: list[Row]) -> None:
                     r.published_at or UNDATED, None if r.published_at else "missing",
                     hour_of(r.published_at), r.source or EVAL_SOURCE,
                 ))
+        with conn.cursor().copy(db.load_sql("eval_article_texts_copy")) as copy:
+            for r in rows:
+                if r.page_lead:
+                    copy.write_row((r.id, "ok", r.url or f"eval://{r.id}", r.page_lead, hour_of(r.published_at)))
 
 
 def predictions(conn: psycopg.Connection) -> dict[str, str]:
@@ -268,7 +299,7 @@ def eval_texts(rows: list[Row], mode: str, lead_chars: int = LEAD_CHARS,
     out = []
     for r in rows:
         summary = r.text if r.text and r.text != r.title else ""
-        out.append(embedding_key(item_parts(r.title, summary, settings)))
+        out.append(embedding_key(item_parts(r.title, summary, settings, r.page_lead or None)))
     return out
 
 
@@ -410,10 +441,15 @@ def frange(spec: str) -> list[float]:
     return values
 
 
-def load_data(path: str | Path, titles_from: str | Path | None = None) -> list[Row]:
-    """Rows of a labelled file, or of the bundled sample day (`path` = "sample")."""
-    rows = sample_day_rows() if str(path) == SAMPLE_DATA else load_rows(path)
-    return split_titles(rows, titles_from) if titles_from else rows
+def load_data(path: str | Path, titles_from: str | Path | None = None, page_leads: bool = False,
+              drop_summaries: bool = False) -> list[Row]:
+    """Rows of a labelled file, or of the bundled sample day (`path` = "sample"); with their pages'
+    first paragraphs (`page_leads`); as a headline-only feed gives them (`drop_summaries`)."""
+    sample = str(path) == SAMPLE_DATA
+    rows = sample_day_rows() if sample else load_rows(path)
+    rows = split_titles(rows, titles_from) if titles_from else rows
+    rows = with_page_leads(rows, sample) if page_leads else rows
+    return headlines_only(rows) if drop_summaries else rows
 
 
 @dataclass(frozen=True)
@@ -494,6 +530,8 @@ def evaluate(
     seed: int = 0,
     level: str = "stories",
     event_stages: EventStages | None = None,
+    page_leads: bool = False,
+    drop_summaries: bool = False,
 ) -> list[dict]:
     """One result per configuration (one, or one per sweep value). Each result holds RESULT_KEYS
     plus "settings" (the clustering settings used) and "timings"; with `resamples` N > 0 also
@@ -502,7 +540,7 @@ def evaluate(
     level "events" scores events instead of stories (NoEventLabels when the file has none)."""
     if level not in LEVELS:
         raise ValueError(f"level {level!r}: expected one of {', '.join(LEVELS)}")
-    rows = load_data(path, titles_from)
+    rows = load_data(path, titles_from, page_leads, drop_summaries)
     if level == "events" and not has_event_labels(rows):
         raise NoEventLabels(f"{path}: no event labels (an \"event\" field on every row): "
                             "--level events cannot be scored on this file")
