@@ -87,10 +87,13 @@ def write_dagster_yaml(home: Path, storage_url: str, max_concurrent_runs: int = 
 
 class DagsterDeployment:
     def __init__(self, root: Path, app_database_url: str, extra_env: dict[str, str] | None = None,
-                 max_concurrent_runs: int = 4, newsdedup_dev: bool = False, run_coordinator: dict | None = None):
+                 max_concurrent_runs: int = 4, newsdedup_dev: bool = False, run_coordinator: dict | None = None,
+                 code: list[str] | None = None):
         """newsdedup_dev: start `newsdedup dev` (which runs `dagster dev`) instead of the daemon and
-        webserver separately. run_coordinator: the instance file's `run_coordinator` entry."""
+        webserver separately. run_coordinator: the instance file's `run_coordinator` entry. code: the
+        code location's arguments for the daemon and webserver (default `-m newsdedup_dagster.definitions`)."""
         self.newsdedup_dev = newsdedup_dev
+        self.code = code or ["-m", MODULE]
         self.root = root
         self.home = root / "dagster"
         self.outbox = root / "outbox"
@@ -130,8 +133,8 @@ class DagsterDeployment:
             self._start("newsdedup-dev", [sys.executable, "-m", "newsdedup_dagster.cli", "dev", "--port", str(self.port)])
             self.wait_until_ready()
             return self
-        self._start("daemon", daemon_argv(sys.executable, MODULE))
-        self._start("webserver", [str(BIN / "dagster-webserver"), "-m", MODULE, "-h", "127.0.0.1",
+        self._start("daemon", [str(BIN / "dagster-daemon"), "run", *self.code])
+        self._start("webserver", [str(BIN / "dagster-webserver"), *self.code, "-h", "127.0.0.1",
                                   "-p", str(self.port)])
         self.wait_until_ready()
         return self
