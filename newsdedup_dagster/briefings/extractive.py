@@ -1,0 +1,162 @@
+"""The offline briefing: built only from the articles' own sentences and quotations, so every line
+is in an article of the story by construction (and still goes through `verify`, like a model's).
+
+Key points: the most central sentences across the story's articles (degree centrality of the
+sentences' TF-IDF cosine graph, LexRank's idea: Erkan & Radev, "LexRank: Graph-based Lexical
+Centrality as Salience in Text Summarization", JAIR 22, 2004), a sentence counting what the other
+articles agree with more than what its own article repeats; one language (the pivot's when an
+article is in it, else the story's most common), redundant sentences skipped. Each point cites its
+article and every other article holding a sentence that close to it. Character n-grams within word
+boundaries make the vectors work in every script without a tokenizer.
+
+Quotations: quoted speech with a speaker the sentence names (a capitalised name and a verb of
+saying, per language; Japanese 「…」と述べた, Chinese 表示：“…”, Korean "…"라고 말했다). A quote
+without a speaker is not used.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..clustering.places import places_in
+from ..embeddings.text import sentence_ends
+from .briefing import Article, Briefing, Point, Quote
+from .categories import offline_category
+
+MAX_POINTS = 5
+MIN_POINTS = 3
+MAX_QUOTES = 3
+# A sentence this close (TF-IDF cosine) to a chosen one says the same: not another point; an
+# article with a sentence this close to a point is cited for it.
+SAME_SENTENCE = 0.5
+MIN_SENTENCE_CHARS = 25
+MIN_CJK_SENTENCE_CHARS = 10
+MAX_SENTENCE_CHARS = 400
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a text (paragraphs on their own lines), too short or too long ones left out."""
+    out = []
+    for paragraph in (text or "").splitlines():
+        paragraph = " ".join(paragraph.split())
+        start = 0
+        for end in sentence_ends(paragraph):
+            sentence = paragraph[start:end].strip()
+            start = end
+            shortest = MIN_CJK_SENTENCE_CHARS if _CJK.search(sentence) else MIN_SENTENCE_CHARS
+            if shortest <= len(sentence) <= MAX_SENTENCE_CHARS:
+                out.append(sentence)
+    return out
+
+
+def _similarities(texts: list[str]) -> np.ndarray:
+    from sklearn.feature_extraction.text import TfidfVectorizer  # deferred: scikit-learn loads slowly
+
+    matrix = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True).fit_transform(texts)
+    return (matrix @ matrix.T).toarray()
+
+
+def key_points(articles: Sequence[Article], lang: str | None, limit: int = MAX_POINTS) -> list[Point]:
+    """Up to `limit` central sentences in `lang`, each citing the articles that hold it."""
+    rows = [(a, i, s) for a in articles for i, s in enumerate(sentences(a.text))]
+    if not rows:
+        return []
+    sims = _similarities([s for _, _, s in rows])
+    owners = np.array([a.id for a, _, _ in rows])
+    scores = []
+    for k, (article, position, _) in enumerate(rows):
+        others = owners != article.id
+        own = ~others
+        own[k] = False
+        centrality = sims[k, others].sum() + 0.5 * sims[k, own].sum()
+        scores.append(centrality * (1 + 0.5 / (1 + position)))   # news puts what matters first
+    candidates = [k for k in np.argsort(scores)[::-1] if rows[k][0].lang == lang or lang is None]
+    chosen: list[int] = []
+    for k in candidates:
+        if len(chosen) >= limit:
+            break
+        if any(sims[k, c] >= SAME_SENTENCE for c in chosen):
+            continue
+        chosen.append(int(k))
+    points = []
+    for k in chosen:
+        article = rows[k][0]
+        cited = [article.id] + sorted({rows[j][0].id for j in range(len(rows))
+                                       if rows[j][0].id != article.id and sims[k, j] >= SAME_SENTENCE})
+        points.append(Point(rows[k][2], tuple(cited), article.lang))
+    return points
+
+
+# ------------------------------------------------------------------ quotations
+_NAME = r"(?P<name>(?:[A-ZÀ-ÖØ-ÞА-ЯЁ][\w'’.-]+)(?:\s+(?:(?:de|da|van|von|der|del|la|le|al|bin)\s+)?[A-ZÀ-ÖØ-ÞА-ЯЁ][\w'’.-]+){0,3})"
+_ROLE = r"(?:,\s*(?P<role>(?:the|a|an|la|le|der|die|el|o)?\s*[^,.;:\"“”«»]{3,80}?),)?"
+_QUOTE = r"(?P<q>[^\"“”«»„]{12,300})"
+_SAY_AFTER = (r"said|says|told|added|explained|warned|stressed|a déclaré|a dit|a affirmé|a expliqué|sagte|erklärte|"
+              r"betonte|dijo|afirmó|declaró|explicó|disse|afirmou|declarou|сказал|сказала|заявил|заявила|сообщил|"
+              r"сообщила|отметил|отметила")
+_ACCORDING = r"according to|selon|laut|según|segundo|по словам"
+_QUOTE_PATTERNS = [
+    # “…,” said Name(, role,)  |  “…,” Name said
+    re.compile(r"[\"“«„]" + _QUOTE + r"[\"”»“]\s*,?\s*(?:" + _SAY_AFTER + r")\s+" + _NAME + _ROLE),
+    re.compile(r"[\"“«„]" + _QUOTE + r"[\"”»“]\s*,?\s*" + _NAME + r"\s+(?:" + _SAY_AFTER + r")"),
+    # Name(, role,) said: “…”  |  according to Name, “…”
+    re.compile(_NAME + _ROLE + r"\s+(?:" + _SAY_AFTER + r")\s*[:,]?\s*[\"“«„]" + _QUOTE + r"[\"”»“]"),
+    re.compile(r"(?:" + _ACCORDING + r")\s+" + _NAME + r"\s*[:,]\s*[\"“«„]" + _QUOTE + r"[\"”»“]"),
+    # Japanese: 田中首相は「…」と述べた
+    re.compile(r"(?P<name>[\u30a0-\u30ff\u4e00-\u9fff]{2,8}(?:氏|さん|首相|大臣|長官|社長|知事|市長|会長|議長)?)は、?"
+               r"「(?P<q>[^「」]{6,200})」と(?:述べ|話し|語っ|強調し|説明し|明らかにし)"),
+    # Chinese: 王某表示：“…”
+    re.compile(r"(?P<name>[\u4e00-\u9fff·]{2,8})(?:表示|说|指出|称|强调)[:：，,]\s*[“\"](?P<q>[^“”\"]{6,200})[”\"]"),
+    # Korean: 김 장관은 "…"라고 말했다
+    re.compile(r"(?P<name>[\uac00-\ud7af]{2,4}(?:\s?[\uac00-\ud7af]{1,4})?)(?:은|는|이|가)\s*[\"“](?P<q>[^\"“”]{6,200})[\"”]\s*(?:이?라고|고)\s*"
+               r"(?:말했|밝혔|강조했|설명했)"),
+]
+_NOT_SPEAKERS = {"He", "She", "They", "It", "We", "I", "The", "This", "Il", "Elle", "Er", "Sie", "Él", "Ella",
+                 "Он", "Она"}
+
+
+def quotes_in(article: Article) -> list[Quote]:
+    """The quotations of one article whose speaker it names, in the order they appear."""
+    found: list[tuple[int, Quote]] = []
+    seen: set[str] = set()
+    text = " ".join((article.text or "").split())
+    for pattern in _QUOTE_PATTERNS:
+        for match in pattern.finditer(text):
+            quote = " ".join(match.group("q").split()).strip(" ,")
+            speaker = (match.group("name") or "").strip(" ,.")
+            role = (match.groupdict().get("role") or "").strip() or None
+            if not speaker or speaker in _NOT_SPEAKERS or quote in seen:
+                continue
+            seen.add(quote)
+            found.append((match.start(), Quote(quote, speaker, article.id, role, article.lang)))
+    return [q for _, q in sorted(found, key=lambda pair: pair[0])]
+
+
+def briefing_language(articles: Sequence[Article], pivot: str) -> str | None:
+    """The pivot language when an article is in it, else the story's most common language."""
+    langs = Counter(a.lang for a in articles if a.text)
+    if not langs:
+        return None
+    return pivot if pivot in langs else langs.most_common(1)[0][0]
+
+
+def extractive_briefing(articles: Sequence[Article], pivot: str = "en") -> Briefing:
+    """The offline briefing of a story."""
+    lang = briefing_language(articles, pivot)
+    points = key_points(articles, lang, MAX_POINTS + 1)
+    summary, points = (points[0], points[1:]) if points else (None, [])
+    quotes = [q for a in articles if a.lang == lang for q in quotes_in(a)][:MAX_QUOTES]
+    places = Counter()
+    for article in articles:
+        for name in places_in(f"{article.title}\n{article.text[:2000]}", article.lang):
+            if article.lang == lang:
+                places[name] += 1
+    return Briefing(
+        category=offline_category([a.title for a in articles], [a.text[:2000] for a in articles]),
+        summary=summary, points=tuple(points[:MAX_POINTS]), quotes=tuple(quotes),
+        places=tuple(name for name, _ in places.most_common(5)), method="extractive")

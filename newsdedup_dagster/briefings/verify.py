@@ -1,0 +1,214 @@
+"""A briefing is a set of claims about the story's articles; each is checked against the articles it
+cites before it is published, and what cannot be checked is dropped and counted by reason:
+
+  malformed          a field of the wrong shape, or empty
+  foreign_citation   a citation of an article that is not in the story (the citation is dropped)
+  uncited            a summary or point left without a citation of the story
+  unsupported        a summary or point naming a number, or a name, that none of its cited articles
+                     holds (names are compared with the cited articles in the line's own language)
+  wrong_language     a line whose language is not the briefing's (where the text is long enough to tell)
+  quote_not_found    a quote whose text is not in the article it names
+  speaker_not_found  a quote whose speaker the article does not name
+  not_in_articles    a player or place no article of the story names
+  unknown_category   a category outside the taxonomy (the offline category is used)
+  over_limit         lines beyond what a briefing shows
+
+Text is compared after one normalisation on both sides (`normalise`): Unicode NFKC, quotation
+marks removed, whitespace collapsed, case folded (scripts without case are unchanged by folding)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from ..clustering.anchors import names_in
+from ..clustering.words import fold
+from ..ingest.language import detect_language
+from ..llm.text import clean_visible_line
+from .briefing import Article, Briefing, Point, Quote
+from .categories import offline_category
+from .extractive import MAX_POINTS, MAX_QUOTES
+from .taxonomy import CATEGORIES
+
+MAX_LINE_CHARS = 600
+MAX_NAME_CHARS = 120
+MAX_NAMES = 8
+# py3langid is unreliable on a few words: shorter lines are not language-checked.
+LANGUAGE_CHECK_CHARS = 40
+MIN_QUOTE_CHARS = 6
+_QUOTE_MARKS = re.compile(r"[\"'“”„‟«»‹›「」『』‘’‚‛〝〞＂]")
+
+
+def normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text or "")
+    text = _QUOTE_MARKS.sub("", text)
+    return " ".join(text.split()).casefold().strip(" .,;:!?。、，")
+
+
+def quote_in(quote: str, article_text: str) -> bool:
+    wanted = normalise(quote)
+    return len(wanted) >= MIN_QUOTE_CHARS and wanted in normalise(article_text)
+
+
+def named_in(name: str, article_text: str) -> bool:
+    wanted = normalise(name)
+    return len(wanted) >= 2 and wanted in normalise(article_text)
+
+
+def _language_ok(text: str, lang: str | None) -> bool:
+    if not lang or len(text) < LANGUAGE_CHECK_CHARS:
+        return True
+    found = detect_language(text)
+    return found is None or found == lang.split("-")[0]
+
+
+def _line(value, dropped: Counter) -> str | None:
+    if not isinstance(value, str):
+        dropped["malformed"] += 1
+        return None
+    text = clean_visible_line(value)[:MAX_LINE_CHARS]
+    if not text:
+        dropped["malformed"] += 1
+        return None
+    return text
+
+
+def _citations(value, story_ids: set[str], dropped: Counter) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    kept = []
+    for citation in value:
+        cited = str(citation) if isinstance(citation, (str, int)) and not isinstance(citation, bool) else None
+        if cited in story_ids:
+            if cited not in kept:
+                kept.append(cited)
+        else:
+            dropped["foreign_citation"] += 1
+    return tuple(kept)
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def supported(text: str, cited: Sequence[Article], lang: str | None) -> bool:
+    """Every number of `text` is in a cited article, and every name in one of the same language."""
+    bodies = [normalise(f"{a.title} {a.text}") for a in cited]
+    digits = [re.sub(r"[.,]", "", n) for b in bodies for n in _NUMBER.findall(b)]
+    for number in _NUMBER.findall(text):
+        if re.sub(r"[.,]", "", number) not in digits:
+            return False
+    same = [body for a, body in zip(cited, bodies) if a.lang == lang]
+    if same:
+        for name in names_in(text):
+            if not any(name in fold(body) for body in same):
+                return False
+    return True
+
+
+def _point(value, by_id: Mapping[str, Article], lang: str | None, dropped: Counter) -> Point | None:
+    if not isinstance(value, Mapping):
+        dropped["malformed"] += 1
+        return None
+    text = _line(value.get("text"), dropped)
+    if text is None:
+        return None
+    citations = _citations(value.get("citations"), set(by_id), dropped)
+    if not citations:
+        dropped["uncited"] += 1
+        return None
+    if not _language_ok(text, lang):
+        dropped["wrong_language"] += 1
+        return None
+    if not supported(text, [by_id[c] for c in citations], lang):
+        dropped["unsupported"] += 1
+        return None
+    return Point(text, citations, lang)
+
+
+def _quote(value, by_id: Mapping[str, Article], dropped: Counter) -> Quote | None:
+    if not isinstance(value, Mapping):
+        dropped["malformed"] += 1
+        return None
+    text, speaker = _line(value.get("text"), dropped), _line(value.get("speaker"), dropped)
+    if text is None or speaker is None:
+        return None
+    article = by_id.get(str(value.get("article")))
+    if article is None:
+        dropped["foreign_citation"] += 1
+        return None
+    if not quote_in(text, article.text):
+        dropped["quote_not_found"] += 1
+        return None
+    if not named_in(speaker[:MAX_NAME_CHARS], article.text):
+        dropped["speaker_not_found"] += 1
+        return None
+    role = value.get("role")
+    role = clean_visible_line(role)[:MAX_NAME_CHARS] or None if isinstance(role, str) else None
+    return Quote(normalise_marks(text), speaker[:MAX_NAME_CHARS], article.id, role, article.lang)
+
+
+def normalise_marks(text: str) -> str:
+    """A quote as shown: without the quotation marks the model may have put around it."""
+    return _QUOTE_MARKS.sub("", text).strip()
+
+
+def _names(value, articles: Sequence[Article], dropped: Counter) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    kept: list[str] = []
+    texts = [f"{a.title}\n{a.text}" for a in articles]
+    for item in value:
+        name = _line(item, dropped)
+        if name is None:
+            continue
+        name = name[:MAX_NAME_CHARS]
+        if not any(named_in(name, text) for text in texts):
+            dropped["not_in_articles"] += 1
+        elif name not in kept:
+            kept.append(name)
+    if len(kept) > MAX_NAMES:
+        dropped["over_limit"] += len(kept) - MAX_NAMES
+    return tuple(kept[:MAX_NAMES])
+
+
+def checked_briefing(reply: Mapping, articles: Sequence[Article], lang: str | None) -> Briefing:
+    """The model's briefing (`reply`, parsed JSON) with every line that could not be checked
+    against the story's `articles` dropped and counted in `dropped`."""
+    dropped: Counter = Counter()
+    by_id = {a.id: a for a in articles}
+    if not isinstance(reply, Mapping):
+        reply = {}
+        dropped["malformed"] += 1
+    category = reply.get("category")
+    if category not in CATEGORIES:
+        dropped["unknown_category"] += 1
+        category = offline_category([a.title for a in articles], [a.text[:2000] for a in articles])
+    summary = _point(reply.get("summary"), by_id, lang, dropped) if "summary" in reply else None
+    points = [p for p in (_point(v, by_id, lang, dropped)
+                          for v in (reply.get("points") if isinstance(reply.get("points"), list) else []))
+              if p is not None]
+    if len(points) > MAX_POINTS:
+        dropped["over_limit"] += len(points) - MAX_POINTS
+    quotes = [q for q in (_quote(v, by_id, dropped)
+                          for v in (reply.get("quotes") if isinstance(reply.get("quotes"), list) else []))
+              if q is not None]
+    if len(quotes) > MAX_QUOTES:
+        dropped["over_limit"] += len(quotes) - MAX_QUOTES
+    return Briefing(
+        category=category, summary=summary, points=tuple(points[:MAX_POINTS]), quotes=tuple(quotes[:MAX_QUOTES]),
+        places=_names(reply.get("places"), articles, dropped), players=_names(reply.get("players"), articles, dropped),
+        method="model", dropped=dict(dropped))
+
+
+def checked_extractive(briefing: Briefing, articles: Sequence[Article]) -> Briefing:
+    """The offline briefing through the same checks as a model's (its lines are the articles' own,
+    so nothing should drop; a drop here is a bug, and counted like any other)."""
+    reply = briefing.as_dict()
+    for quote in reply["quotes"]:
+        quote["article"] = quote.pop("article_id")
+    checked = checked_briefing(reply, articles, briefing.summary.lang if briefing.summary else None)
+    return Briefing(category=briefing.category, summary=checked.summary, points=checked.points,
+                    quotes=checked.quotes, places=briefing.places, players=briefing.players, method=briefing.method,
+                    dropped=checked.dropped)
