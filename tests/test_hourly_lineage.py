@@ -39,7 +39,7 @@ TABLE_OWNERS = {
     "item_embeddings": {"item_embeddings", "embedding_cache", "embedding_language_means", "embedding_models",
                         "cluster_recent_items", "cluster_recent_state"},
     "stories": {"stories", "story_items", "story_decisions"},
-    "story_scores": {"story_scores"},
+    "story_scores": {"story_scores", "story_briefings"},
     "story_translations": {"story_translations"},
     "events": {"events", "event_stories", "event_translations", "event_vetoes"},
     "story_feeds": {"publish_entries", "publish_state"},

@@ -18,6 +18,7 @@ from dagster import (
 )
 
 from .. import db
+from ..briefings.store import brief_hour
 from ..llm import report as llm_report
 from ..llm.client import Usage, redact
 from ..llm.settings import LLMSettings
@@ -92,7 +93,9 @@ STORY_SCORES_SPEC = AssetSpec(
     kinds={"openai", "postgres"},
     skippable=True,
     description="Significance (6 dimensions + overall), rewritten headline and 2-3 sentence summary per "
-                "story new or substantially changed in the hour; offline heuristic without an endpoint.",
+                "story new or substantially changed in the hour; offline heuristic without an endpoint. Then a "
+                "briefing (category, key points, quotes with their speakers, each line citing the story's "
+                "articles; extractive from the articles' text) for every story whose articles or pages changed.",
 )
 
 
@@ -103,6 +106,10 @@ def story_scores_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     url = postgres.url()
     with postgres.connection() as conn, llm.client(url) as client:
         rep = run_scoring(conn, hour, settings, client, max_stories=llm.max_stories_per_run)
+        conn.commit()
+        # The briefing is built from the articles (extractive: every line an article's own, checked).
+        briefs = brief_hour(conn, hour, settings.pivot_lang)
+        conn.commit()
         top = llm_report.top_stories(conn, limit=TOP_STORIES_IN_METADATA, hour=hour)
         totals_md = _partition_totals_md(conn, hour, ["score"])
         orphans, waiting = conn.execute(db.load_sql("llm_score_backlog"), {"hour": hour}).fetchone()
@@ -125,6 +132,13 @@ def story_scores_hour(run: HourRun, partition_key: str) -> MaterializeResult:
         "reused": rep.reused,
         "significance_capped": rep.capped,
         "top_stories": MetadataValue.md(llm_report.top_stories_markdown(top)),
+        "briefed": briefs.briefed,
+        "briefings_with_points": briefs.with_points,
+        "briefings_with_quotes": briefs.with_quotes,
+        "briefing_articles_from_pages": briefs.from_pages,
+        "briefing_categories": MetadataValue.json(dict(sorted(briefs.categories.items()))),
+        "briefing_lines_dropped": MetadataValue.json(dict(sorted(briefs.dropped.items()))),
+        "briefing_seconds": MetadataValue.float(round(briefs.seconds, 3)),
         **_usage_metadata(rep.usage),
         "partition_llm_totals": MetadataValue.md(totals_md),
     }

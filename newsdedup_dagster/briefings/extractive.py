@@ -94,7 +94,7 @@ def key_points(articles: Sequence[Article], lang: str | None, limit: int = MAX_P
 
 # ------------------------------------------------------------------ quotations
 _NAME = r"(?P<name>(?:[A-ZÀ-ÖØ-ÞА-ЯЁ][\w'’.-]+)(?:\s+(?:(?:de|da|van|von|der|del|la|le|al|bin)\s+)?[A-ZÀ-ÖØ-ÞА-ЯЁ][\w'’.-]+){0,3})"
-_ROLE = r"(?:,\s*(?P<role>(?:the|a|an|la|le|der|die|el|o)?\s*[^,.;:\"“”«»]{3,80}?),)?"
+_ROLE = r"(?:,\s*(?P<role>(?:the|a|an|la|le|der|die|el|o)?\s*[^,.;:\"“”«»]{3,80}?)(?:,|\.(?:\s|$)|$))?"
 _QUOTE = r"(?P<q>[^\"“”«»„]{12,300})"
 _SAY_AFTER = (r"said|says|told|added|explained|warned|stressed|a déclaré|a dit|a affirmé|a expliqué|sagte|erklärte|"
               r"betonte|dijo|afirmó|declaró|explicó|disse|afirmou|declarou|сказал|сказала|заявил|заявила|сообщил|"
@@ -137,6 +137,10 @@ def quotes_in(article: Article) -> list[Quote]:
     return [q for _, q in sorted(found, key=lambda pair: pair[0])]
 
 
+def normalised(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
 def briefing_language(articles: Sequence[Article], pivot: str) -> str | None:
     """The pivot language when an article is in it, else the story's most common language."""
     langs = Counter(a.lang for a in articles if a.text)
@@ -150,7 +154,10 @@ def extractive_briefing(articles: Sequence[Article], pivot: str = "en") -> Brief
     lang = briefing_language(articles, pivot)
     points = key_points(articles, lang, MAX_POINTS + 1)
     summary, points = (points[0], points[1:]) if points else (None, [])
-    quotes = [q for a in articles if a.lang == lang for q in quotes_in(a)][:MAX_QUOTES]
+    quotes: list[Quote] = []
+    for quote in (q for a in articles if a.lang == lang for q in quotes_in(a)):
+        if len(quotes) < MAX_QUOTES and all(normalised(quote.text) != normalised(q.text) for q in quotes):
+            quotes.append(quote)   # the same quotation in two articles is one quote (the first article's)
     places = Counter()
     for article in articles:
         for name in places_in(f"{article.title}\n{article.text[:2000]}", article.lang):
