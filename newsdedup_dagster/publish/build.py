@@ -31,6 +31,7 @@ from .model import (
     EventView,
     FeedCandidate,
     SourceArticle,
+    StoredBriefing,
     decide_stamp,
     feed_tag_uri,
     fingerprint,
@@ -119,7 +120,16 @@ def _source_articles(conn: psycopg.Connection, story_ids: list[str]) -> dict[str
         for sid, name, url, lang, title, published, syndicator, outlet, feed_outlet in conn.execute(
                 db.load_sql("publish_story_sources"), {"story_ids": story_ids}):
             name = outlet_name(name, syndicator, outlet, feed_outlet)
-            out.setdefault(sid, []).append(SourceArticle(name, url, lang, title, published))
+            out.setdefault(sid, []).append(SourceArticle(name, url, lang, title, published, outlet=outlet or ""))
+    return out
+
+
+def _briefings(conn: psycopg.Connection, story_ids: list[str]) -> dict[str, StoredBriefing]:
+    out: dict[str, StoredBriefing] = {}
+    if story_ids:
+        for sid, category, method, _lang, briefing, outlets in conn.execute(
+                db.load_sql("publish_briefings"), {"story_ids": story_ids}):
+            out[sid] = StoredBriefing(category, method, briefing or {}, outlets or {})
     return out
 
 
@@ -172,6 +182,7 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
     extra_ids = sorted({sid for members in event_members.values() for sid, _, _ in members} - set(shown_ids))
     extra_records = _records(conn, extra_ids)
     articles = _source_articles(conn, shown_ids)
+    briefings = _briefings(conn, shown_ids)
     first_published = dict(conn.execute(db.load_sql("publish_feed_first")).fetchall())
     stamp = min(until, now)
     shown = set(shown_ids)
@@ -185,7 +196,7 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
         atomic_write(out_dir / name, (STATIC_DIR / name).read_bytes())
     for lang in langs:
         labels = labels_for(lang)
-        views = story_views(hour.date(), lang, records + extra_records, by_id, articles)
+        views = story_views(hour.date(), lang, records + extra_records, by_id, articles, briefings)
         view_of = {v.story_id: v for v in views}
         stored, stored_pages = {}, {}
         for sid, eid, pub, upd, fp, page_hash in conn.execute(db.load_sql("publish_entries_load"),

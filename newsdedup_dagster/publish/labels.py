@@ -27,6 +27,8 @@ SITE_LABELS: dict[str, dict] = {
         "topic_politics": "Politics", "topic_economy": "Economy", "topic_conflict": "Conflict",
         "topic_disaster": "Disasters", "topic_health": "Health", "topic_science": "Science and technology",
         "topic_sport": "Sport", "topic_culture": "Culture", "topic_general": "General news",
+        "briefing": "Briefing", "key_points": "Key points", "quotes": "Quotes", "category": "Category",
+        "extractive_note": "Taken from the articles' own sentences and quotations (no model wrote them).",
     },
     "fr": {
         "feed_title": "{site} : les sujets du moment", "feed_subtitle": "Sujets dédupliqués de nombreux médias, une entrée par sujet",
@@ -41,6 +43,8 @@ SITE_LABELS: dict[str, dict] = {
         "topic_politics": "Politique", "topic_economy": "Économie", "topic_conflict": "Conflits",
         "topic_disaster": "Catastrophes", "topic_health": "Santé", "topic_science": "Sciences et technologies",
         "topic_sport": "Sport", "topic_culture": "Culture", "topic_general": "Actualité générale",
+        "briefing": "L'essentiel", "key_points": "Points clés", "quotes": "Citations", "category": "Catégorie",
+        "extractive_note": "Phrases et citations reprises des articles eux-mêmes (aucun modèle ne les a écrites).",
     },
     "de": {
         "feed_title": "{site}: Top-Meldungen", "feed_subtitle": "Deduplizierte Meldungen vieler Medien, ein Eintrag pro Meldung",
@@ -54,6 +58,8 @@ SITE_LABELS: dict[str, dict] = {
         "topic_politics": "Politik", "topic_economy": "Wirtschaft", "topic_conflict": "Konflikte",
         "topic_disaster": "Katastrophen", "topic_health": "Gesundheit", "topic_science": "Wissenschaft und Technik",
         "topic_sport": "Sport", "topic_culture": "Kultur", "topic_general": "Allgemeines",
+        "briefing": "Überblick", "key_points": "Kernpunkte", "quotes": "Zitate", "category": "Kategorie",
+        "extractive_note": "Sätze und Zitate aus den Artikeln selbst (von keinem Modell geschrieben).",
     },
     "es": {
         "feed_title": "{site}: noticias destacadas", "feed_subtitle": "Noticias deduplicadas de muchos medios, una entrada por noticia",
@@ -68,6 +74,8 @@ SITE_LABELS: dict[str, dict] = {
         "topic_politics": "Política", "topic_economy": "Economía", "topic_conflict": "Conflictos",
         "topic_disaster": "Catástrofes", "topic_health": "Salud", "topic_science": "Ciencia y tecnología",
         "topic_sport": "Deportes", "topic_culture": "Cultura", "topic_general": "Actualidad",
+        "briefing": "Resumen", "key_points": "Puntos clave", "quotes": "Citas", "category": "Categoría",
+        "extractive_note": "Frases y citas tomadas de los propios artículos (ningún modelo las escribió).",
     },
     "pt": {
         "feed_title": "{site}: principais notícias", "feed_subtitle": "Notícias sem duplicados de muitos veículos, uma entrada por notícia",
@@ -82,6 +90,8 @@ SITE_LABELS: dict[str, dict] = {
         "topic_politics": "Política", "topic_economy": "Economia", "topic_conflict": "Conflitos",
         "topic_disaster": "Desastres", "topic_health": "Saúde", "topic_science": "Ciência e tecnologia",
         "topic_sport": "Esportes", "topic_culture": "Cultura", "topic_general": "Geral",
+        "briefing": "Resumo", "key_points": "Pontos principais", "quotes": "Citações", "category": "Categoria",
+        "extractive_note": "Frases e citações tiradas dos próprios artigos (nenhum modelo as escreveu).",
     },
     "ru": {
         "feed_title": "{site}: главные новости", "feed_subtitle": "Новости многих изданий без повторов, одна запись на сюжет",
@@ -96,6 +106,8 @@ SITE_LABELS: dict[str, dict] = {
         "topic_politics": "Политика", "topic_economy": "Экономика", "topic_conflict": "Конфликты",
         "topic_disaster": "Катастрофы", "topic_health": "Здоровье", "topic_science": "Наука и технологии",
         "topic_sport": "Спорт", "topic_culture": "Культура", "topic_general": "Общие новости",
+        "briefing": "Кратко", "key_points": "Главное", "quotes": "Цитаты", "category": "Рубрика",
+        "extractive_note": "Предложения и цитаты взяты из самих статей (их не писала модель).",
     },
     "ar": {
         "feed_title": "{site}: أهم الأخبار", "feed_subtitle": "أخبار من وسائل إعلام كثيرة دون تكرار، مدخل واحد لكل خبر",
@@ -112,6 +124,8 @@ SITE_LABELS: dict[str, dict] = {
         "topic_politics": "سياسة", "topic_economy": "اقتصاد", "topic_conflict": "نزاعات",
         "topic_disaster": "كوارث", "topic_health": "صحة", "topic_science": "علوم وتكنولوجيا",
         "topic_sport": "رياضة", "topic_culture": "ثقافة", "topic_general": "أخبار عامة",
+        "briefing": "موجز", "key_points": "النقاط الرئيسية", "quotes": "اقتباسات", "category": "الفئة",
+        "extractive_note": "جمل واقتباسات مأخوذة من المقالات نفسها (لم يكتبها أي نموذج).",
     },
     "hi": {
         "feed_title": "{site}: प्रमुख खबरें", "feed_subtitle": "अनेक समाचार माध्यमों की खबरें बिना दोहराव के, हर खबर की एक प्रविष्टि",
@@ -125,6 +139,8 @@ SITE_LABELS: dict[str, dict] = {
         "topic_politics": "राजनीति", "topic_economy": "अर्थव्यवस्था", "topic_conflict": "संघर्ष",
         "topic_disaster": "आपदाएँ", "topic_health": "स्वास्थ्य", "topic_science": "विज्ञान और प्रौद्योगिकी",
         "topic_sport": "खेल", "topic_culture": "संस्कृति", "topic_general": "सामान्य समाचार",
+        "briefing": "सार", "key_points": "मुख्य बातें", "quotes": "उद्धरण", "category": "श्रेणी",
+        "extractive_note": "वाक्य और उद्धरण लेखों से ही लिए गए हैं (किसी मॉडल ने नहीं लिखे)।",
     },
     "zh": {
         "feed_title": "{site}：要闻", "feed_subtitle": "来自众多媒体的去重新闻，每条新闻一个条目",
@@ -136,6 +152,8 @@ SITE_LABELS: dict[str, dict] = {
         "topic": "主题", "topic_politics": "政治", "topic_economy": "经济", "topic_conflict": "冲突",
         "topic_disaster": "灾害", "topic_health": "健康", "topic_science": "科技", "topic_sport": "体育",
         "topic_culture": "文化", "topic_general": "综合新闻",
+        "briefing": "简报", "key_points": "要点", "quotes": "引语", "category": "类别",
+        "extractive_note": "句子和引语均摘自文章本身（并非由模型撰写）。",
     },
     "ja": {
         "feed_title": "{site}：主要ニュース", "feed_subtitle": "多数の媒体から重複を除いたニュース、1件につき1エントリ",
@@ -147,6 +165,8 @@ SITE_LABELS: dict[str, dict] = {
         "topic": "分野", "topic_politics": "政治", "topic_economy": "経済", "topic_conflict": "紛争",
         "topic_disaster": "災害", "topic_health": "健康", "topic_science": "科学・技術", "topic_sport": "スポーツ",
         "topic_culture": "文化", "topic_general": "総合",
+        "briefing": "ブリーフィング", "key_points": "要点", "quotes": "発言", "category": "カテゴリー",
+        "extractive_note": "記事そのものの文と引用から作成（モデルによる文章ではありません）。",
     },
     "ko": {
         "feed_title": "{site}: 주요 뉴스", "feed_subtitle": "여러 언론사의 뉴스를 중복 없이, 뉴스마다 항목 하나",
@@ -158,6 +178,8 @@ SITE_LABELS: dict[str, dict] = {
         "topic": "분야", "topic_politics": "정치", "topic_economy": "경제", "topic_conflict": "분쟁",
         "topic_disaster": "재난", "topic_health": "건강", "topic_science": "과학·기술", "topic_sport": "스포츠",
         "topic_culture": "문화", "topic_general": "종합",
+        "briefing": "브리핑", "key_points": "핵심 내용", "quotes": "인용", "category": "분류",
+        "extractive_note": "기사 자체의 문장과 인용으로 구성(모델이 작성하지 않음).",
     },
 }
 

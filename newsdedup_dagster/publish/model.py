@@ -113,6 +113,34 @@ class SourceArticle:
     title: str = ""
     published_at: datetime | None = None
     home: str = ""              # the outlet's site (scheme://host/), its author URI in the feeds
+    outlet: str = ""            # item_outlet() of the article: what a briefing's citation points at
+
+
+@dataclass(frozen=True)
+class BriefingLine:
+    text: str
+    lang: str | None
+    refs: tuple[int, ...]       # 1-based numbers of the story's sources the line cites
+    speaker: str = ""           # quotes only
+    role: str = ""
+
+
+@dataclass(frozen=True)
+class BriefingView:
+    category: str               # a briefings.taxonomy category
+    method: str                 # extractive | model
+    points: tuple[BriefingLine, ...]
+    quotes: tuple[BriefingLine, ...]
+
+
+@dataclass(frozen=True)
+class StoredBriefing:
+    """A story_briefings row as publishing reads it: the briefing and each article's outlet."""
+
+    category: str
+    method: str
+    briefing: dict
+    outlets: dict[str, str]     # item id -> item_outlet()
 
 
 @dataclass(frozen=True)
@@ -152,6 +180,7 @@ class StoryView:
     updated_at: datetime | None = None
     content_html: str | None = None     # the feed entry's body, rendered once for Atom and JSON
     content_key: tuple | None = None
+    briefing: BriefingView | None = None
 
 
 def _event_view(e: DigestEvent | None) -> EventView | None:
@@ -161,8 +190,38 @@ def _event_view(e: DigestEvent | None) -> EventView | None:
                      e.days, f"event/{safe_name(e.event_id)}.html")
 
 
+def briefing_view(stored: StoredBriefing | None, sources: list[SourceArticle]) -> BriefingView | None:
+    """The briefing as a page shows it: each line's citations as the numbers of the story's source
+    lines (by outlet); a line none of whose citations is a shown source is left out."""
+    if stored is None:
+        return None
+    number = {}
+    for n, source in enumerate(sources, 1):
+        number.setdefault(source.outlet, n)
+
+    def refs(item_ids) -> tuple[int, ...]:
+        found = {number.get(stored.outlets.get(str(i), "")) for i in item_ids or ()}
+        return tuple(sorted(n for n in found if n))
+
+    points = []
+    for point in stored.briefing.get("points") or ():
+        cited = refs(point.get("citations"))
+        if cited and point.get("text"):
+            points.append(BriefingLine(clean_line(point["text"]), valid_lang_tag(point.get("lang")), cited))
+    quotes = []
+    for quote in stored.briefing.get("quotes") or ():
+        cited = refs([quote.get("article_id")])
+        if cited and quote.get("text") and quote.get("speaker"):
+            quotes.append(BriefingLine(clean_line(quote["text"]), valid_lang_tag(quote.get("lang")), cited,
+                                       clean_line(quote["speaker"]), clean_line(quote.get("role") or "")))
+    if not points and not quotes:
+        return None
+    return BriefingView(stored.category, stored.method, tuple(points), tuple(quotes))
+
+
 def story_views(day: date, lang: str, records: list[StoryRecord], candidates: dict[str, FeedCandidate],
-                articles: dict[str, list[SourceArticle]] | None = None) -> list[StoryView]:
+                articles: dict[str, list[SourceArticle]] | None = None,
+                briefings: dict[str, StoredBriefing] | None = None) -> list[StoryView]:
     """One view per record (in the records' order) for the feed in `lang`. `articles` (story id ->
     its sources with their articles' titles) replaces the record's plain source links."""
     view = build_view(day, lang, records)
@@ -176,7 +235,7 @@ def story_views(day: date, lang: str, records: list[StoryRecord], candidates: di
             host = publisher_host(url)
             home = uri_text(f"{urlsplit(url).scheme}://{urlsplit(url).hostname}/") if host else ""
             sources.append(SourceArticle(clean_line(s.name), url, valid_lang_tag(s.lang), clean_line(s.title),
-                                         s.published_at, home))
+                                         s.published_at, home, s.outlet))
         out.append(StoryView(
             story_id=record.story_id, headline=shown.headline, headline_lang=valid_lang_tag(shown.headline_lang),
             is_original=shown.is_original, summary=shown.summary, summary_lang=valid_lang_tag(shown.summary_lang),
@@ -189,6 +248,7 @@ def story_views(day: date, lang: str, records: list[StoryRecord], candidates: di
             latest_published_at=cand.latest_published_at if cand else record.first_published_at,
             event=_event_view(shown.event), page=f"story/{safe_name(record.story_id)}.html",
             topic=story_topic(record.headline, record.summary, record.original_title),
+            briefing=briefing_view((briefings or {}).get(record.story_id), sources),
         ))
     return out
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from babel.lists import format_list
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from ..briefings.taxonomy import category_name
 from ..digest.labels import date_time, decimal, locale_of, long_date, own_name, text_direction
 from ..digest.render import locale_helpers
 from .model import EventView, StoryView, uri_text
@@ -120,6 +121,7 @@ def _helpers(lang: str, labels: dict) -> dict:
         "when": lambda moment: date_time(lang, moment),
         "iso": rfc3339,
         "langlist": lambda codes: format_list([langname(c) for c in codes], locale=locale_of(lang)) if codes else "",
+        "category_name": lambda category: category_name(category, lang),
     }
 
 
