@@ -165,3 +165,14 @@ def test_the_extractive_briefing_of_any_text_is_its_own(texts):
     articles = [Article(f"x{i}", "o", lang, text[:30], text) for i, (lang, text) in enumerate(texts)]
     briefing = checked_extractive(extractive_briefing(articles), articles)
     assert briefing.dropped.get("uncited", 0) == 0 and briefing.dropped.get("quote_not_found", 0) == 0
+
+
+def test_a_headline_repeated_in_the_page_text_is_not_a_point():
+    articles = [Article("h1", "o", "en", "Paris opens new metro line",
+                        "Paris opens new metro line\nLine 15 South links the southern suburbs without passing "
+                        "through the centre of the capital.\nThe first trains ran on Monday morning, the operator said."),
+                Article("h2", "p", "en", "Paris opens driverless metro line",
+                        "Paris opens driverless metro line.\nThe driverless line links southern suburbs without "
+                        "passing through the centre, the operator said.")]
+    texts = [p.text for p in key_points(articles, "en")]
+    assert texts and not any(t.rstrip(".") in {a.title for a in articles} for t in texts)

@@ -55,6 +55,17 @@ def _seed(conn):
               "Séisme au Japon", "fr", 8.9)
     _add_item(conn, "quake", "it-quake-fi", "franceinfo", FRANCEINFO, "Séisme au large du Japon", "fr", 9.0)
     conn.execute("UPDATE stories SET item_count = 5 WHERE id = 'quake'")
+    # Its briefing: points citing Reuters (through the aggregator's copy too) and franceinfo, a quote.
+    briefing = {"points": [
+        {"text": "The quake struck off Ibaraki at 00:36 & no tsunami followed <b>.", "citations": ["it-quake-en"],
+         "lang": "en"},
+        {"text": "Le séisme a été ressenti à Tokyo.", "citations": ["it-quake-fi", "it-quake-gnews"], "lang": "fr"},
+        {"text": "A line citing nothing shown.", "citations": ["no-such-item"], "lang": "en"}],
+        "quotes": [{"text": "We felt it in Tokyo", "speaker": "Aiko Tanaka", "role": "a resident",
+                    "article_id": "it-quake-en", "lang": "en"}]}
+    conn.execute("INSERT INTO story_briefings (story_id, material, lang, method, category, briefing, partition_hour)"
+                 " VALUES ('quake', 'm', 'en', 'extractive', 'disasters', %s, %s)",
+                 (json.dumps(briefing), hour_of(at(9.2))))
     # A story outside every event, about an election: its category is a topic.
     add_story(conn, "vote", "vote", 9.4, titles={"de": "Wahl im Bundestag"}, headline="Parliament vote on the budget",
               significance=4.0)
@@ -146,3 +157,24 @@ def test_every_page_passes_the_nu_html_checker(site):
     pages = sorted(site.rglob("*.html"))
     assert len(pages) >= 1 + len(LANGS) * 3
     assert html_errors(pages) == []
+
+
+def test_the_story_page_shows_its_briefing_with_numbered_sources(site):
+    page = next(p for p in (site / "en" / "story").glob("*.html") if "Ibaraki" in p.read_text(encoding="utf-8"))
+    doc = etree.parse(str(page), etree.HTMLParser())
+    briefing = doc.xpath("//section[@class='briefing']")[0]
+    points = briefing.xpath(".//ul[@class='points']/li")
+    # The line whose citation is no shown source is left out; markup in a line is text.
+    assert [p.xpath("string(text())").strip() for p in points] == [
+        "The quake struck off Ibaraki at 00:36 & no tsunami followed <b>.", "Le séisme a été ressenti à Tokyo."]
+    assert points[1].get("lang") == "fr"
+    sources = {li.get("id"): li.xpath("string(.)") for li in doc.xpath("//ul[@class='sources']/li[@id]")}
+    for ref in briefing.xpath(".//a[@class='ref']"):
+        assert ref.get("href")[1:] in sources
+    reuters = next(k for k, v in sources.items() if "Reuters" in v)
+    assert {r.get("href")[1:] for r in points[0].xpath(".//a[@class='ref']")} == {reuters}
+    # The aggregator's copy is Reuters' article: citing it points at Reuters' line.
+    assert reuters in {r.get("href")[1:] for r in points[1].xpath(".//a[@class='ref']")}
+    assert "Aiko Tanaka, a resident" in briefing.xpath("string(.//figcaption)")
+    assert "Climate" not in briefing.xpath("string(.//p[@class='meta'])")
+    assert "Disasters and weather" in briefing.xpath("string(.//p[@class='meta'])")

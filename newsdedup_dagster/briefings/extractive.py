@@ -61,9 +61,15 @@ def _similarities(texts: list[str]) -> np.ndarray:
     return (matrix @ matrix.T).toarray()
 
 
+def _bare(text: str) -> str:
+    return "".join(ch for ch in (text or "").casefold() if ch.isalnum())
+
+
 def key_points(articles: Sequence[Article], lang: str | None, limit: int = MAX_POINTS) -> list[Point]:
     """Up to `limit` central sentences in `lang`, each citing the articles that hold it."""
-    rows = [(a, i, s) for a in articles for i, s in enumerate(sentences(a.text))]
+    # A page's text often repeats its headline: a headline is not a point.
+    headlines = {_bare(a.title) for a in articles}
+    rows = [(a, i, s) for a in articles for i, s in enumerate(x for x in sentences(a.text) if _bare(x) not in headlines)]
     if not rows:
         return []
     sims = _similarities([s for _, _, s in rows])
