@@ -6,8 +6,7 @@ rest of the briefing is."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from newsdedup_dagster.briefings.briefing import Article
 from newsdedup_dagster.briefings.categories import offline_category

@@ -9,8 +9,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from clustering_fixtures import EU_AI, H0, insert_items
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from test_embeddings import CountingEmbedder
 
 from newsdedup_dagster.articles.extract import MAX_LEAD_CHARS, first_paragraph

@@ -19,7 +19,8 @@ a subsettable multi-asset in a run of its own, apart from every other asset requ
 ("Self-dependant assets cannot be materialized in the same run as other assets",
 dagster/_core/execution/asset_backfill.py, `_get_cant_run_because_of_parent_reason`), and a ranged run
 of one asset at a time would compute each asset over the whole range before the next one started
-(tests/test_dagster_self_dependency.py shows it). Walking the hours in order inside the op is what keeps a backfill identical to the hourly runs.
+(tests/test_dagster_self_dependency.py shows it). Walking the hours in order inside the op is what
+keeps a backfill identical to the hourly runs.
 
 A run reports an hour's materialisations when the hour's last selected stage is done, so a failure
 at hour k leaves hours before k materialised and hour k of none. The failed stage's own policy

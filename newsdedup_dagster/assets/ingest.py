@@ -11,7 +11,7 @@ from .. import config
 from ..ingest.sources import load_sources
 from ..ingest.store import choose_mode, configs_for, ingest_partition
 from ..partitions import HOURLY_PARTITIONS, hour_start
-from .common import FEED_RETRY, OWNERS, ROW_COUNT, HourRun, HourlyStage, table
+from .common import FEED_RETRY, OWNERS, ROW_COUNT, HourlyStage, HourRun, table
 from .run_options import RunOptions
 
 

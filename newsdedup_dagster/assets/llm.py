@@ -25,7 +25,7 @@ from ..llm.settings import LLMSettings
 from ..llm.stages import OFFLINE_NOTE, run_scoring, run_translations
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..resources import LLMResource
-from .common import MODEL_RETRY, OWNERS, ROW_COUNT, HourRun, HourlyStage, hourly_check, table
+from .common import MODEL_RETRY, OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
 
 __all__ = ["LLMResource", "STORY_SCORES", "STORY_TRANSLATIONS"]  # LLMResource lives in resources.py
 

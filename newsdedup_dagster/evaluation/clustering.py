@@ -33,10 +33,10 @@ import psycopg
 from psycopg import sql as pgsql
 
 from .. import db
-from ..clustering.passes import cluster_partition
-from ..clustering.settings import ClusterSettings, settings_for
 from ..articles.extract import extract_page, first_paragraph
 from ..articles.store import replay_page_name
+from ..clustering.passes import cluster_partition
+from ..clustering.settings import ClusterSettings, settings_for
 from ..config import SAMPLE_DATA_DIR
 from ..embeddings import EmbeddingSettings, embed_partition, ensure_model, make_embedder
 from ..embeddings.centring_prior import PRIOR_TEXTS

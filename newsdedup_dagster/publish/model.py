@@ -209,11 +209,11 @@ def briefing_view(stored: StoredBriefing | None, sources: list[SourceArticle]) -
         if cited and point.get("text"):
             points.append(BriefingLine(clean_line(point["text"]), valid_lang_tag(point.get("lang")), cited))
     quotes = []
-    for quote in stored.briefing.get("quotes") or ():
-        cited = refs([quote.get("article_id")])
-        if cited and quote.get("text") and quote.get("speaker"):
-            quotes.append(BriefingLine(clean_line(quote["text"]), valid_lang_tag(quote.get("lang")), cited,
-                                       clean_line(quote["speaker"]), clean_line(quote.get("role") or "")))
+    for said in stored.briefing.get("quotes") or ():
+        cited = refs([said.get("article_id")])
+        if cited and said.get("text") and said.get("speaker"):
+            quotes.append(BriefingLine(clean_line(said["text"]), valid_lang_tag(said.get("lang")), cited,
+                                       clean_line(said["speaker"]), clean_line(said.get("role") or "")))
     if not points and not quotes:
         return None
     return BriefingView(stored.category, stored.method, tuple(points), tuple(quotes))
