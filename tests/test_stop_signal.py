@@ -93,9 +93,12 @@ def test_sigterm_between_runs_stops_the_loop(sigint_ignored):
     proc = _run("between runs SIGTERM", sigint_ignored=sigint_ignored)
     assert "run finished True" in proc.stdout, proc.stderr[-2000:]
     assert "not stopped" not in proc.stdout
-    # SIGINT's default handler raises KeyboardInterrupt, which Python ends with SIGINT; the watch's
-    # own handler exits as the shell would for SIGTERM.
-    assert proc.returncode == (128 + signal.SIGTERM if sigint_ignored else -signal.SIGINT), proc.stderr[-2000:]
+    # SIGINT ignored: the watch's own handler exits as the shell would for SIGTERM. SIGINT at its
+    # default: whichever handler Dagster left on SIGTERM when the run ended (its copy of SIGINT's,
+    # which raises KeyboardInterrupt and ends the process with SIGINT, or the watch's; both were seen
+    # under load), the process stops.
+    expected = {128 + signal.SIGTERM} if sigint_ignored else {-signal.SIGINT, 128 + signal.SIGTERM}
+    assert proc.returncode in expected, proc.stderr[-2000:]
 
 
 def test_an_ignored_sigint_stays_ignored_between_runs():
