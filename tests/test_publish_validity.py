@@ -178,3 +178,13 @@ def test_the_story_page_shows_its_briefing_with_numbered_sources(site):
     assert "Aiko Tanaka, a resident" in briefing.xpath("string(.//figcaption)")
     assert "Climate" not in briefing.xpath("string(.//p[@class='meta'])")
     assert "Disasters and weather" in briefing.xpath("string(.//p[@class='meta'])")
+
+
+def test_feed_entries_carry_the_briefings_key_points(site):
+    entry = _entries(site, "en")["quake"]
+    content = entry.findtext(f"{ATOM}content")
+    assert "The quake struck off Ibaraki at 00:36 &amp; no tsunami followed &lt;b&gt;." in content
+    assert "story/" in content and "#src-" in content
+    feed = json.loads((site / "en" / "feed.json").read_text(encoding="utf-8"))
+    item = next(i for i in feed["items"] if "Ibaraki" in i["title"])
+    assert "Le séisme a été ressenti à Tokyo." in item["content_html"]
