@@ -63,7 +63,7 @@ class PageOutcome:
 class Politeness:
     user_agent: str
     min_host_delay: float = 5.0
-    hosts_in_parallel: int = 8
+    hosts_in_parallel: int = 32
     page_timeout: float = 20.0
     hour_budget: float = 900.0
     robots_ttl: timedelta = timedelta(hours=24)
