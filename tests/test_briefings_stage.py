@@ -52,6 +52,13 @@ def test_each_story_gets_a_checked_briefing_from_its_pages(conn, clean_db):
     metadata = {k: getattr(v, "value", v) for k, v in results["story_scores"].metadata.items()}
     assert metadata["briefed"] == 1 and metadata["briefings_with_quotes"] == 1
     assert metadata["briefing_articles_from_pages"] == 2
+    # The demo's briefing line counts the same rows.
+    from newsdedup_dagster import db
+    stories, with_points, with_quotes, n_points, n_quotes, dropped = conn.execute(
+        db.load_sql("demo_briefing_counts")).fetchone()
+    conn.commit()
+    assert (stories, with_points, with_quotes, n_quotes, dropped) == (1, 1, 1, 1, 0)
+    assert n_points == len(briefing["points"])
 
     # Nothing changed: a rerun leaves the row alone; a new page does change the briefing's material.
     run(["story_scores"], clean_db, LLMResource())
