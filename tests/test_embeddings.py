@@ -576,3 +576,40 @@ def test_an_item_with_another_items_text_shares_its_vector_and_explain_says_so(c
     assert members["wire-a"].vector_of is None and members["own-lead"].vector_of is None
     text = explain.render_text(explain.load(conn, story))
     assert "shared vectors" in text and "wire-b = wire-a" in text
+
+
+def test_reembed_names_the_hours_whose_embedded_text_changed(clean_db, conn, monkeypatch, capsys):
+    """Same model and centring, another lead length: the stored vectors of the items whose text it
+    changes are counted, and the backfill printed starts at the first such hour and runs to the last
+    hour that holds items; once those hours are re-embedded there is nothing to do."""
+    import argparse
+
+    from newsdedup_dagster.commands import reembed
+
+    h1 = H0 + timedelta(hours=1)
+    long_lead = [(f"{item_id}-2", title, lang, source) for item_id, title, lang, source in EU_AI]
+    insert_items(conn, EU_AI, H0)
+    insert_items(conn, long_lead, h1)
+    conn.execute("UPDATE items SET summary = 'A lead of sixty characters or more, so that a shorter cut bites.' "
+                 "WHERE partition_hour = %s", (h1,))
+    conn.commit()
+    fake = CountingEmbedder(dims=16, name="fake:text16")
+    for h in (H0, h1):
+        embed_partition(conn, fake, h, h + timedelta(hours=1), EmbeddingSettings(centre="off"))
+    monkeypatch.setattr("newsdedup_dagster.embeddings.make_embedder", lambda settings=None: fake)
+    monkeypatch.setenv("NEWSDEDUP_EMBEDDING_CENTRE", "off")
+    monkeypatch.setenv("NEWSDEDUP_DATABASE_URL", clean_db)
+    assert reembed.handle(argparse.Namespace(yes=False)) == 0
+    assert "nothing to do" in capsys.readouterr().out
+
+    monkeypatch.setenv("NEWSDEDUP_EMBEDDING_LEAD_CHARS", "20")
+    assert reembed.handle(argparse.Namespace(yes=False)) == 0
+    out = capsys.readouterr().out
+    assert f"{len(long_lead)} of {2 * len(EU_AI)} stored vectors" in out, out
+    assert "--select item_embeddings,stories --partition-range 2026" in out
+    first = h1.strftime("%Y-%m-%d-%H:00")
+    assert f"--partition-range {first}...{first}" in out, out
+    # The hour re-embedded under the new settings: nothing left to do.
+    embed_partition(conn, fake, h1, h1 + timedelta(hours=1), EmbeddingSettings(centre="off", lead_chars=20))
+    assert reembed.handle(argparse.Namespace(yes=False)) == 0
+    assert "nothing to do" in capsys.readouterr().out

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import quote
@@ -262,3 +265,19 @@ def test_redact_url_keeps_what_an_operator_needs():
         "postgresql://u@h/d?password=***&sslmode=disable"
     assert redact_url("host=h port=5432 user=u password='a b' dbname=d") == "host=h port=5432 user=u password=*** dbname=d"
     assert redact_url("host=h dbname=d") == "host=h dbname=d"
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://app:Hunter2-db-secret@db.example:5432/news?sslmode=require",
+    "postgresql://app@db.example/news?sslmode=require&password=Hunter2-db-secret",
+    "host=db.example user=app password='Hunter2-db-secret' dbname=news",
+])
+def test_the_db_url_command_prints_no_password(url, tmp_path):
+    """`newsdedup db url` as an operator runs it: the configured URL, its password replaced."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEWSDEDUP_")}
+    env.update({"NEWSDEDUP_DATABASE_URL": url, "NEWSDEDUP_HOME": str(tmp_path)})
+    proc = subprocess.run([sys.executable, "-m", "newsdedup_dagster.cli", "db", "url"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Hunter2-db-secret" not in proc.stdout + proc.stderr
+    assert "db.example" in proc.stdout and "***" in proc.stdout

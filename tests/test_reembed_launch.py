@@ -60,3 +60,6 @@ def test_reembed_prints_a_backfill_that_runs(clean_db, tmp_path, monkeypatch):
         for asset in ("stories", "item_embeddings", "story_scores"):
             records = instance.fetch_materializations(AssetRecordsFilter(asset_key=AssetKey(asset)), limit=100).records
             assert sorted(r.partition_key for r in records) == (HOURS if asset == "stories" else []), asset
+        # A run over a range rebuilds in time order, as a backfill does: later hours are reset.
+        stories = instance.fetch_materializations(AssetRecordsFilter(asset_key=AssetKey("stories")), limit=100).records
+        assert {r.asset_materialization.metadata["later_partitions"].value for r in stories} == {"reset"}

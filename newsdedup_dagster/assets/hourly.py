@@ -195,8 +195,10 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
                          "resumes", len(landed))
     context.log.info(f"{len(stages)} assets ({', '.join(s.key.to_user_string() for s in stages)}) "
                      f"x {len(hours)} hours ({hours[0]} .. {hours[-1]})")
+    # A backfill, or any run over a range (the CLI's --partition-range, the Materialize dialog's
+    # range), recomputes history in time order: later hours are rebuilt, not mixed with old ones.
     run = HourRun(log=context.log, postgres=postgres, embedder=embedder, llm=llm, options=options,
-                  in_backfill=bool(context.run.tags.get("dagster/backfill")))
+                  in_backfill=bool(context.run.tags.get("dagster/backfill")) or ranged)
     for hour in hours:
         # An hour is reported when all its selected stages are done: a failure inside hour k leaves
         # hours before k materialised and hour k of none, and a retry starts hour k again from its

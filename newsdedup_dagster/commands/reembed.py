@@ -4,6 +4,8 @@ Another model: vectors of two models cannot be compared, so the old model's embe
 stay in the database but inactive; backfill item_embeddings and stories afterwards.
 Same model, NEWSDEDUP_EMBEDDING_CENTRE switched: the stored vectors are rewritten in place, in one
 transaction, from the raw vectors (no embedding calls); backfill stories afterwards.
+Same model and centring, another embedded text (a lead length, a token budget, the page lead): the
+stored vectors whose text differs are counted; backfill item_embeddings and stories over their hours.
 The command prints that backfill (its assets and the hours that hold items) as a `dagster asset
 materialize` line and as the UI's steps: one run, hour by hour in time order; Dagster then shows the
 assets downstream of them as stale.
@@ -43,7 +45,7 @@ def handle(args: argparse.Namespace) -> int:
     from .. import config, db  # deferred on purpose: fast --help
     from ..embeddings import make_embedder  # deferred on purpose: fast --help
     from ..embeddings.providers import centring_enabled  # deferred on purpose: fast --help
-    from ..embeddings.store import active_model, switch_model  # deferred on purpose: fast --help
+    from ..embeddings.store import active_model, stale_texts, switch_model  # deferred on purpose: fast --help
     from ..partitions import hour_key  # deferred on purpose: fast --help
 
     settings = config.embedding_settings()
@@ -56,7 +58,19 @@ def handle(args: argparse.Namespace) -> int:
         first_hour, last_hour = (hour_key(first), hour_key(last)) if first and last else (None, None)
         same_model = bool(current and current.model == embedder.model_id)
         if same_model and current.centring in (None, wanted_centring):
-            print(f"{embedder.model_id} ({_centring_word(wanted_centring)} vectors) is already active; nothing to do")
+            stale = stale_texts(conn, current.model, settings)
+            conn.commit()
+            if not stale.stale:
+                print(f"{embedder.model_id} ({_centring_word(wanted_centring)} vectors) is already active and "
+                      f"every stored vector is of the text the settings embed; nothing to do")
+                return 0
+            # The embedded text changed (a lead length, a token budget, the page lead): the vectors
+            # are content-addressed, so re-materialising the hours re-embeds exactly those items.
+            print(f"{embedder.model_id} is active, but {stale.stale} of {stale.items} stored vectors were embedded "
+                  f"from another text than the NEWSDEDUP_EMBEDDING_* settings give now")
+            # To the last hour: a run over a range rebuilds the stories of the hours after it.
+            print("next, " + backfill_instruction(["item_embeddings", "stories"], hour_key(stale.first_hour),
+                                                  last_hour))
             return 0
         if same_model:
             print(f"{current.model}: stored vectors {_centring_word(current.centring)} -> configured "

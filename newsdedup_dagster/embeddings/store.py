@@ -315,6 +315,33 @@ def item_parts(title: str | None, summary: str | None, settings: EmbeddingSettin
     return parts
 
 
+@dataclass
+class StaleTexts:
+    """Stored vectors whose text differs from what the settings embed now (a lead length, a token
+    budget or the page lead changed): re-materialising item_embeddings over those hours re-embeds them."""
+
+    items: int = 0                      # items with a vector of the model
+    stale: int = 0                      # of which embedded from another text
+    first_hour: datetime | None = None
+    last_hour: datetime | None = None
+
+
+def stale_texts(conn: psycopg.Connection, model: str, settings: EmbeddingSettings) -> StaleTexts:
+    """Compare each stored vector's text hash with the hash of the text the settings give now."""
+    out = StaleTexts()
+    with conn.transaction(), conn.cursor(name="reembed_embedded_texts") as cur:
+        cur.itersize = 5000
+        cur.execute(db.load_sql("reembed_embedded_texts"), {"model": model})
+        for _id, title, summary, page_lead, stored, hour in cur:
+            out.items += 1
+            if text_hash(embedding_key(item_parts(title, summary, settings, page_lead))) == stored:
+                continue
+            out.stale += 1
+            out.first_hour = hour if out.first_hour is None else min(out.first_hour, hour)
+            out.last_hour = hour if out.last_hour is None else max(out.last_hour, hour)
+    return out
+
+
 def _embed_keys(embedder: Embedder, keys: list[str], done: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """One vector per cache key: a one-part key is embedded as is; a two-part key (headline, headline +
     lead; embeddings/text.py embedding_parts) gets the normalised sum of its parts' vectors.
