@@ -9,7 +9,9 @@ feed text cleaner: what a reader without extraction would keep).
 
 Each page is one sample item (`sample_data/articles.yaml`: 8 languages): its headline, and as the
 article the item's summary followed by the summaries of the other items of its story in its
-language (headline and article: the text the page was written from). Around it, the boilerplate news pages
+language (headline and article: the text the page was written from). A headline-only item (Google
+News) has its original's page when it republishes one (the aggregator links there), else the
+article written for it in the item's `page` field. Around it, the boilerplate news pages
 carry, in the page's language: navigation, a cookie banner, an advertisement, a newsletter box,
 related links (other headlines of the day), reader comments, a footer and scripts.
 """
@@ -20,6 +22,7 @@ import argparse
 import html
 import json
 import random
+import re
 import time
 from collections import Counter
 
@@ -76,32 +79,48 @@ def sample_pages(seed: int = 2026) -> list[tuple[str, str, str, str]]:
         item_links[(record["source"], record["title"])] = record["url"]
     language = {s["id"]: s["language"] for s in data["sources"]}
     site = {s["id"]: s.get("site", "https://news.example") for s in data["sources"]}
-    rng = random.Random(seed)
+    rng, headline_only_rng = random.Random(seed), random.Random(seed + 1)
     headlines: dict[str, list[str]] = {}
     for story in data["stories"]:
         for item in story["items"]:
             headlines.setdefault(language[item["src"]], []).append(item["title"])
-    pages = []
+    pages, written = [], set()
     for story in data["stories"]:
         for item in story["items"]:
+            article = item
             if not item.get("summary"):
-                continue
-            lang = language[item["src"]]
-            others = [i["summary"] for i in story["items"] if i is not item and i.get("summary")
-                      and language[i["src"]] == lang and i["summary"] != item["summary"]]
-            paragraphs = [item["summary"], *dict.fromkeys(others)]
+                if item_links[(item["src"], item["title"])] in written:
+                    continue                    # a copy under the original's own link: its page
+                originals = [i for i in story["items"] if i["src"] == item.get("dup_of") and i.get("summary")]
+                if originals:
+                    article = originals[0]      # the aggregator's link opens the original's article
+                elif not item.get("page"):
+                    continue
+            lang = language[article["src"]]
+            if article.get("summary"):
+                others = [i["summary"] for i in story["items"] if i is not article and i.get("summary")
+                          and language[i["src"]] == lang and i["summary"] != article["summary"]]
+                paragraphs = [article["summary"], *dict.fromkeys(others)]
+            else:
+                paragraphs = [p for p in item["page"].split("\n") if p.strip()]
             nav, cookie, ad, newsletter, related, comments, remarks, footer = BOILERPLATE[lang]
-            links = rng.sample(headlines[lang], min(5, len(headlines[lang])))
+            # Headline-only items draw their related links from a generator of their own, so that
+            # the other pages stay as they were written.
+            picker = rng if item.get("summary") else headline_only_rng
+            links = picker.sample(headlines[lang], min(5, len(headlines[lang])))
+            home, byline = site[article["src"]], article["src"]
+            if not item.get("summary") and item.get("via"):
+                home, byline = re.match(r"https?://[^/]+", item["via"]).group(0), item.get("via_name", byline)
             e = html.escape
             page = (
-                f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8"><title>{e(item["title"])}</title>'
-                f'<meta property="article:published_time" content="2026-11-02T{item["t"]}:00+00:00">'
+                f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8"><title>{e(article["title"])}</title>'
+                f'<meta property="article:published_time" content="2026-11-02T{article["t"]}:00+00:00">'
                 f'<script>window.dataLayer=[{{"page":"article"}}];</script><style>.ad{{display:block}}</style></head>'
                 f'<body><div class="cookie-banner" role="dialog"><p>{e(cookie)}</p><button>OK</button></div>'
-                f'<header><a href="{site[item["src"]]}">logo</a><nav><ul>'
+                f'<header><a href="{home}">logo</a><nav><ul>'
                 + "".join(f'<li><a href="/{w}">{e(w)}</a></li>' for w in nav.split()) + '</ul></nav></header>'
-                f'<div class="ad" id="top-ad">{e(ad)}</div><main><article><h1>{e(item["title"])}</h1>'
-                f'<div class="byline">{e(item["src"])}</div>'
+                f'<div class="ad" id="top-ad">{e(ad)}</div><main><article><h1>{e(article["title"])}</h1>'
+                f'<div class="byline">{e(byline)}</div>'
                 + "".join(f"<p>{e(p)}</p>" for p in paragraphs)
                 + f'</article><aside class="newsletter"><h3>{e(newsletter)}</h3><form><input type="email"></form>'
                 f'</aside><section class="related"><h2>{e(related)}</h2><ul>'
@@ -110,7 +129,8 @@ def sample_pages(seed: int = 2026) -> list[tuple[str, str, str, str]]:
                 + "".join(f'<div class="comment"><p>{e(r)}</p></div>' for r in remarks)
                 + f'</section></main><footer><p>{e(footer)}</p></footer>'
                 f'<script>document.write("<p>injected</p>")</script></body></html>')
-            pages.append((lang, page, "\n".join([item["title"], *paragraphs]), item_links[(item["src"], item["title"])]))
+            written.add(item_links[(item["src"], item["title"])])
+            pages.append((lang, page, "\n".join([article["title"], *paragraphs]), item_links[(item["src"], item["title"])]))
     return pages
 
 

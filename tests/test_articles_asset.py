@@ -188,3 +188,31 @@ def test_the_sample_day_replayed_through_the_hourly_job_extracts_its_recorded_pa
         languages = {r[0] for r in conn.execute("SELECT DISTINCT language FROM article_texts WHERE status = 'ok'")}
     assert canonical > 5 and rows.get("ok", 0) >= 0.8 * canonical, (canonical, rows)
     assert len(languages) >= 3
+
+
+def test_a_failing_page_is_tried_once_an_hour_up_to_the_attempt_cap(conn, clean_db, site, deployment, monkeypatch):
+    monkeypatch.setenv("NEWSDEDUP_ARTICLES_ATTEMPTS", "2")
+    site.route("/down", lambda request: Response(status=503, body=b"busy"))
+    _seed(conn, site, H0, [("down", site.url("/down"), "daily", None)])
+    for n in range(4):
+        hour = H0 + timedelta(hours=n)
+        if n:
+            _seed(conn, site, hour, [])
+        _materialize(clean_db, hour)
+        _materialize(clean_db, hour)                    # the same hour twice: never a second request
+    status, reason, attempts = _rows(conn)["down"][:3]
+    assert (status, reason, attempts) == ("failed", "http_error_retryable", 2)
+    assert site.count("/down") == 2
+
+
+def test_the_newest_hour_goes_first_and_the_page_is_kept_only_when_asked(conn, clean_db, site, deployment,
+                                                                         monkeypatch):
+    monkeypatch.setenv("NEWSDEDUP_ARTICLES_PER_HOUR", "1")
+    monkeypatch.setenv("NEWSDEDUP_ARTICLES_KEEP_HTML", "true")
+    _seed(conn, site, H0, [("older", site.url("/good"), "daily", None)])
+    _seed(conn, site, H1, [("newer", site.url("/french"), "daily", None)])
+    _materialize(clean_db, H1)
+    rows = _rows(conn)
+    assert set(rows) == {"newer"} and site.count("/good") == 0
+    kept = article_text(rows["newer"][10])              # html_gzip: the page as it was served
+    assert kept.startswith("<!doctype html>") and "Le budget" in kept

@@ -31,7 +31,7 @@ from test_llm_stages import (  # noqa: F401  (fixtures re-exported)
 from newsdedup_dagster.events import narrative
 from newsdedup_dagster.events.grouping import event_id_for
 from newsdedup_dagster.events.settings import NarrativeSettings
-from newsdedup_dagster.llm import scoring
+from newsdedup_dagster.llm import scoring, translation
 from newsdedup_dagster.llm.client import REPLY_MAX_CHARS, REPLY_MAX_DEPTH, OutputInvalid, parse_json_reply
 from newsdedup_dagster.llm.text import clean_model_output, clean_model_text
 
@@ -118,6 +118,27 @@ def test_an_unexpected_error_handling_a_reply_fails_that_story_only(conn, clean_
     paid = calls(conn, "task = 'score' AND story_id = %s", ("bad",))
     assert len(paid) == 1 and paid[0][:2] == ("error", 120)          # not asked again: it would fail the same way
     assert "unexpected ZeroDivisionError" in paid[0][2]
+
+
+def test_an_unexpected_error_handling_a_translation_fails_that_batch_only(conn, clean_db, fake, llm_env, online,  # noqa: F811 (fixtures)
+                                                                        monkeypatch):
+    """The same bug met by one translation batch's reply: that batch's languages are given up and its
+    paid call recorded with the error; the other batches are translated and the hour completes."""
+    validate = translation.validate_translations
+
+    def buggy(data, fields, langs):
+        if "de" in langs:
+            raise ZeroDivisionError("a bug met by this reply")
+        return validate(data, fields, langs)
+
+    monkeypatch.setattr(translation, "validate_translations", buggy)
+    add_story(conn, "s1", 2)
+    run(["story_scores"], clean_db, online())
+    run(["story_translations"], clean_db, online(max_attempts=3))
+    states = translation_states(conn, "s1")
+    assert states.pop("de") == states.pop("es") == -1 and set(states.values()) == {0}
+    paid = calls(conn, "task = 'translate' AND status <> 'ok'", ())
+    assert len(paid) == 1 and "unexpected ZeroDivisionError" in paid[0][2]
 
 
 # ------------------------------------------------------------------ event narratives and their translations

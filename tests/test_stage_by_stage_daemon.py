@@ -93,7 +93,9 @@ def _fresh_run_stories(admin_url: str, tmp_path, monkeypatch) -> set[frozenset[s
 
 
 def test_one_asset_a_subset_and_all_of_them_from_the_ui(clean_db, tmp_path, monkeypatch):
-    with DagsterDeployment(tmp_path / "deployment", clean_db,
+    # `newsdedup dev` as an operator starts it: `dagster dev` (webserver and daemon at Dagster's
+    # default intervals) with the instance file newsdedup writes.
+    with DagsterDeployment(tmp_path / "deployment", clean_db, newsdedup_dev=True,
                            extra_env={"NEWSDEDUP_PUBLISH_DIR": str(tmp_path / "public")}) as dep:
         instance = dep.instance()
 
