@@ -20,7 +20,7 @@ import psycopg
 from .. import db
 from ..llm.settings import LLMSettings
 from ..publish.write import atomic_write, private_dirs
-from .render import EventRecord, RenderedDigest, SourceLink, StoryRecord, build_view, outlet_name, render
+from .render import EventRecord, RenderedDigest, SourceLink, StoryBriefing, StoryRecord, build_view, outlet_name, render
 from .select import DigestCandidate, Selected, select_stories
 from .settings import DigestSettings
 
@@ -80,7 +80,7 @@ def load_candidates(conn: psycopg.Connection, day: date) -> list[DigestCandidate
 
 
 def load_records(conn: psycopg.Connection, selected: list[Selected]) -> list[StoryRecord]:
-    """Everything the renderer needs for the selected stories, in selection order (5 queries)."""
+    """Everything the renderer needs for the selected stories, in selection order (6 queries)."""
     ids = [s.story_id for s in selected]
     if not ids:
         return []
@@ -103,6 +103,10 @@ def load_records(conn: psycopg.Connection, selected: list[Selected]) -> list[Sto
         for eid, lang, title, narrative in conn.execute(db.load_sql("digest_event_translations"),
                                                          {"event_ids": list(events)}):
             events[eid].translations[lang] = (title, narrative)
+    for sid, category, method, briefing, outlets in conn.execute(db.load_sql("digest_story_briefings"),
+                                                                   {"story_ids": ids}):
+        names = {str(item): outlet_name(*parts) for item, parts in (outlets or {}).items()}
+        records[sid].briefing = StoryBriefing(category, method, briefing or {}, names)
     for sid, name, url, lang, total, syndicator, outlet, feed_outlet in conn.execute(
             db.load_sql("digest_story_sources"), {"story_ids": ids}):
         records[sid].sources.append(SourceLink(outlet_name(name, syndicator, outlet, feed_outlet), url, lang))

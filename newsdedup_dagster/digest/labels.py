@@ -41,6 +41,7 @@ LABELS: dict[str, dict] = {
         "offline_note": "Automatic extractive summary (no language model configured)",
         "footer": "You receive this digest because you subscribed to newsdedup.",
         "empty": "No stories for this day.", "unsubscribe": "Unsubscribe",
+        "key_points": "Key points", "briefing_note": "taken from the articles, no model",
     },
     "zh": {
         "subject": "新闻摘要 {date}", "title": "每日新闻摘要", "top_stories": "{date} 要闻", "sources": "来源",
@@ -49,6 +50,7 @@ LABELS: dict[str, dict] = {
         "what_happened": "发生了什么", "background": "背景", "how_it_developed": "事态发展", "what_to_watch": "后续关注",
         "original": "{lang}标题，暂无译文", "offline_note": "自动摘录摘要（未配置语言模型）",
         "footer": "您收到此摘要是因为您订阅了 newsdedup。", "empty": "当天没有新闻。", "unsubscribe": "退订",
+        "key_points": "要点", "briefing_note": "摘自文章本身，非模型撰写",
     },
     "ja": {
         "subject": "ニュースダイジェスト {date}", "title": "デイリーニュースダイジェスト", "top_stories": "{date} の主要ニュース",
@@ -58,6 +60,7 @@ LABELS: dict[str, dict] = {
         "how_it_developed": "経緯", "what_to_watch": "今後の注目点", "original": "{lang}の見出し、翻訳はまだありません",
         "offline_note": "自動抽出による要約（言語モデル未設定）", "footer": "newsdedup に登録されているため、このダイジェストをお送りしています。",
         "empty": "この日のニュースはありません。", "unsubscribe": "配信停止",
+        "key_points": "要点", "briefing_note": "記事そのものから抜粋（モデル不使用）",
     },
     "ko": {
         "subject": "뉴스 다이제스트 {date}", "title": "오늘의 뉴스 다이제스트", "top_stories": "{date} 주요 뉴스",
@@ -66,6 +69,7 @@ LABELS: dict[str, dict] = {
         "what_happened": "무슨 일이 있었나", "background": "배경", "how_it_developed": "전개 과정", "what_to_watch": "주목할 점",
         "original": "{lang} 제목, 아직 번역 없음", "offline_note": "자동 발췌 요약(언어 모델 미설정)",
         "footer": "newsdedup을 구독하셨기 때문에 이 다이제스트를 받으셨습니다.", "empty": "이 날의 뉴스가 없습니다.", "unsubscribe": "구독 취소",
+        "key_points": "핵심 내용", "briefing_note": "기사에서 발췌, 모델 미사용",
     },
     "fr": {
         "subject": "Revue de presse {date}", "title": "Revue de presse quotidienne", "top_stories": "L'essentiel du {date}",
@@ -79,6 +83,7 @@ LABELS: dict[str, dict] = {
         "original": "titre en {lang}, pas encore traduit",
         "offline_note": "Résumé extractif automatique (aucun modèle de langue configuré)",
         "footer": "Vous recevez cette revue car vous êtes abonné à newsdedup.", "empty": "Aucun article ce jour-là.", "unsubscribe": "Se désabonner",
+        "key_points": "Points clés", "briefing_note": "repris des articles, sans modèle",
     },
     "de": {
         "subject": "Nachrichtenüberblick {date}", "title": "Täglicher Nachrichtenüberblick", "top_stories": "Top-Meldungen vom {date}",
@@ -91,6 +96,7 @@ LABELS: dict[str, dict] = {
         "original": "Schlagzeile auf {lang}, noch nicht übersetzt",
         "offline_note": "Automatische extraktive Zusammenfassung (kein Sprachmodell konfiguriert)",
         "footer": "Sie erhalten diesen Überblick, weil Sie newsdedup abonniert haben.", "empty": "Keine Meldungen an diesem Tag.", "unsubscribe": "Abbestellen",
+        "key_points": "Kernpunkte", "briefing_note": "aus den Artikeln übernommen, ohne Modell",
     },
     "es": {
         "subject": "Resumen de noticias {date}", "title": "Resumen diario de noticias", "top_stories": "Lo más destacado del {date}",
@@ -103,6 +109,7 @@ LABELS: dict[str, dict] = {
         "original": "titular en {lang}, aún sin traducción",
         "offline_note": "Resumen extractivo automático (sin modelo de lenguaje configurado)",
         "footer": "Recibe este resumen porque está suscrito a newsdedup.", "empty": "No hay noticias para este día.", "unsubscribe": "Darse de baja",
+        "key_points": "Puntos clave", "briefing_note": "tomados de los artículos, sin modelo",
     },
     "pt": {
         "subject": "Resumo de notícias {date}", "title": "Resumo diário de notícias", "top_stories": "Destaques de {date}",
@@ -115,6 +122,7 @@ LABELS: dict[str, dict] = {
         "original": "título em {lang}, ainda sem tradução",
         "offline_note": "Resumo extrativo automático (nenhum modelo de linguagem configurado)",
         "footer": "Você recebe este resumo porque assinou o newsdedup.", "empty": "Sem notícias neste dia.", "unsubscribe": "Cancelar a assinatura",
+        "key_points": "Pontos principais", "briefing_note": "tirados dos artigos, sem modelo",
     },
     "it": {
         "subject": "Rassegna stampa {date}", "title": "Rassegna stampa quotidiana", "top_stories": "Le notizie principali del {date}",
@@ -127,6 +135,7 @@ LABELS: dict[str, dict] = {
         "original": "titolo in {lang}, non ancora tradotto",
         "offline_note": "Riassunto estrattivo automatico (nessun modello linguistico configurato)",
         "footer": "Ricevi questa rassegna perché sei iscritto a newsdedup.", "empty": "Nessuna notizia per questo giorno.", "unsubscribe": "Annulla l'iscrizione",
+        "key_points": "Punti chiave", "briefing_note": "tratti dagli articoli, senza modello",
     },
     "ru": {
         "subject": "Обзор новостей {date}", "title": "Ежедневный обзор новостей", "top_stories": "Главное за {date}",
@@ -140,6 +149,7 @@ LABELS: dict[str, dict] = {
         "original": "заголовок на языке: {lang}, перевода пока нет",
         "offline_note": "Автоматическая выдержка (языковая модель не настроена)",
         "footer": "Вы получаете этот обзор, потому что подписались на newsdedup.", "empty": "За этот день новостей нет.", "unsubscribe": "Отписаться",
+        "key_points": "Главное", "briefing_note": "взято из самих статей, без модели",
     },
     "ar": {
         "subject": "موجز الأخبار {date}", "title": "الموجز الإخباري اليومي", "top_stories": "أبرز أخبار {date}",
@@ -156,6 +166,7 @@ LABELS: dict[str, dict] = {
         "original": "العنوان باللغة {lang}، لا توجد ترجمة بعد",
         "offline_note": "ملخص استخراجي تلقائي (لم يُضبط نموذج لغوي)",
         "footer": "تتلقى هذا الموجز لأنك مشترك في newsdedup.", "empty": "لا توجد أخبار لهذا اليوم.", "unsubscribe": "إلغاء الاشتراك",
+        "key_points": "النقاط الرئيسية", "briefing_note": "مأخوذة من المقالات نفسها، دون نموذج",
     },
     "hi": {
         "subject": "समाचार सार {date}", "title": "दैनिक समाचार सार", "top_stories": "{date} की प्रमुख खबरें",
@@ -166,6 +177,7 @@ LABELS: dict[str, dict] = {
         "how_it_developed": "घटनाक्रम", "what_to_watch": "आगे क्या देखें",
         "original": "{lang} में शीर्षक, अभी अनुवाद नहीं", "offline_note": "स्वचालित उद्धरण सारांश (कोई भाषा मॉडल कॉन्फ़िगर नहीं)",
         "footer": "आपको यह सार इसलिए मिला क्योंकि आपने newsdedup की सदस्यता ली है।", "empty": "इस दिन कोई खबर नहीं।", "unsubscribe": "सदस्यता रद्द करें",
+        "key_points": "मुख्य बातें", "briefing_note": "लेखों से ही लिया गया, बिना मॉडल",
     },
     "id": {
         "subject": "Ringkasan berita {date}", "title": "Ringkasan berita harian", "top_stories": "Berita utama {date}",
@@ -177,6 +189,7 @@ LABELS: dict[str, dict] = {
         "original": "judul dalam bahasa {lang}, belum diterjemahkan",
         "offline_note": "Ringkasan ekstraktif otomatis (tidak ada model bahasa yang dikonfigurasi)",
         "footer": "Anda menerima ringkasan ini karena berlangganan newsdedup.", "empty": "Tidak ada berita hari ini.", "unsubscribe": "Berhenti berlangganan",
+        "key_points": "Poin utama", "briefing_note": "diambil dari artikel, tanpa model",
     },
     "vi": {
         "subject": "Bản tin {date}", "title": "Bản tin hằng ngày", "top_stories": "Tin nổi bật ngày {date}",
@@ -188,6 +201,7 @@ LABELS: dict[str, dict] = {
         "original": "tiêu đề bằng {lang}, chưa có bản dịch",
         "offline_note": "Tóm tắt trích xuất tự động (chưa cấu hình mô hình ngôn ngữ)",
         "footer": "Bạn nhận bản tin này vì đã đăng ký newsdedup.", "empty": "Không có tin nào trong ngày.", "unsubscribe": "Hủy đăng ký",
+        "key_points": "Điểm chính", "briefing_note": "trích từ các bài báo, không dùng mô hình",
     },
     "th": {
         "subject": "สรุปข่าว {date}", "title": "สรุปข่าวประจำวัน", "top_stories": "ข่าวเด่นวันที่ {date}", "sources": "แหล่งข่าว",
@@ -196,6 +210,7 @@ LABELS: dict[str, dict] = {
         "what_happened": "เกิดอะไรขึ้น", "background": "ภูมิหลัง", "how_it_developed": "ความคืบหน้า", "what_to_watch": "สิ่งที่ต้องติดตาม",
         "original": "หัวข้อภาษา{lang} ยังไม่มีคำแปล", "offline_note": "สรุปแบบคัดข้อความอัตโนมัติ (ไม่ได้ตั้งค่าโมเดลภาษา)",
         "footer": "คุณได้รับสรุปข่าวนี้เพราะสมัครรับ newsdedup", "empty": "ไม่มีข่าวในวันนี้", "unsubscribe": "ยกเลิกการรับสรุปข่าว",
+        "key_points": "ประเด็นสำคัญ", "briefing_note": "นำมาจากบทความโดยตรง ไม่ใช้โมเดล",
     },
     "tr": {
         "subject": "Haber özeti {date}", "title": "Günlük haber özeti", "top_stories": "{date} öne çıkan haberler",
@@ -207,6 +222,7 @@ LABELS: dict[str, dict] = {
         "original": "{lang} başlık, henüz çeviri yok",
         "offline_note": "Otomatik alıntı özeti (dil modeli yapılandırılmadı)",
         "footer": "newsdedup'a abone olduğunuz için bu özeti alıyorsunuz.", "empty": "Bu gün için haber yok.", "unsubscribe": "Abonelikten çık",
+        "key_points": "Ana noktalar", "briefing_note": "makalelerin kendisinden alındı, model yok",
     },
 }
 

@@ -9,6 +9,9 @@ Which text a reader of language L sees, per story:
   marked with its language (`lang` attribute in HTML, a note in text).
 Event narratives: the translation into L (event_translations status 0), else the narrative in
 its own language; an offline extractive narrative carries a visible note.
+Briefings, in a compact form: the category's name in L and the first key points (in the
+briefing's own language, marked), each followed by the outlets of the articles it cites; a point
+none of whose citations names an outlet of the story is left out; an extractive briefing is marked.
 
 Hostile feed text (`<script>`, `"><img onerror=...>`) is data: the HTML environment
 autoescapes every value, links keep only http(s) URLs, and subjects lose line breaks (no
@@ -28,6 +31,7 @@ from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from ..briefings.taxonomy import CATEGORIES, category_name
 from ..llm.text import clean_visible_line
 from ..markdown_text import escape_markdown
 from .labels import count, event_span, labels_for, language_name, long_date, text_direction
@@ -36,9 +40,11 @@ TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 SECTIONS = ("what_happened", "background", "how_it_developed", "what_to_watch")
 # Sources listed per story; the rest are counted ("and 4 more").
 SOURCES_SHOWN = 5
+# Key points a digest shows per story (the story page shows all of them).
+POINTS_SHOWN = 3
 UNSUBSCRIBE_SLOT = "<!--newsdedup:unsubscribe-->"
 
-__all__ = ["StoryRecord", "EventRecord", "SourceLink", "DigestStory", "DigestEvent", "DigestView",
+__all__ = ["StoryRecord", "StoryBriefing", "EventRecord", "SourceLink", "DigestStory", "DigestPoint", "DigestEvent", "DigestView",
            "RenderedDigest", "build_view", "render", "safe_url", "markdown_preview", "personalised",
            "UNSUBSCRIBE_SLOT"]
 
@@ -74,6 +80,23 @@ class EventRecord:
     translations: dict[str, tuple[str | None, dict | None]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class StoryBriefing:
+    """A story_briefings row as the digest reads it: the briefing and each article's outlet name."""
+
+    category: str
+    method: str                   # extractive | model
+    briefing: dict
+    outlets: dict[str, str]       # item id -> the outlet name its source line shows
+
+
+@dataclass(frozen=True)
+class DigestPoint:
+    text: str
+    lang: str | None
+    outlets: tuple[str, ...]      # the outlets of the articles the point cites
+
+
 @dataclass
 class StoryRecord:
     story_id: str
@@ -90,6 +113,7 @@ class StoryRecord:
     # lang -> (title, summary) of the story's own article in that language, if it has one
     native: dict[str, tuple[str, str]] = field(default_factory=dict)
     event: EventRecord | None = None
+    briefing: StoryBriefing | None = None
 
 
 @dataclass
@@ -117,6 +141,9 @@ class DigestStory:
     more_sources: int
     significance: float
     event: DigestEvent | None
+    category: str = ""              # the briefing's category, named in the digest's language
+    points: tuple[DigestPoint, ...] = ()
+    extractive: bool = False        # the points are the articles' own sentences (no model)
 
 
 @dataclass
@@ -165,6 +192,24 @@ def _lang_known(lang: str | None) -> str | None:
     return None if not lang or lang in ("und", "mul") else lang
 
 
+def briefing_points(briefing: StoryBriefing | None, limit: int = POINTS_SHOWN) -> tuple[DigestPoint, ...]:
+    """The first key points a reader of the digest sees, each with the outlets it comes from."""
+    if briefing is None:
+        return ()
+    out = []
+    for point in briefing.briefing.get("points") or ():
+        if len(out) == limit or not isinstance(point, dict):
+            break
+        text = clean_line(point.get("text"))
+        outlets = tuple(dict.fromkeys(clean_line(briefing.outlets.get(str(item), ""))
+                                      for item in point.get("citations") or ()))
+        outlets = tuple(name for name in outlets if name)
+        if text and outlets:
+            lang = point.get("lang")
+            out.append(DigestPoint(text, _lang_known(lang) if isinstance(lang, str) else None, outlets))
+    return tuple(out)
+
+
 def build_view(day: date, lang: str, stories: list[StoryRecord]) -> DigestView:
     labels = labels_for(lang)
     out: list[DigestStory] = []
@@ -199,8 +244,12 @@ def build_view(day: date, lang: str, stories: list[StoryRecord]) -> DigestView:
             event = DigestEvent(e.event_id, clean_line(t_title or e.title), title_lang, sections,
                                 _lang_known(narr_lang), bool(e.narrative_offline and not t_narr), e.story_count, days)
         sources = [SourceLink(clean_line(x.name), safe_url(x.url) or "", x.lang) for x in s.sources[:SOURCES_SHOWN]]
+        points = briefing_points(s.briefing)
+        known = s.briefing is not None and s.briefing.category in CATEGORIES
+        category = category_name(s.briefing.category, lang) if known else ""
         out.append(DigestStory(rank, s.story_id, clean_line(headline), headline_lang, original, clean_line(summary),
-                               summary_lang, sources, max(0, s.source_total - len(sources)), s.significance, event))
+                               summary_lang, sources, max(0, s.source_total - len(sources)), s.significance, event,
+                               clean_line(category), points, bool(points) and s.briefing.method != "model"))
     subject = clean_line(labels["subject"].format(date=long_date(lang, day)))
     return DigestView(day, lang, text_direction(lang), labels, subject, out)
 
