@@ -1,10 +1,11 @@
 """The published site in a real browser: `newsdedup serve` on a free port, Debian's chromium
 driven by Playwright (system binary, nothing downloaded), JavaScript off (the site needs none).
-Screenshots of the index, a story and an event page in English, Japanese, Arabic and Hindi are
-written to `tests/output/screenshots/` (look at them after a change to the templates)."""
+Screenshots of the index, a story, an event and a category page in English, Japanese, Arabic and
+Hindi are written to `tests/output/screenshots/` (look at them after a change to the templates)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -148,6 +149,11 @@ def world_site(clean_db, conn, tmp_path, monkeypatch):
                      (at(8.6), at(9.5), hour_of(at(9.5)), hour_of(at(9.5)), sid))
         conn.execute("INSERT INTO event_stories (story_id, event_id, partition_hour) VALUES (%s, 'ev-quake', %s)",
                      (sid, hour_of(at(9.5))))
+    # The aftershock's briefing files it under disasters: a category page in every language.
+    conn.execute("INSERT INTO story_briefings (story_id, material, lang, method, category, briefing, partition_hour)"
+                 " VALUES ('aftershock', 'm', 'ja', 'extractive', 'disasters', %s, %s)",
+                 (json.dumps({"points": [{"text": "茨城県で震度3を観測した。", "citations": ["it-aftershock-ja"],
+                                          "lang": "ja"}]}), hour_of(at(9.5))))
     conn.commit()
     out = tmp_path / "public"
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_DIR", str(out))
@@ -175,7 +181,8 @@ def test_pages_in_four_scripts_and_two_directions(world_server):
     from playwright.sync_api import sync_playwright
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    pages = {"index": "index.html", "story": "story/quake.html", "event": "event/ev-quake.html"}
+    pages = {"index": "index.html", "story": "story/quake.html", "event": "event/ev-quake.html",
+             "category": "category/disasters/index.html"}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -209,5 +216,33 @@ def test_pages_in_four_scripts_and_two_directions(world_server):
             assert page.locator("h1").inner_text() == "茨城県沖でM5.4の地震、津波の心配なし"
             page.goto(f"{world_server}hi/event/ev-quake.html")
             assert "2 खबरें" in page.locator("main").inner_text()
+            # The category list starts at the side the page's text starts: the right in Arabic.
+            for lang, name in (("en", "Disasters and weather"), ("ar", "كوارث وطقس"), ("ja", "災害・気象")):
+                page.goto(f"{world_server}{lang}/index.html")
+                main = page.locator("main").bounding_box()
+                label = page.locator("nav.categories > span").bounding_box()
+                link = page.locator("nav.categories a").first
+                box = link.bounding_box()
+                if lang == "ar":
+                    assert abs(label["x"] + label["width"] - (main["x"] + main["width"])) < 2, (label, main)
+                    assert box["x"] + box["width"] <= label["x"], (box, label)
+                else:
+                    assert abs(label["x"] - main["x"]) < 2, (lang, label, main)
+                    assert box["x"] >= label["x"] + label["width"], (lang, box, label)
+                link.click()
+                page.wait_for_load_state()
+                assert page.url.endswith(f"/{lang}/category/disasters/index.html")
+                assert page.locator("h1").inner_text() == name
+                assert page.locator("main article.story").count() == 1
+                # The story page names its category with a link back to this page.
+                page.locator("main article.story h2 a").click()
+                page.wait_for_load_state()
+                assert page.url.endswith(f"/{lang}/story/aftershock.html")
+                page.locator("a.category").click()
+                page.wait_for_load_state()
+                assert page.url.endswith(f"/{lang}/category/disasters/index.html")
+                page.locator("main a.back").click()
+                page.wait_for_load_state()
+                assert page.url.endswith(f"/{lang}/index.html")
         finally:
             browser.close()

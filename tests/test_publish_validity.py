@@ -1,7 +1,8 @@
 """`story_feeds` in all eleven published languages against the real database, checked by the
 standard validators (`tests/feed_validators.py`): every `atom.xml` against RFC 4287's RELAX NG
 schema plus the Feed Validation Service's URI and entry checks, every `feed.json` against the
-JSON Feed 1.1 schema, every page with the Nu Html Checker. Also: an aggregator's copy is its
+JSON Feed 1.1 schema, every page with the Nu Html Checker; the same for every category page and
+its two feeds. Also: an aggregator's copy is its
 publisher's article (one outlet), entry times are the story's own, every entry has authors and
 a category, and every feed names its icons."""
 
@@ -21,6 +22,7 @@ from newsdedup_dagster.config import LLMSettings
 from newsdedup_dagster.resources import LLMResource
 
 H = "2026-11-02-10:00"
+CATEGORIES = ("business", "disasters")   # the briefings' categories of the seeded stories
 ATOM = "{http://www.w3.org/2005/Atom}"
 LANGS = (LLMSettings().pivot_lang, *LLMSettings().translation_langs)
 # franceinfo's real links carry this fragment; "[" and "]" may not stand in a URI fragment.
@@ -69,6 +71,12 @@ def _seed(conn):
     # A story outside every event, about an election: its category is a topic.
     add_story(conn, "vote", "vote", 9.4, titles={"de": "Wahl im Bundestag"}, headline="Parliament vote on the budget",
               significance=4.0)
+    # A second briefing category, so each language has two category pages and feeds.
+    add_story(conn, "rates", "rates", 9.7, titles={"en": "Central bank holds rates"}, significance=5.0)
+    conn.execute("INSERT INTO story_briefings (story_id, material, lang, method, category, briefing, partition_hour)"
+                 " VALUES ('rates', 'm', 'en', 'extractive', 'business', %s, %s)",
+                 (json.dumps({"points": [{"text": "The bank held its rate at 4%.", "citations": ["it-rates-en"],
+                                          "lang": "en"}]}), hour_of(at(9.7))))
     conn.commit()
 
 
@@ -95,6 +103,17 @@ def test_every_feed_is_valid_atom_and_json_feed(site):
         assert json_feed_errors((site / lang / "feed.json").read_text(encoding="utf-8")) == [], lang
     fr = (site / "fr" / "atom.xml").read_text(encoding="utf-8")
     assert "#xtor=RSS-3-%5Blestitres%5D" in fr and "[lestitres]" not in fr
+
+
+def test_every_category_feed_is_valid_atom_and_json_feed(site):
+    for lang in LANGS:
+        folders = sorted((site / lang / "category").iterdir())
+        assert [f.name for f in folders] == sorted(CATEGORIES), lang
+        for folder in folders:
+            atom = (folder / "atom.xml").read_bytes()
+            assert atom_errors(atom) == [], (lang, folder.name)
+            assert atom_warnings(atom) == [], (lang, folder.name)
+            assert json_feed_errors((folder / "feed.json").read_text(encoding="utf-8")) == [], (lang, folder.name)
 
 
 def test_the_validators_reject_what_the_service_rejected(site):
@@ -155,7 +174,8 @@ def test_every_entry_has_a_category_and_every_feed_its_icons(site):
                     reason="Nu Html Checker not installed (.ci/run: npm install --prefix tests/data/vnu vnu-jar)")
 def test_every_page_passes_the_nu_html_checker(site):
     pages = sorted(site.rglob("*.html"))
-    assert len(pages) >= 1 + len(LANGS) * 3
+    assert len(pages) >= 1 + len(LANGS) * 6
+    assert len([p for p in pages if "category" in p.parts]) == len(LANGS) * len(CATEGORIES)
     assert html_errors(pages) == []
 
 

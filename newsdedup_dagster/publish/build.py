@@ -12,10 +12,13 @@ Layout of the output directory:
     <lang>/atom.xml, feed.json     the feed: stories of the last N hours (top N by significance)
     <lang>/story/<story id>.html   one page per story (kept when the story leaves the feed)
     <lang>/event/<event id>.html   one page per event with its narrative and stories
+    <lang>/category/<category>/    index.html, atom.xml, feed.json: the feed's stories of one briefing
+                                   category (kept when the category leaves the feed)
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -23,6 +26,7 @@ from pathlib import Path
 import psycopg
 
 from .. import db
+from ..briefings.taxonomy import CATEGORIES, category_name
 from ..digest.build import load_records
 from ..digest.render import StoryRecord
 from ..digest.select import Selected
@@ -32,6 +36,9 @@ from .model import (
     FeedCandidate,
     SourceArticle,
     StoredBriefing,
+    StoryView,
+    category_feed_tag_uri,
+    category_page,
     decide_stamp,
     feed_tag_uri,
     fingerprint,
@@ -47,6 +54,7 @@ from .render import (
     RootLanguage,
     build_atom,
     build_json_feed,
+    render_category,
     render_event,
     render_index,
     render_root,
@@ -73,6 +81,7 @@ class LanguageOutput:
     unchanged: int = 0
     story_pages: int = 0
     event_pages: int = 0
+    categories: list[str] = field(default_factory=list)   # those with a page and feeds written this hour
     files_changed: int = 0
 
 
@@ -226,6 +235,17 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
                         feed_tag_uri(settings.tag_authority, minted, lang), updated, labels)
         lang_dir = out_dir / lang
         changed = 0
+        # The feed's stories by briefing category, newest change first as in the feed.
+        by_category: dict[str, list[StoryView]] = {}
+        for v in feed_views:
+            if v.category:
+                by_category.setdefault(v.category, []).append(v)
+        lang_out.categories = [c for c in CATEGORIES if c in by_category]
+        # A story links its category's page when that page is written now or was before (kept for good).
+        for sid in decisions:
+            view = view_of[sid]
+            if view.category and (view.category in by_category or (lang_dir / category_page(view.category)).exists()):
+                view.category_page = category_page(view.category)
         # Pages first, feeds last: a feed never links to a page that is not there yet.
         for sid in decisions:
             view, decided = view_of[sid], decisions[sid]
@@ -251,7 +271,22 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
                                             linked=(lang_dir / v.page).exists()))
             changed += atomic_write(lang_dir / event.page, render_event(meta, event, lines, langs))
             lang_out.event_pages += 1
-        changed += atomic_write(lang_out.index_path, render_index(meta, hour.date(), day_views, langs))
+        category_feeds = []
+        for cat in lang_out.categories:
+            cat_views = by_category[cat]
+            cat_meta = dataclasses.replace(
+                meta, title=f"{settings.title} — {category_name(cat, lang)}",
+                feed_id=category_feed_tag_uri(settings.tag_authority, minted, lang, cat),
+                updated=max(v.updated_at for v in cat_views), feed_path=f"category/{cat}/")
+            cat_dir = lang_dir / "category" / cat
+            changed += atomic_write(cat_dir / "index.html",
+                                    render_category(meta, cat_meta, cat, cat_views, langs, lang_out.categories))
+            category_feeds.append((cat_dir, cat_meta, cat_views))
+        changed += atomic_write(lang_out.index_path,
+                                render_index(meta, hour.date(), day_views, langs, lang_out.categories))
+        for cat_dir, cat_meta, cat_views in category_feeds:
+            changed += atomic_write(cat_dir / "atom.xml", build_atom(cat_meta, cat_views))
+            changed += atomic_write(cat_dir / "feed.json", build_json_feed(cat_meta, cat_views))
         changed += atomic_write(lang_out.atom_path, build_atom(meta, feed_views))
         changed += atomic_write(lang_out.json_path, build_json_feed(meta, feed_views))
         lang_out.feed_entries, lang_out.index_stories, lang_out.files_changed = len(feed_views), len(day_views), changed

@@ -28,6 +28,7 @@ SITE_LABELS: dict[str, dict] = {
         "topic_disaster": "Disasters", "topic_health": "Health", "topic_science": "Science and technology",
         "topic_sport": "Sport", "topic_culture": "Culture", "topic_general": "General news",
         "briefing": "Briefing", "key_points": "Key points", "quotes": "Quotes", "category": "Category",
+        "categories": "Categories", "all_stories": "All stories",
         "extractive_note": "Taken from the articles' own sentences and quotations (no model wrote them).",
     },
     "fr": {
@@ -44,6 +45,7 @@ SITE_LABELS: dict[str, dict] = {
         "topic_disaster": "Catastrophes", "topic_health": "Santé", "topic_science": "Sciences et technologies",
         "topic_sport": "Sport", "topic_culture": "Culture", "topic_general": "Actualité générale",
         "briefing": "L'essentiel", "key_points": "Points clés", "quotes": "Citations", "category": "Catégorie",
+        "categories": "Catégories", "all_stories": "Tous les sujets",
         "extractive_note": "Phrases et citations reprises des articles eux-mêmes (aucun modèle ne les a écrites).",
     },
     "de": {
@@ -59,6 +61,7 @@ SITE_LABELS: dict[str, dict] = {
         "topic_disaster": "Katastrophen", "topic_health": "Gesundheit", "topic_science": "Wissenschaft und Technik",
         "topic_sport": "Sport", "topic_culture": "Kultur", "topic_general": "Allgemeines",
         "briefing": "Überblick", "key_points": "Kernpunkte", "quotes": "Zitate", "category": "Kategorie",
+        "categories": "Kategorien", "all_stories": "Alle Meldungen",
         "extractive_note": "Sätze und Zitate aus den Artikeln selbst (von keinem Modell geschrieben).",
     },
     "es": {
@@ -75,6 +78,7 @@ SITE_LABELS: dict[str, dict] = {
         "topic_disaster": "Catástrofes", "topic_health": "Salud", "topic_science": "Ciencia y tecnología",
         "topic_sport": "Deportes", "topic_culture": "Cultura", "topic_general": "Actualidad",
         "briefing": "Resumen", "key_points": "Puntos clave", "quotes": "Citas", "category": "Categoría",
+        "categories": "Categorías", "all_stories": "Todas las noticias",
         "extractive_note": "Frases y citas tomadas de los propios artículos (ningún modelo las escribió).",
     },
     "pt": {
@@ -91,6 +95,7 @@ SITE_LABELS: dict[str, dict] = {
         "topic_disaster": "Desastres", "topic_health": "Saúde", "topic_science": "Ciência e tecnologia",
         "topic_sport": "Esportes", "topic_culture": "Cultura", "topic_general": "Geral",
         "briefing": "Resumo", "key_points": "Pontos principais", "quotes": "Citações", "category": "Categoria",
+        "categories": "Categorias", "all_stories": "Todas as notícias",
         "extractive_note": "Frases e citações tiradas dos próprios artigos (nenhum modelo as escreveu).",
     },
     "ru": {
@@ -107,6 +112,7 @@ SITE_LABELS: dict[str, dict] = {
         "topic_disaster": "Катастрофы", "topic_health": "Здоровье", "topic_science": "Наука и технологии",
         "topic_sport": "Спорт", "topic_culture": "Культура", "topic_general": "Общие новости",
         "briefing": "Кратко", "key_points": "Главное", "quotes": "Цитаты", "category": "Рубрика",
+        "categories": "Рубрики", "all_stories": "Все новости",
         "extractive_note": "Предложения и цитаты взяты из самих статей (их не писала модель).",
     },
     "ar": {
@@ -125,6 +131,7 @@ SITE_LABELS: dict[str, dict] = {
         "topic_disaster": "كوارث", "topic_health": "صحة", "topic_science": "علوم وتكنولوجيا",
         "topic_sport": "رياضة", "topic_culture": "ثقافة", "topic_general": "أخبار عامة",
         "briefing": "موجز", "key_points": "النقاط الرئيسية", "quotes": "اقتباسات", "category": "الفئة",
+        "categories": "الفئات", "all_stories": "جميع الأخبار",
         "extractive_note": "جمل واقتباسات مأخوذة من المقالات نفسها (لم يكتبها أي نموذج).",
     },
     "hi": {
@@ -140,6 +147,7 @@ SITE_LABELS: dict[str, dict] = {
         "topic_disaster": "आपदाएँ", "topic_health": "स्वास्थ्य", "topic_science": "विज्ञान और प्रौद्योगिकी",
         "topic_sport": "खेल", "topic_culture": "संस्कृति", "topic_general": "सामान्य समाचार",
         "briefing": "सार", "key_points": "मुख्य बातें", "quotes": "उद्धरण", "category": "श्रेणी",
+        "categories": "श्रेणियाँ", "all_stories": "सभी खबरें",
         "extractive_note": "वाक्य और उद्धरण लेखों से ही लिए गए हैं (किसी मॉडल ने नहीं लिखे)।",
     },
     "zh": {
@@ -153,6 +161,7 @@ SITE_LABELS: dict[str, dict] = {
         "topic_disaster": "灾害", "topic_health": "健康", "topic_science": "科技", "topic_sport": "体育",
         "topic_culture": "文化", "topic_general": "综合新闻",
         "briefing": "简报", "key_points": "要点", "quotes": "引语", "category": "类别",
+        "categories": "类别", "all_stories": "全部新闻",
         "extractive_note": "句子和引语均摘自文章本身（并非由模型撰写）。",
     },
     "ja": {
@@ -166,6 +175,7 @@ SITE_LABELS: dict[str, dict] = {
         "topic_disaster": "災害", "topic_health": "健康", "topic_science": "科学・技術", "topic_sport": "スポーツ",
         "topic_culture": "文化", "topic_general": "総合",
         "briefing": "ブリーフィング", "key_points": "要点", "quotes": "発言", "category": "カテゴリー",
+        "categories": "カテゴリー", "all_stories": "すべてのニュース",
         "extractive_note": "記事そのものの文と引用から作成（モデルによる文章ではありません）。",
     },
     "ko": {
@@ -179,6 +189,7 @@ SITE_LABELS: dict[str, dict] = {
         "topic_disaster": "재난", "topic_health": "건강", "topic_science": "과학·기술", "topic_sport": "스포츠",
         "topic_culture": "문화", "topic_general": "종합",
         "briefing": "브리핑", "key_points": "핵심 내용", "quotes": "인용", "category": "분류",
+        "categories": "분류", "all_stories": "모든 뉴스",
         "extractive_note": "기사 자체의 문장과 인용으로 구성(모델이 작성하지 않음).",
     },
 }

@@ -20,11 +20,13 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from ..briefings.taxonomy import CATEGORIES
 from ..digest.render import DigestEvent, StoryRecord, build_view, clean_line, outlet_name, safe_url
 from .topics import story_topic
 
 __all__ = ["FeedCandidate", "SourceArticle", "StoryView", "EventView", "EntryStamp", "story_views", "fingerprint", "decide_stamp",
-           "entry_tag_uri", "feed_tag_uri", "safe_name", "valid_lang_tag", "publisher_host", "outlet_name", "uri_text"]
+           "entry_tag_uri", "feed_tag_uri", "category_feed_tag_uri", "category_page", "safe_name", "valid_lang_tag",
+           "publisher_host", "outlet_name", "uri_text"]
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,120}$")
 _LANG_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$")
@@ -181,6 +183,8 @@ class StoryView:
     content_html: str | None = None     # the feed entry's body, rendered once for Atom and JSON
     content_key: tuple | None = None
     briefing: BriefingView | None = None
+    category: str | None = None         # the briefing's taxonomy category (None without a briefing)
+    category_page: str = ""             # its category page under the language directory, once that exists
 
 
 def _event_view(e: DigestEvent | None) -> EventView | None:
@@ -249,8 +253,19 @@ def story_views(day: date, lang: str, records: list[StoryRecord], candidates: di
             event=_event_view(shown.event), page=f"story/{safe_name(record.story_id)}.html",
             topic=story_topic(record.headline, record.summary, record.original_title),
             briefing=briefing_view((briefings or {}).get(record.story_id), sources),
+            category=_category((briefings or {}).get(record.story_id)),
         ))
     return out
+
+
+def _category(stored: StoredBriefing | None) -> str | None:
+    # A category outside the taxonomy has no name in any language, so it gets no page.
+    return stored.category if stored is not None and stored.category in CATEGORIES else None
+
+
+def category_page(category: str) -> str:
+    """A category's page under the language directory (its feeds sit beside it)."""
+    return f"category/{category}/index.html"
 
 
 def fingerprint(story: StoryView, articles_hash: str) -> str:
@@ -275,6 +290,11 @@ def entry_tag_uri(authority: str, minted: datetime, story_id: str, lang: str) ->
 
 def feed_tag_uri(authority: str, minted: datetime, lang: str) -> str:
     return f"tag:{authority},{minted.date().isoformat()}:feed/{lang}"
+
+
+def category_feed_tag_uri(authority: str, minted: datetime, lang: str, category: str) -> str:
+    """A category feed's id: under its language feed's, minted on the same date, so it never changes."""
+    return f"{feed_tag_uri(authority, minted, lang)}/category/{category}"
 
 
 def decide_stamp(stored: tuple[str, datetime, datetime, str] | None, new_fingerprint: str, stamp: datetime,

@@ -27,8 +27,8 @@ from ..digest.render import locale_helpers
 from .model import EventView, StoryView, uri_text
 
 __all__ = ["FeedMeta", "EventStoryLine", "RootLanguage", "xml_text", "rfc3339", "build_atom", "build_json_feed",
-           "render_entry_content", "render_index", "render_story", "story_page_hash", "render_event", "render_root",
-           "ATOM_NS", "JSON_FEED_VERSION", "ICON", "FAVICON", "STATIC_DIR", "category"]
+           "render_entry_content", "render_index", "render_category", "render_story", "story_page_hash", "render_event",
+           "render_root", "ATOM_NS", "JSON_FEED_VERSION", "ICON", "FAVICON", "STATIC_DIR", "category"]
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 ATOM_NS = "http://www.w3.org/2005/Atom"
@@ -65,10 +65,17 @@ class FeedMeta:
     feed_id: str
     updated: datetime
     labels: dict
+    # Where this feed's own files (atom.xml, feed.json, its index.html) sit under the language
+    # directory: "" for the language feed, "category/<category>/" for a category feed.
+    feed_path: str = ""
 
     def url(self, path: str) -> str:
         """Absolute URL of a path under this language's directory."""
         return uri_text(f"{self.base_url}{self.lang}/{path}")
+
+    def feed_url(self, name: str) -> str:
+        """Absolute URL of one of this feed's own files (its self link, its page)."""
+        return self.url(f"{self.feed_path}{name}")
 
     def site_url(self, path: str) -> str:
         """Absolute URL of a path at the top of the site (the icons)."""
@@ -139,12 +146,28 @@ def _switch(langs: list[str], root: str, page: str) -> list[tuple[str, str]]:
 
 
 # ------------------------------------------------------------------------------ HTML pages
-def render_index(meta: FeedMeta, day: date, stories: list[StoryView], langs: list[str] | None = None) -> str:
-    """`langs`: every published language (the language switcher)."""
+def render_index(meta: FeedMeta, day: date, stories: list[StoryView], langs: list[str] | None = None,
+                 categories: list[str] | None = None) -> str:
+    """`langs`: every published language (the language switcher); `categories`: those with a
+    page to link (taxonomy order)."""
     shown_day = long_date(meta.lang, day)
     title = f"{_fmt(meta.labels['today'], date=shown_day)} · {meta.site_title}"
     return _page("index.html.j2", meta, meta.lang, meta.dir, meta.labels, "../", title, meta.site_title,
-                 meta.updated, _switch(langs or [meta.lang], "../", "index.html"), day=shown_day, stories=stories)
+                 meta.updated, _switch(langs or [meta.lang], "../", "index.html"), day=shown_day, stories=stories,
+                 categories=categories or [], here="", current_category=None)
+
+
+def render_category(meta: FeedMeta, category_meta: FeedMeta, category: str, stories: list[StoryView],
+                    langs: list[str], categories: list[str]) -> str:
+    """One category's page (`category_meta.feed_path` + index.html): its stories as the language
+    index shows them, its own feeds, and the other categories with a page."""
+    page = f"{category_meta.feed_path}index.html"
+    root = "../" * (page.count("/") + 1)
+    return _page("category.html.j2", meta, meta.lang, meta.dir, meta.labels, root,
+                 f"{category_name(category, meta.lang)} · {meta.site_title}", meta.site_title,
+                 category_meta.updated, _switch(langs or [meta.lang], root, page), stories=stories,
+                 categories=categories, here="../" * page.count("/"), current_category=category,
+                 category_feeds=category_meta)
 
 
 _TEMPLATES_HASH: str | None = None
@@ -161,12 +184,13 @@ def _templates_hash() -> str:
 
 
 def story_page_hash(meta: FeedMeta, story: StoryView, langs: list[str]) -> str:
-    """Everything `render_story` reads, hashed: an unchanged story page is not rendered again."""
+    """Everything `render_story` reads, hashed: an unchanged story page is not rendered again (the
+    briefing and the category link included: either can change while the story's articles do not)."""
     inputs = (story.story_id, story.headline, story.headline_lang, story.is_original, story.summary,
               story.summary_lang, story.significance, story.langs, story.source_count, story.article_count,
               story.sources, story.first_published_at, story.latest_published_at, story.updated_at, story.event,
-              story.page, story.topic, langs, meta.lang, meta.dir, meta.title, meta.site_title,
-              repr(sorted(meta.labels.items())), _templates_hash())
+              story.page, story.topic, story.briefing, story.category_page, langs, meta.lang, meta.dir, meta.title,
+              meta.site_title, repr(sorted(meta.labels.items())), _templates_hash())
     return hashlib.sha256(repr(_in_utc(inputs)).encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -218,9 +242,10 @@ def render_entry_content(meta: FeedMeta, story: StoryView) -> str:
 
 def _entry_content(meta: FeedMeta, story: StoryView) -> str:
     event_url = meta.url(story.event.page) if story.event else ""
+    category_url = meta.url(story.category_page) if story.category_page else ""
     return _env().get_template("entry_content.html.j2").render(
         s=story, L=meta.labels, lang=meta.lang, story_url=meta.url(story.page), event_url=event_url,
-        **_helpers(meta.lang, meta.labels)).strip()
+        category_url=category_url, **_helpers(meta.lang, meta.labels)).strip()
 
 
 # ------------------------------------------------------------------------------------- Atom
@@ -244,9 +269,9 @@ def build_atom(meta: FeedMeta, stories: list[StoryView]) -> bytes:
     _sub(feed, "title", meta.title, type="text")
     _sub(feed, "subtitle", meta.subtitle, type="text")
     _sub(feed, "updated", rfc3339(meta.updated))
-    _sub(feed, "link", rel="self", type="application/atom+xml", href=meta.url("atom.xml"))
-    _sub(feed, "link", rel="alternate", type="text/html", href=meta.url("index.html"))
-    _sub(feed, "link", rel="alternate", type="application/feed+json", href=meta.url("feed.json"))
+    _sub(feed, "link", rel="self", type="application/atom+xml", href=meta.feed_url("atom.xml"))
+    _sub(feed, "link", rel="alternate", type="text/html", href=meta.feed_url("index.html"))
+    _sub(feed, "link", rel="alternate", type="application/feed+json", href=meta.feed_url("feed.json"))
     author = _sub(feed, "author")
     _sub(author, "name", meta.site_title)
     _sub(feed, "generator", GENERATOR)
@@ -323,8 +348,8 @@ def build_json_feed(meta: FeedMeta, stories: list[StoryView]) -> str:
     feed = {
         "version": JSON_FEED_VERSION,
         "title": meta.title,
-        "home_page_url": meta.url("index.html"),
-        "feed_url": meta.url("feed.json"),
+        "home_page_url": meta.feed_url("index.html"),
+        "feed_url": meta.feed_url("feed.json"),
         "description": meta.subtitle,
         "language": meta.lang,
         "icon": meta.site_url(ICON),
