@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 import pytest
+from feed_validators import VNU_JAR, html_errors, java
 from test_briefings_stage import PAGE, _page
 from test_llm_stages import HOUR, add_story, run  # noqa: F401  (fixtures)
 
@@ -94,3 +95,14 @@ def test_the_stored_digest_carries_the_briefing_the_stage_wrote(conn, clean_db, 
     stored = conn.execute("SELECT text_body FROM digests WHERE lang = 'en'").fetchone()[0]
     conn.commit()
     assert "Tolosa" in stored
+
+
+@pytest.mark.skipif(not VNU_JAR.exists() or not java(),
+                    reason="Nu Html Checker not installed (.ci/run: npm install --prefix tests/data/vnu vnu-jar)")
+def test_digests_with_a_briefing_pass_the_nu_html_checker(tmp_path):
+    pages = []
+    for lang in ("en", "ja", "ar", "hi", "ru"):
+        page = tmp_path / f"digest-{lang}.html"
+        page.write_text(render(build_view(DAY, lang, [story(briefing())])).html, encoding="utf-8")
+        pages.append(page)
+    assert html_errors(pages) == []
