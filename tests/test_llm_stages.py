@@ -156,7 +156,9 @@ def test_online_scores_translates_and_records_cost(conn, clean_db, fake, llm_env
     assert all(len(json.loads(r.user_text)["target_languages"]) == 2 for r in fake.requests if translate_requests(r))
     calls = conn.execute("SELECT task, count(*), sum(tokens_in), sum(tokens_out), sum(cost_usd) FROM llm_calls "
                          "WHERE status = 'ok' AND partition_hour = %s GROUP BY task ORDER BY task", (HOUR,)).fetchall()
-    assert [(c[0], c[1], c[2], c[3]) for c in calls] == [("score", 1, 120, 40), ("translate", 5, 600, 200)]
+    # One briefing call per story beside its score (the fake server's briefing cites the articles).
+    assert [(c[0], c[1], c[2], c[3]) for c in calls] == [("briefing", 1, 120, 40), ("score", 1, 120, 40),
+                                                         ("translate", 5, 600, 200)]
     assert all(c[4] > 0 for c in calls)
     meta = result["story_scores"].metadata
     assert meta["tokens_in"].value == 120 and meta["cost_usd"].value > 0
@@ -171,7 +173,7 @@ def test_permanent_failure_is_minus_one_and_not_called_again(conn, clean_db, fak
     fake.push(Reply.json(out_of_range), match=score_requests, times=100)
     run(["story_scores"], clean_db, online(max_attempts=3))
     assert story_state(conn, "bad")[:2] == (-1, 3)
-    assert conn.execute("SELECT count(*) FROM llm_calls WHERE status = 'invalid'").fetchone()[0] == 3
+    assert conn.execute("SELECT count(*) FROM llm_calls WHERE status = 'invalid' AND task = 'score'").fetchone()[0] == 3
     assert conn.execute("SELECT count(*) FROM story_translations").fetchone()[0] == 0
     before = fake.count()
     run(["story_scores"], clean_db, online(max_attempts=3))
@@ -273,7 +275,7 @@ def test_api_key_never_in_logs_metadata_or_errors(conn, clean_db, fake, llm_env,
     fake.push(Reply.status_code(500, message=f"Authorization: Bearer {KEY}"), match=translate_requests)
     result = run(["story_scores", "story_translations"], clean_db, online())
     assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in fake.requests)  # the key IS sent
-    errors = [e for (e,) in conn.execute("SELECT error FROM llm_calls WHERE error IS NOT NULL")]
+    errors = [e for (e,) in conn.execute("SELECT error FROM llm_calls WHERE error IS NOT NULL AND task <> 'briefing'")]
     assert len(errors) == 2 and all(KEY not in e and "***" in e for e in errors)
     assert KEY not in caplog.text
     assert all(KEY not in record.getMessage() for record in caplog.records)

@@ -18,7 +18,8 @@ from dagster import (
 )
 
 from .. import db
-from ..briefings.store import brief_hour
+from ..briefings.model import TASK as BRIEFING_TASK
+from ..briefings.store import BriefingReport, brief_hour
 from ..llm import report as llm_report
 from ..llm.client import Usage, redact
 from ..llm.settings import LLMSettings
@@ -62,6 +63,31 @@ def _usage_metadata(usage: Usage) -> dict:
     }
 
 
+def _counts(counter) -> str:
+    return ", ".join(f"{key} {n}" for key, n in sorted(counter.items()))
+
+
+def _briefing_metadata(briefs: BriefingReport) -> dict:
+    """The briefings' own counts and costs, apart from the scores' (`tokens_in`, `cost_usd`, ...)."""
+    usage = briefs.usage
+    return {
+        "briefings_by_method": MetadataValue.json({"extractive": briefs.methods["extractive"],
+                                                   "model": briefs.methods["model"]}),
+        # stories a model was asked about; calls that reached it (a reused answer is no call)
+        "briefing_model_requests": briefs.model_requests,
+        "briefing_model_calls": usage.calls,
+        "briefing_model_attempts": usage.attempts,
+        "briefing_reused": usage.reused,
+        # extractive instead of the model's: invalid_output, refused, unavailable, unhandled,
+        # unexpected, nothing_checked (no line passed), budget (beyond the run's cap of calls)
+        "briefing_fallbacks": MetadataValue.json(dict(sorted(briefs.fallbacks.items()))),
+        "briefing_tokens_in": usage.tokens_in,
+        "briefing_tokens_out": usage.tokens_out,
+        "briefing_tokens_cached": usage.tokens_cached,
+        "briefing_cost_usd": MetadataValue.float(float(usage.cost_usd)),
+    }
+
+
 def _partition_totals_md(conn, hour, tasks: list[str]) -> str:
     rows = conn.execute(db.load_sql("llm_partition_totals"), {"hour": hour, "tasks": tasks}).fetchall()
     if not rows:
@@ -95,7 +121,9 @@ STORY_SCORES_SPEC = AssetSpec(
     description="Significance (6 dimensions + overall), rewritten headline and 2-3 sentence summary per "
                 "story new or substantially changed in the hour; offline heuristic without an endpoint. Then a "
                 "briefing (category, key points, quotes with their speakers, each line citing the story's "
-                "articles; extractive from the articles' text) for every story whose articles or pages changed.",
+                "articles) for every story whose articles or pages changed: one model call per story, every "
+                "line checked against its articles, extractive from the articles' text offline or when the "
+                "call fails.",
 )
 
 
@@ -107,11 +135,13 @@ def story_scores_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     with postgres.connection() as conn, llm.client(url) as client:
         rep = run_scoring(conn, hour, settings, client, max_stories=llm.max_stories_per_run)
         conn.commit()
-        # The briefing is built from the articles (extractive: every line an article's own, checked).
-        briefs = brief_hour(conn, hour, settings.pivot_lang)
+        # The model's briefing where a client is configured, else (or when its call fails) the
+        # extractive one; every line checked against the story's articles.
+        briefs = brief_hour(conn, hour, settings.pivot_lang, client, model=settings.scoring_model,
+                            max_calls=llm.max_stories_per_run)
         conn.commit()
         top = llm_report.top_stories(conn, limit=TOP_STORIES_IN_METADATA, hour=hour)
-        totals_md = _partition_totals_md(conn, hour, ["score"])
+        totals_md = _partition_totals_md(conn, hour, ["score", BRIEFING_TASK])
         orphans, waiting = conn.execute(db.load_sql("llm_score_backlog"), {"hour": hour}).fetchone()
         conn.commit()
     mode = _mode(settings, settings.scoring_model)
@@ -120,6 +150,9 @@ def story_scores_hour(run: HourRun, partition_key: str) -> MaterializeResult:
                             partition_key, OFFLINE_NOTE, rep.scored)
     run.log.info("story_scores[%s]: %d candidates, %d scored, %d failed permanently, %d pending (transient)",
                      partition_key, rep.candidates, rep.scored, rep.failed_permanent, rep.failed_transient)
+    run.log.info("story_scores[%s]: %d briefed (%s), %d model calls, fallbacks %s",
+                 partition_key, briefs.briefed, _counts(briefs.methods), briefs.usage.calls,
+                 _counts(briefs.fallbacks) or "none")
     metadata = {
         ROW_COUNT: rep.scored,
         "mode": mode,
@@ -139,11 +172,14 @@ def story_scores_hour(run: HourRun, partition_key: str) -> MaterializeResult:
         "briefing_categories": MetadataValue.json(dict(sorted(briefs.categories.items()))),
         "briefing_lines_dropped": MetadataValue.json(dict(sorted(briefs.dropped.items()))),
         "briefing_seconds": MetadataValue.float(round(briefs.seconds, 3)),
+        **_briefing_metadata(briefs),
         **_usage_metadata(rep.usage),
         "partition_llm_totals": MetadataValue.md(totals_md),
     }
     if rep.errors:
         metadata["errors"] = MetadataValue.md(llm_report.errors_markdown(rep.errors, _secrets(settings)))
+    if briefs.errors:
+        metadata["briefing_errors"] = MetadataValue.md(llm_report.errors_markdown(briefs.errors, _secrets(settings)))
     return MaterializeResult(
         metadata=_scrub(metadata, _secrets(settings)),
         check_results=[

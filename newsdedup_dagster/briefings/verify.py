@@ -134,7 +134,9 @@ def _quote(value, by_id: Mapping[str, Article], dropped: Counter) -> Quote | Non
     text, speaker = _line(value.get("text"), dropped), _line(value.get("speaker"), dropped)
     if text is None or speaker is None:
         return None
-    article = by_id.get(str(value.get("article")))
+    # "article_id" as the model is asked; "article" as earlier replies and callers name it
+    cited = value.get("article_id", value.get("article"))
+    article = by_id.get(cited) if isinstance(cited, str) else None
     if article is None:
         dropped["foreign_citation"] += 1
         return None
@@ -206,8 +208,6 @@ def checked_extractive(briefing: Briefing, articles: Sequence[Article]) -> Brief
     """The offline briefing through the same checks as a model's (its lines are the articles' own,
     so nothing should drop; a drop here is a bug, and counted like any other)."""
     reply = briefing.as_dict()
-    for quote in reply["quotes"]:
-        quote["article"] = quote.pop("article_id")
     checked = checked_briefing(reply, articles, briefing.summary.lang if briefing.summary else None)
     return Briefing(category=briefing.category, summary=checked.summary, points=checked.points,
                     quotes=checked.quotes, places=briefing.places, players=briefing.players, method=briefing.method,
