@@ -92,6 +92,9 @@ def test_the_extractive_briefing_passes_its_own_checks():
     assert briefing.summary is not None and briefing.summary.text not in [p.text for p in briefing.points]
     assert [q.speaker for q in briefing.quotes] == ["Kenji Sato"]
     assert len(briefing.quotes) <= MAX_QUOTES
+    # Places as the articles write them (the gazetteer's keys are folded), in the briefing's language.
+    assert "Tokyo" in briefing.places and "Aomori" in briefing.places
+    assert all(any(p in f"{a.title} {a.text}" for a in QUAKE if a.lang == "en") for p in briefing.places)
 
 
 def test_a_models_claims_that_cannot_be_checked_are_not_published():
@@ -141,8 +144,8 @@ JSON = st.recursive(
                             st.dictionaries(st.sampled_from(["text", "citations", "speaker", "article", "role"]),
                                             inner, max_size=5)),
     max_leaves=30)
-REPLY = st.dictionaries(st.sampled_from(["category", "summary", "points", "quotes", "places", "players"]), JSON,
-                        max_size=6)
+REPLY = st.dictionaries(st.sampled_from(["category", "summary", "points", "quotes", "places", "players",
+                                         "perspectives"]), JSON, max_size=7)
 
 
 @settings(max_examples=300, deadline=None)
@@ -156,6 +159,8 @@ def test_any_reply_gives_only_checked_lines(reply):
     for quote in briefing.quotes:
         assert quote_in(quote.text, by_id[quote.article_id].text)
     assert len(briefing.points) <= MAX_POINTS and len(briefing.quotes) <= MAX_QUOTES
+    # The story's outlets have no known country: no line can be a country's perspective.
+    assert briefing.perspectives == ()
 
 
 @settings(max_examples=100, deadline=None)

@@ -9,6 +9,13 @@ article is in it, else the story's most common), redundant sentences skipped. Ea
 article and every other article holding a sentence that close to it. Character n-grams within word
 boundaries make the vectors work in every script without a tokenizer.
 
+Perspectives: where the story's outlets differ in what they stress, by the outlets' country. Only
+articles in the briefing's language are compared (character n-grams do not match across
+languages, and a difference of language is not one of stress). Each country's most central
+sentence (centrality among its own outlets' articles) that no other article has a sentence that
+close to, and that is not a key point, is that country's perspective, citing its articles that hold
+it; published only when two countries or more have one.
+
 Quotations: quoted speech with a speaker the sentence names (a capitalised name and a verb of
 saying, per language; Japanese 「…」と述べた, Chinese 表示：“…”, Korean "…"라고 말했다). A quote
 without a speaker is not used.
@@ -23,13 +30,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..clustering.places import places_in
+from ..clustering.words import fold
 from ..embeddings.text import sentence_ends
-from .briefing import Article, Briefing, Point, Quote
+from .briefing import Article, Briefing, Perspective, Point, Quote
 from .categories import offline_category
 
 MAX_POINTS = 5
 MIN_POINTS = 3
 MAX_QUOTES = 3
+MAX_PERSPECTIVES = 4
 # A sentence this close (TF-IDF cosine) to a chosen one says the same: not another point; an
 # article with a sentence this close to a point is cited for it.
 SAME_SENTENCE = 0.5
@@ -98,6 +107,56 @@ def key_points(articles: Sequence[Article], lang: str | None, limit: int = MAX_P
     return points
 
 
+def _country(article: Article) -> str | None:
+    return (article.country or "").strip().upper() or None
+
+
+def perspectives(articles: Sequence[Article], lang: str | None, points: Sequence[Point],
+                 limit: int = MAX_PERSPECTIVES) -> list[Perspective]:
+    """Per country of the outlets writing in `lang`, the sentence its articles stress that no other
+    article says and no key point of `points` says; none unless two countries or more have one."""
+    same = [a for a in articles if a.lang == lang and lang is not None]
+    if len({_country(a) for a in same} - {None}) < 2:
+        return []
+    headlines = {_bare(a.title) for a in same}
+    rows = [(a, i, s) for a in same for i, s in enumerate(x for x in sentences(a.text) if _bare(x) not in headlines)]
+    if not rows:
+        return []
+    # Another outlet's headline saying the same also means the sentence is not one country's own.
+    titles = [(a, a.title) for a in same if a.title.strip()]
+    n, m = len(rows), len(titles)
+    sims = _similarities([s for _, _, s in rows] + [t for _, t in titles] + [p.text for p in points])
+    countries = np.array([_country(a) or "" for a, _, _ in rows] + [_country(a) or "" for a, _ in titles])
+    owners = np.array([a.id for a, _, _ in rows])
+    found: list[tuple[int, str, Perspective]] = []
+    for country in sorted(set(countries[:n]) - {""}):
+        group = countries == country
+        best: tuple[float, int] | None = None
+        for k in np.flatnonzero(group[:n]):
+            # An article of no known country is another outlet too: only what this country's alone say counts.
+            if (sims[k, :n + m][~group] >= SAME_SENTENCE).any() or (sims[k, n + m:] >= SAME_SENTENCE).any():
+                continue
+            article, position, _ = rows[k]
+            others = group[:n] & (owners != article.id)
+            own = owners == article.id
+            own[k] = False
+            score = (sims[k, :n][others].sum() + 0.5 * sims[k, :n][own].sum()) * (1 + 0.5 / (1 + position))
+            if best is None or score > best[0]:
+                best = (score, int(k))
+        if best is None:
+            continue
+        k = best[1]
+        article = rows[k][0]
+        cited = [article.id] + sorted({rows[j][0].id for j in np.flatnonzero(group[:n])
+                                       if rows[j][0].id != article.id and sims[k, j] >= SAME_SENTENCE})
+        found.append((len({a.id for a in same if _country(a) == country}), country,
+                      Perspective(rows[k][2], tuple(cited), country, article.lang)))
+    if len(found) < 2:
+        return []
+    # The countries with most articles first (a perspective held by more outlets says more).
+    return [p for _, _, p in sorted(found, key=lambda f: (-len(f[2].citations), -f[0], f[1]))[:limit]]
+
+
 # ------------------------------------------------------------------ quotations
 _NAME = r"(?P<name>(?:[A-ZÀ-ÖØ-ÞА-ЯЁ][\w'’.-]+)(?:\s+(?:(?:de|da|van|von|der|del|la|le|al|bin)\s+)?[A-ZÀ-ÖØ-ÞА-ЯЁ][\w'’.-]+){0,3})"
 _ROLE = r"(?:,\s*(?P<role>(?:the|a|an|la|le|der|die|el|o)?\s*[^,.;:\"“”«»]{3,80}?)(?:,|\.(?:\s|$)|$))?"
@@ -143,6 +202,23 @@ def quotes_in(article: Article) -> list[Quote]:
     return [q for _, q in sorted(found, key=lambda pair: pair[0])]
 
 
+# Words as the gazetteer reads them (clustering/places.py), and the elided article it drops (l'Iran).
+_PLACE_WORD = re.compile(r"[^\W\d_](?:[\w'’\-]*[^\W_])?")
+_ELIDED = re.compile(r"^(?:[lLdD]|[dD]ell|[aA]ll|[dD]all)['’]")
+
+
+def _as_written(key: str, text: str) -> str:
+    """A place the gazetteer found, as the text writes it: its keys are folded ("washington"), and a
+    page shows "Washington". Scripts without case are keyed as written."""
+    size = len(key.split())
+    words = list(_PLACE_WORD.finditer(text))
+    for i in range(len(words) - size + 1):
+        span = [_ELIDED.sub("", words[i].group(0))] + [w.group(0) for w in words[i + 1:i + size]]
+        if fold(" ".join(span)) == key:
+            return " ".join(span)
+    return key
+
+
 def normalised(text: str) -> str:
     return " ".join(text.split()).casefold()
 
@@ -164,12 +240,17 @@ def extractive_briefing(articles: Sequence[Article], pivot: str = "en") -> Brief
     for quote in (q for a in articles if a.lang == lang for q in quotes_in(a)):
         if len(quotes) < MAX_QUOTES and all(normalised(quote.text) != normalised(q.text) for q in quotes):
             quotes.append(quote)   # the same quotation in two articles is one quote (the first article's)
-    places = Counter()
-    for article in articles:
-        for name in places_in(f"{article.title}\n{article.text[:2000]}", article.lang):
-            if article.lang == lang:
-                places[name] += 1
+    places: Counter = Counter()
+    written: dict[str, str] = {}
+    for article in (a for a in articles if a.lang == lang):
+        text = f"{article.title}\n{article.text[:2000]}"
+        for name in places_in(text, article.lang):
+            places[name] += 1
+            written.setdefault(name, _as_written(name, text))
+    points = points[:MAX_POINTS]
     return Briefing(
         category=offline_category([a.title for a in articles], [a.text[:2000] for a in articles]),
-        summary=summary, points=tuple(points[:MAX_POINTS]), quotes=tuple(quotes),
-        places=tuple(name for name, _ in places.most_common(5)), method="extractive")
+        summary=summary, points=tuple(points), quotes=tuple(quotes),
+        places=tuple(dict.fromkeys(written[name] for name, _ in places.most_common(5))),
+        perspectives=tuple(perspectives(articles, lang, [p for p in (summary, *points) if p is not None])),
+        method="extractive")

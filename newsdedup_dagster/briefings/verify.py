@@ -10,6 +10,9 @@ cites before it is published, and what cannot be checked is dropped and counted 
   quote_not_found    a quote whose text is not in the article it names
   speaker_not_found  a quote whose speaker the article does not name
   not_in_articles    a player or place no article of the story names
+  not_a_perspective  a perspective (checked like a point first) whose cited articles are not all from
+                     outlets of one known country, whose country an earlier perspective has, or the
+                     only one left (a perspective is a difference: it needs another to differ from)
   unknown_category   a category outside the taxonomy (the offline category is used)
   over_limit         lines beyond what a briefing shows
 
@@ -27,9 +30,9 @@ from ..clustering.anchors import names_in
 from ..clustering.words import fold
 from ..ingest.language import detect_language
 from ..llm.text import clean_visible_line
-from .briefing import Article, Briefing, Point, Quote
+from .briefing import Article, Briefing, Perspective, Point, Quote
 from .categories import offline_category
-from .extractive import MAX_POINTS, MAX_QUOTES
+from .extractive import MAX_PERSPECTIVES, MAX_POINTS, MAX_QUOTES
 from .taxonomy import CATEGORIES
 
 MAX_LINE_CHARS = 600
@@ -175,6 +178,28 @@ def _names(value, articles: Sequence[Article], dropped: Counter) -> tuple[str, .
     return tuple(kept[:MAX_NAMES])
 
 
+def _perspectives(value, by_id: Mapping[str, Article], lang: str | None, dropped: Counter) -> tuple[Perspective, ...]:
+    if not isinstance(value, list):
+        return ()                       # none asked for, or none given (older replies have no such key)
+    kept: list[Perspective] = []
+    for item in value:
+        point = _point(item, by_id, lang, dropped)
+        if point is None:
+            continue
+        countries = {(by_id[c].country or "").strip().upper() for c in point.citations}
+        country = countries.pop() if len(countries) == 1 else ""
+        if not country or any(p.country == country for p in kept):
+            dropped["not_a_perspective"] += 1
+            continue
+        kept.append(Perspective(point.text, point.citations, country, lang))
+    if len(kept) == 1:
+        dropped["not_a_perspective"] += 1
+        return ()
+    if len(kept) > MAX_PERSPECTIVES:
+        dropped["over_limit"] += len(kept) - MAX_PERSPECTIVES
+    return tuple(kept[:MAX_PERSPECTIVES])
+
+
 def checked_briefing(reply: Mapping, articles: Sequence[Article], lang: str | None) -> Briefing:
     """The model's briefing (`reply`, parsed JSON) with every line that could not be checked
     against the story's `articles` dropped and counted in `dropped`."""
@@ -201,7 +226,8 @@ def checked_briefing(reply: Mapping, articles: Sequence[Article], lang: str | No
     return Briefing(
         category=category, summary=summary, points=tuple(points[:MAX_POINTS]), quotes=tuple(quotes[:MAX_QUOTES]),
         places=_names(reply.get("places"), articles, dropped), players=_names(reply.get("players"), articles, dropped),
-        method="model", dropped=dict(dropped))
+        perspectives=_perspectives(reply.get("perspectives"), by_id, lang, dropped), method="model",
+        dropped=dict(dropped))
 
 
 def checked_extractive(briefing: Briefing, articles: Sequence[Article]) -> Briefing:
@@ -210,5 +236,5 @@ def checked_extractive(briefing: Briefing, articles: Sequence[Article]) -> Brief
     reply = briefing.as_dict()
     checked = checked_briefing(reply, articles, briefing.summary.lang if briefing.summary else None)
     return Briefing(category=briefing.category, summary=checked.summary, points=checked.points,
-                    quotes=checked.quotes, places=briefing.places, players=briefing.players, method=briefing.method,
-                    dropped=checked.dropped)
+                    quotes=checked.quotes, places=briefing.places, players=briefing.players,
+                    perspectives=checked.perspectives, method=briefing.method, dropped=checked.dropped)

@@ -30,6 +30,9 @@ SITE_LABELS: dict[str, dict] = {
         "briefing": "Briefing", "key_points": "Key points", "quotes": "Quotes", "category": "Category",
         "categories": "Categories", "all_stories": "All stories",
         "extractive_note": "Taken from the articles' own sentences and quotations (no model wrote them).",
+        "perspectives": "Perspectives", "players": "People and organisations", "places": "Places",
+        "name_separator": ", ",
+        "perspectives_note": "What one country's outlets stress and other countries' outlets leave out.",
     },
     "fr": {
         "feed_title": "{site} : les sujets du moment", "feed_subtitle": "Sujets dédupliqués de nombreux médias, une entrée par sujet",
@@ -47,6 +50,9 @@ SITE_LABELS: dict[str, dict] = {
         "briefing": "L'essentiel", "key_points": "Points clés", "quotes": "Citations", "category": "Catégorie",
         "categories": "Catégories", "all_stories": "Tous les sujets",
         "extractive_note": "Phrases et citations reprises des articles eux-mêmes (aucun modèle ne les a écrites).",
+        "perspectives": "Points de vue", "players": "Personnes et organisations", "places": "Lieux",
+        "name_separator": ", ",
+        "perspectives_note": "Ce que les médias d'un pays mettent en avant et ceux des autres pays non.",
     },
     "de": {
         "feed_title": "{site}: Top-Meldungen", "feed_subtitle": "Deduplizierte Meldungen vieler Medien, ein Eintrag pro Meldung",
@@ -63,6 +69,9 @@ SITE_LABELS: dict[str, dict] = {
         "briefing": "Überblick", "key_points": "Kernpunkte", "quotes": "Zitate", "category": "Kategorie",
         "categories": "Kategorien", "all_stories": "Alle Meldungen",
         "extractive_note": "Sätze und Zitate aus den Artikeln selbst (von keinem Modell geschrieben).",
+        "perspectives": "Sichtweisen", "players": "Personen und Organisationen", "places": "Orte",
+        "name_separator": ", ",
+        "perspectives_note": "Was die Medien eines Landes hervorheben und die der anderen Länder nicht.",
     },
     "es": {
         "feed_title": "{site}: noticias destacadas", "feed_subtitle": "Noticias deduplicadas de muchos medios, una entrada por noticia",
@@ -80,6 +89,9 @@ SITE_LABELS: dict[str, dict] = {
         "briefing": "Resumen", "key_points": "Puntos clave", "quotes": "Citas", "category": "Categoría",
         "categories": "Categorías", "all_stories": "Todas las noticias",
         "extractive_note": "Frases y citas tomadas de los propios artículos (ningún modelo las escribió).",
+        "perspectives": "Enfoques", "players": "Personas y organizaciones", "places": "Lugares",
+        "name_separator": ", ",
+        "perspectives_note": "Lo que destacan los medios de un país y no los de los demás.",
     },
     "pt": {
         "feed_title": "{site}: principais notícias", "feed_subtitle": "Notícias sem duplicados de muitos veículos, uma entrada por notícia",
@@ -97,6 +109,9 @@ SITE_LABELS: dict[str, dict] = {
         "briefing": "Resumo", "key_points": "Pontos principais", "quotes": "Citações", "category": "Categoria",
         "categories": "Categorias", "all_stories": "Todas as notícias",
         "extractive_note": "Frases e citações tiradas dos próprios artigos (nenhum modelo as escreveu).",
+        "perspectives": "Perspectivas", "players": "Pessoas e organizações", "places": "Lugares",
+        "name_separator": ", ",
+        "perspectives_note": "O que os veículos de um país destacam e os dos outros países não.",
     },
     "ru": {
         "feed_title": "{site}: главные новости", "feed_subtitle": "Новости многих изданий без повторов, одна запись на сюжет",
@@ -114,6 +129,9 @@ SITE_LABELS: dict[str, dict] = {
         "briefing": "Кратко", "key_points": "Главное", "quotes": "Цитаты", "category": "Рубрика",
         "categories": "Рубрики", "all_stories": "Все новости",
         "extractive_note": "Предложения и цитаты взяты из самих статей (их не писала модель).",
+        "perspectives": "Разные акценты", "players": "Люди и организации", "places": "Места",
+        "name_separator": ", ",
+        "perspectives_note": "Что подчёркивают издания одной страны, но не издания других стран.",
     },
     "ar": {
         "feed_title": "{site}: أهم الأخبار", "feed_subtitle": "أخبار من وسائل إعلام كثيرة دون تكرار، مدخل واحد لكل خبر",
@@ -133,6 +151,9 @@ SITE_LABELS: dict[str, dict] = {
         "briefing": "موجز", "key_points": "النقاط الرئيسية", "quotes": "اقتباسات", "category": "الفئة",
         "categories": "الفئات", "all_stories": "جميع الأخبار",
         "extractive_note": "جمل واقتباسات مأخوذة من المقالات نفسها (لم يكتبها أي نموذج).",
+        "perspectives": "زوايا التناول", "players": "أشخاص ومنظمات", "places": "أماكن",
+        "name_separator": "، ",
+        "perspectives_note": "ما تبرزه وسائل إعلام بلد واحد ولا تبرزه وسائل إعلام البلدان الأخرى.",
     },
     "hi": {
         "feed_title": "{site}: प्रमुख खबरें", "feed_subtitle": "अनेक समाचार माध्यमों की खबरें बिना दोहराव के, हर खबर की एक प्रविष्टि",
@@ -149,6 +170,9 @@ SITE_LABELS: dict[str, dict] = {
         "briefing": "सार", "key_points": "मुख्य बातें", "quotes": "उद्धरण", "category": "श्रेणी",
         "categories": "श्रेणियाँ", "all_stories": "सभी खबरें",
         "extractive_note": "वाक्य और उद्धरण लेखों से ही लिए गए हैं (किसी मॉडल ने नहीं लिखे)।",
+        "perspectives": "दृष्टिकोण", "players": "व्यक्ति और संगठन", "places": "स्थान",
+        "name_separator": ", ",
+        "perspectives_note": "किसी एक देश के समाचार माध्यम जिन बातों पर ज़ोर देते हैं, पर दूसरे देशों के माध्यम नहीं।",
     },
     "zh": {
         "feed_title": "{site}：要闻", "feed_subtitle": "来自众多媒体的去重新闻，每条新闻一个条目",
@@ -163,6 +187,9 @@ SITE_LABELS: dict[str, dict] = {
         "briefing": "简报", "key_points": "要点", "quotes": "引语", "category": "类别",
         "categories": "类别", "all_stories": "全部新闻",
         "extractive_note": "句子和引语均摘自文章本身（并非由模型撰写）。",
+        "perspectives": "不同视角", "players": "人物与机构", "places": "地点",
+        "name_separator": "、",
+        "perspectives_note": "某一国家的媒体所强调、而其他国家媒体未提及的内容。",
     },
     "ja": {
         "feed_title": "{site}：主要ニュース", "feed_subtitle": "多数の媒体から重複を除いたニュース、1件につき1エントリ",
@@ -177,6 +204,9 @@ SITE_LABELS: dict[str, dict] = {
         "briefing": "ブリーフィング", "key_points": "要点", "quotes": "発言", "category": "カテゴリー",
         "categories": "カテゴリー", "all_stories": "すべてのニュース",
         "extractive_note": "記事そのものの文と引用から作成（モデルによる文章ではありません）。",
+        "perspectives": "報道の視点", "players": "人物・組織", "places": "場所",
+        "name_separator": "、",
+        "perspectives_note": "ある国の報道機関が強調し、他国の報道機関は伝えていない点。",
     },
     "ko": {
         "feed_title": "{site}: 주요 뉴스", "feed_subtitle": "여러 언론사의 뉴스를 중복 없이, 뉴스마다 항목 하나",
@@ -191,6 +221,9 @@ SITE_LABELS: dict[str, dict] = {
         "briefing": "브리핑", "key_points": "핵심 내용", "quotes": "인용", "category": "분류",
         "categories": "분류", "all_stories": "모든 뉴스",
         "extractive_note": "기사 자체의 문장과 인용으로 구성(모델이 작성하지 않음).",
+        "perspectives": "보도 관점", "players": "인물 및 기관", "places": "장소",
+        "name_separator": ", ",
+        "perspectives_note": "한 나라의 언론이 강조하고 다른 나라 언론은 다루지 않은 내용.",
     },
 }
 

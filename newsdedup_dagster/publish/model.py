@@ -21,6 +21,7 @@ from datetime import date, datetime, timedelta
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..briefings.taxonomy import CATEGORIES
+from ..digest.labels import locale_of
 from ..digest.render import DigestEvent, StoryRecord, build_view, clean_line, outlet_name, safe_url
 from .topics import story_topic
 
@@ -133,6 +134,16 @@ class BriefingView:
     method: str                 # extractive | model
     points: tuple[BriefingLine, ...]
     quotes: tuple[BriefingLine, ...]
+    # (country code, line): two or more of different countries, or none (a single one is no difference)
+    perspectives: tuple[tuple[str, BriefingLine], ...] = ()
+    players: tuple[str, ...] = ()
+    places: tuple[str, ...] = ()
+    names_lang: str | None = None   # the briefing's language, which its players and places are written in
+
+    @staticmethod
+    def country_name(code: str, lang: str) -> str:
+        """A country's name in the page's language (CLDR), the code itself when CLDR has none."""
+        return locale_of(lang).territories.get(code.upper(), code)
 
 
 @dataclass(frozen=True)
@@ -196,7 +207,8 @@ def _event_view(e: DigestEvent | None) -> EventView | None:
 
 def briefing_view(stored: StoredBriefing | None, sources: list[SourceArticle]) -> BriefingView | None:
     """The briefing as a page shows it: each line's citations as the numbers of the story's source
-    lines (by outlet); a line none of whose citations is a shown source is left out."""
+    lines (by outlet); a line none of whose citations is a shown source is left out. Its players and
+    places, at most 5 each (a short line)."""
     if stored is None:
         return None
     number = {}
@@ -218,9 +230,29 @@ def briefing_view(stored: StoredBriefing | None, sources: list[SourceArticle]) -
         if cited and said.get("text") and said.get("speaker"):
             quotes.append(BriefingLine(clean_line(said["text"]), valid_lang_tag(said.get("lang")), cited,
                                        clean_line(said["speaker"]), clean_line(said.get("role") or "")))
-    if not points and not quotes:
+    # Briefings stored before perspectives existed have none; one left after the citations are
+    # matched to the shown sources differs from nothing, so it is not shown either.
+    perspectives = []
+    for held in stored.briefing.get("perspectives") or ():
+        cited = refs(held.get("citations"))
+        country = str(held.get("country") or "").strip().upper()
+        if cited and held.get("text") and country and country not in {c for c, _ in perspectives}:
+            perspectives.append((country, BriefingLine(clean_line(held["text"]), valid_lang_tag(held.get("lang")),
+                                                       cited)))
+    if len(perspectives) < 2:
+        perspectives = []
+    if not points and not quotes and not perspectives:
         return None
-    return BriefingView(stored.category, stored.method, tuple(points), tuple(quotes))
+
+    def names(key: str) -> tuple[str, ...]:
+        shown = [clean_line(n) for n in stored.briefing.get(key) or () if isinstance(n, str)]
+        return tuple(dict.fromkeys(n for n in shown if n))[:5]
+
+    summary = stored.briefing.get("summary") or {}
+    names_lang = next((valid_lang_tag(line.get("lang")) for line in (summary, *(stored.briefing.get("points") or ()))
+                       if isinstance(line, dict) and line.get("lang")), None)
+    return BriefingView(stored.category, stored.method, tuple(points), tuple(quotes), tuple(perspectives),
+                        names("players"), names("places"), names_lang)
 
 
 def story_views(day: date, lang: str, records: list[StoryRecord], candidates: dict[str, FeedCandidate],
