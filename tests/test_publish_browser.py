@@ -216,6 +216,17 @@ def test_pages_in_four_scripts_and_two_directions(world_server):
             assert page.locator("h1").inner_text() == "茨城県沖でM5.4の地震、津波の心配なし"
             page.goto(f"{world_server}hi/event/ev-quake.html")
             assert "2 खबरें" in page.locator("main").inner_text()
+            # The briefing on an Arabic and a Japanese page: the labels in the page's language, the
+            # Japanese point left to right (on the Arabic page marked as Japanese), with its source.
+            for lang, label in (("ar", "النقاط الرئيسية"), ("ja", "要点")):
+                page.goto(f"{world_server}{lang}/story/aftershock.html")
+                briefing = page.locator("section.briefing")
+                assert label in briefing.inner_text(), (lang, briefing.inner_text())
+                point = briefing.locator("ul.points li", has_text="茨城県で震度3を観測した。")
+                assert point.count() == 1 and point.locator("a.ref").count() >= 1, lang
+                assert point.get_attribute("lang") == ("ja" if lang == "ar" else None), lang
+                assert point.evaluate("e => getComputedStyle(e).direction") == "ltr", lang
+                page.screenshot(path=str(SCREENSHOTS / f"{lang}-briefing.png"), full_page=True)
             # The category list starts at the side the page's text starts: the right in Arabic.
             for lang, name in (("en", "Disasters and weather"), ("ar", "كوارث وطقس"), ("ja", "災害・気象")):
                 page.goto(f"{world_server}{lang}/index.html")
