@@ -40,7 +40,7 @@ TABLE_OWNERS = {
                         "cluster_recent_items", "cluster_recent_state"},
     "stories": {"stories", "story_items", "story_decisions"},
     "story_scores": {"story_scores", "story_briefings"},
-    "story_translations": {"story_translations"},
+    "story_translations": {"story_translations", "briefing_translations"},
     "events": {"events", "event_stories", "event_translations", "event_vetoes"},
     "story_feeds": {"publish_entries", "publish_state"},
 }

@@ -152,13 +152,16 @@ def test_online_scores_translates_and_records_cost(conn, clean_db, fake, llm_env
     assert set(translation_states(conn, "s1").values()) == {0}
     zh = conn.execute("SELECT headline, model FROM story_translations WHERE lang = 'zh'").fetchone()
     assert zh == ("[zh] Fake headline for a scored story", "qwen-plus")
-    assert fake.count(translate_requests) == 5                     # 10 languages, 2 per call
+    # 10 languages, 2 per call: 5 calls for the headline and summary, 5 for the briefing's lines
+    headline_requests = [r for r in fake.requests if translate_requests(r) and '"headline"' in r.user_text]
+    assert len(headline_requests) == 5 and fake.count(translate_requests) == 10
     assert all(len(json.loads(r.user_text)["target_languages"]) == 2 for r in fake.requests if translate_requests(r))
     calls = conn.execute("SELECT task, count(*), sum(tokens_in), sum(tokens_out), sum(cost_usd) FROM llm_calls "
                          "WHERE status = 'ok' AND partition_hour = %s GROUP BY task ORDER BY task", (HOUR,)).fetchall()
     # One briefing call per story beside its score (the fake server's briefing cites the articles).
-    assert [(c[0], c[1], c[2], c[3]) for c in calls] == [("briefing", 1, 120, 40), ("score", 1, 120, 40),
-                                                         ("translate", 5, 600, 200)]
+    assert [(c[0], c[1], c[2], c[3]) for c in calls] == [("briefing", 1, 120, 40),
+                                                         ("briefing_translate", 5, 600, 200),
+                                                         ("score", 1, 120, 40), ("translate", 5, 600, 200)]
     assert all(c[4] > 0 for c in calls)
     meta = result["story_scores"].metadata
     assert meta["tokens_in"].value == 120 and meta["cost_usd"].value > 0

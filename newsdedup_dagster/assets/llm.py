@@ -24,6 +24,7 @@ from ..llm import report as llm_report
 from ..llm.client import Usage, redact
 from ..llm.settings import LLMSettings
 from ..llm.stages import OFFLINE_NOTE, run_scoring, run_translations
+from ..llm.translation import BRIEFING_TASK as BRIEFING_TRANSLATION_TASK
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..resources import LLMResource
 from .common import MODEL_RETRY, OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
@@ -191,6 +192,27 @@ def story_scores_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     )
 
 
+def _briefing_translation_metadata(rep, status_rows, names: dict[int, str]) -> dict:
+    """The briefings' lines apart from the headlines' (the stage's totals, `cost_usd`, hold both)."""
+    usage = rep.briefing_usage
+    return {
+        "briefing_rows_reset": rep.briefing_rows_reset,
+        "briefing_batches": rep.briefing_batches,
+        "briefing_batches_ok": rep.briefing_batches_ok,
+        "briefing_batches_failed_permanent": rep.briefing_batches_failed_permanent,
+        "briefing_batches_failed_transient": rep.briefing_batches_failed_transient,
+        "briefing_rows_translated": rep.briefing_rows_done,
+        "briefing_batches_reused": rep.briefing_batches_reused,
+        # the rows of the briefings written in this hour, by status
+        "briefing_translation_status": MetadataValue.json({names.get(status, str(status)): n
+                                                           for status, n in status_rows}),
+        "briefing_translation_calls": usage.calls,
+        "briefing_translation_tokens_in": usage.tokens_in,
+        "briefing_translation_tokens_out": usage.tokens_out,
+        "briefing_translation_cost_usd": MetadataValue.float(float(usage.cost_usd)),
+    }
+
+
 STORY_TRANSLATIONS_CHECKS = (
     hourly_check("translation_rows_complete", asset="story_translations",
                    description="Every story scored in the partition has a translation row per configured language."),
@@ -205,7 +227,9 @@ STORY_TRANSLATIONS_SPEC = AssetSpec(
     kinds={"openai", "postgres"},
     skippable=True,
     description="Headline and summary of the hour's scored stories in the configured languages, "
-                "2 languages per call, each batch committed on its own; skipped offline.",
+                "2 languages per call, each batch committed on its own; then the lines of each new or "
+                "changed briefing (summary, key points; never the quotes) in every published language, "
+                "the same way in their own calls. Skipped offline.",
 )
 
 
@@ -217,9 +241,10 @@ def story_translations_hour(run: HourRun, partition_key: str) -> MaterializeResu
     with postgres.connection() as conn, llm.client(url) as client:
         rep = run_translations(conn, hour, settings, client, max_rows=llm.max_translation_rows_per_run)
         status_rows = conn.execute(db.load_sql("llm_translation_status"), {"hour": hour}).fetchall()
-        totals_md = _partition_totals_md(conn, hour, ["translate"])
+        totals_md = _partition_totals_md(conn, hour, ["translate", BRIEFING_TRANSLATION_TASK])
         missing = conn.execute(db.load_sql("llm_translations_missing"),
                                {"langs": list(settings.translation_langs), "hour": hour}).fetchone()[0]
+        briefing_status = conn.execute(db.load_sql("briefing_translation_status"), {"hour": hour}).fetchall()
         conn.commit()
     names = {1: "pending", 0: "done", -1: "failed", 2: "skipped (offline)"}
     by_lang: dict[str, dict[str, int]] = {}
@@ -233,6 +258,9 @@ def story_translations_hour(run: HourRun, partition_key: str) -> MaterializeResu
     if rep.offline:
         run.log.warning("story_translations[%s]: %s; %d translations reported as skipped",
                             partition_key, OFFLINE_NOTE, rep.skipped_offline)
+    run.log.info("story_translations[%s]: briefings: %d batches, %d ok, %d failed permanently, %d pending (transient)",
+                 partition_key, rep.briefing_batches, rep.briefing_batches_ok, rep.briefing_batches_failed_permanent,
+                 rep.briefing_batches_failed_transient)
     metadata = {
         ROW_COUNT: rep.rows_done,
         "mode": _mode(settings, settings.translation_model),
@@ -246,6 +274,7 @@ def story_translations_hour(run: HourRun, partition_key: str) -> MaterializeResu
         "rows_translated": rep.rows_done,
         "batches_reused": rep.batches_reused,
         "status_by_language": status_table,
+        **_briefing_translation_metadata(rep, briefing_status, names),
         **_usage_metadata(rep.usage),
         "partition_llm_totals": MetadataValue.md(totals_md),
     }

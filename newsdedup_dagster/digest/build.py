@@ -19,6 +19,7 @@ import psycopg
 
 from .. import db
 from ..llm.settings import LLMSettings
+from ..llm.translation import translated_briefing
 from ..publish.write import atomic_write, private_dirs
 from .render import EventRecord, RenderedDigest, SourceLink, StoryBriefing, StoryRecord, build_view, outlet_name, render
 from .select import DigestCandidate, Selected, select_stories
@@ -80,7 +81,7 @@ def load_candidates(conn: psycopg.Connection, day: date) -> list[DigestCandidate
 
 
 def load_records(conn: psycopg.Connection, selected: list[Selected]) -> list[StoryRecord]:
-    """Everything the renderer needs for the selected stories, in selection order (6 queries)."""
+    """Everything the renderer needs for the selected stories, in selection order (7 queries)."""
     ids = [s.story_id for s in selected]
     if not ids:
         return []
@@ -107,6 +108,12 @@ def load_records(conn: psycopg.Connection, selected: list[Selected]) -> list[Sto
                                                                    {"story_ids": ids}):
         names = {str(item): outlet_name(*parts) for item, parts in (outlets or {}).items()}
         records[sid].briefing = StoryBriefing(category, method, briefing or {}, names)
+    if any(r.briefing is not None for r in records.values()):
+        # Only translations of each briefing's current version come back (the query's guard).
+        for sid, lang, lines in conn.execute(db.load_sql("briefing_translations_shown"), {"story_ids": ids}):
+            shown = records[sid].briefing if sid in records else None
+            if shown is not None:
+                shown.translated[lang] = translated_briefing(shown.briefing, lines, lang)
     for sid, name, url, lang, total, syndicator, outlet, feed_outlet in conn.execute(
             db.load_sql("digest_story_sources"), {"story_ids": ids}):
         records[sid].sources.append(SourceLink(outlet_name(name, syndicator, outlet, feed_outlet), url, lang))

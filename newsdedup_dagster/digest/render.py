@@ -9,7 +9,8 @@ Which text a reader of language L sees, per story:
   marked with its language (`lang` attribute in HTML, a note in text).
 Event narratives: the translation into L (event_translations status 0), else the narrative in
 its own language; an offline extractive narrative carries a visible note.
-Briefings, in a compact form: the category's name in L and the first key points (in the
+Briefings, in a compact form: the category's name in L and the first key points (their
+translation into L when the briefing's current version has one, briefing_translations; else in the
 briefing's own language, marked), each followed by the outlets of the articles it cites; a point
 none of whose citations names an outlet of the story is left out; an extractive briefing is marked.
 
@@ -88,6 +89,12 @@ class StoryBriefing:
     method: str                   # extractive | model
     briefing: dict
     outlets: dict[str, str]       # item id -> the outlet name its source line shows
+    # lang -> the briefing with its lines in that language (llm.translation.translated_briefing)
+    translated: dict[str, dict] = field(default_factory=dict)
+
+    def in_lang(self, lang: str | None) -> dict:
+        """The briefing a reader of `lang` reads: its translation when there is one, else itself."""
+        return self.translated.get(lang or "", self.briefing)
 
 
 @dataclass(frozen=True)
@@ -192,12 +199,13 @@ def _lang_known(lang: str | None) -> str | None:
     return None if not lang or lang in ("und", "mul") else lang
 
 
-def briefing_points(briefing: StoryBriefing | None, limit: int = POINTS_SHOWN) -> tuple[DigestPoint, ...]:
-    """The first key points a reader of the digest sees, each with the outlets it comes from."""
+def briefing_points(briefing: StoryBriefing | None, limit: int = POINTS_SHOWN,
+                    lang: str | None = None) -> tuple[DigestPoint, ...]:
+    """The first key points a reader of the digest (in `lang`) sees, each with the outlets it comes from."""
     if briefing is None:
         return ()
     out = []
-    for point in briefing.briefing.get("points") or ():
+    for point in briefing.in_lang(lang).get("points") or ():
         if len(out) == limit or not isinstance(point, dict):
             break
         text = clean_line(point.get("text"))
@@ -244,7 +252,7 @@ def build_view(day: date, lang: str, stories: list[StoryRecord]) -> DigestView:
             event = DigestEvent(e.event_id, clean_line(t_title or e.title), title_lang, sections,
                                 _lang_known(narr_lang), bool(e.narrative_offline and not t_narr), e.story_count, days)
         sources = [SourceLink(clean_line(x.name), safe_url(x.url) or "", x.lang) for x in s.sources[:SOURCES_SHOWN]]
-        points = briefing_points(s.briefing)
+        points = briefing_points(s.briefing, lang=lang)
         known = s.briefing is not None and s.briefing.category in CATEGORIES
         category = category_name(s.briefing.category, lang) if known else ""
         out.append(DigestStory(rank, s.story_id, clean_line(headline), headline_lang, original, clean_line(summary),

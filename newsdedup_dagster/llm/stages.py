@@ -17,16 +17,20 @@ wrappers in assets/llm.py; tests and scripts can call these directly).
 `run_translations(conn, hour, settings, client, ...)`: pending (status 1) rows of stories scored in
 H or earlier, grouped per story into batches of 2 languages, each batch committed as it returns
 (translation.run_batches). It never touches stories.needs_score: a translation failure cannot
-re-trigger scoring.
+re-trigger scoring. The same run translates the briefings' lines (briefing_translations): the
+briefings written in the last BRIEFING_SYNC_HOURS up to H get a row per published language for
+their current version (a re-briefed story's rows are reset), then the pending rows go in their
+own batches (task translation.BRIEFING_TASK), with the same statuses, retries and outage rule.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import defaultdict
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import psycopg
 
@@ -45,6 +49,9 @@ OFFLINE_NOTE = "offline fallback: no NEWSDEDUP_LLM_BASE_URL configured"
 # article's page text goes in too).
 MAX_STORIES_PER_RUN = 200
 MAX_TRANSLATION_ROWS_PER_RUN = 2000
+# Briefings written this long before the run's hour still get their translation rows: a run that
+# was skipped or failed is caught up by the next one without rescanning every briefing ever written.
+BRIEFING_SYNC_HOURS = 48
 
 
 @dataclass
@@ -73,8 +80,17 @@ class TranslationReport:
     batches_failed_transient: int = 0
     rows_done: int = 0
     batches_reused: int = 0    # batches taken from llm_results (no model call)
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = field(default_factory=Usage)               # the run's calls, briefings' included
     errors: list[str] = field(default_factory=list)
+    # the briefings' lines, counted apart (usage: their share of `usage`)
+    briefing_rows_reset: int = 0       # rows (re)set for a new briefing version, or switched mode
+    briefing_batches: int = 0
+    briefing_batches_ok: int = 0
+    briefing_batches_failed_permanent: int = 0
+    briefing_batches_failed_transient: int = 0
+    briefing_rows_done: int = 0
+    briefing_batches_reused: int = 0
+    briefing_usage: Usage = field(default_factory=Usage)
 
 
 # ------------------------------------------------------------------ scoring
@@ -287,6 +303,8 @@ def run_translations(
     offline = client is None
     report = TranslationReport(hour=hour, offline=offline)
     _idle(conn)
+    with conn.transaction():
+        report.briefing_rows_reset = _sync_briefing_rows(conn, hour, settings, offline)
     if offline:
         with conn.transaction():
             cur = conn.execute(db.load_sql("llm_translations_skip"), {"hour": hour, "reason": OFFLINE_NOTE})
@@ -312,12 +330,17 @@ def run_translations(
                 attempts_so_far=max(entry["attempts"][lang] for lang in batch), story_id=story_id,
                 extra={"scored_at": entry["scored_at"]}))
     report.batches = len(jobs)
+    briefing_jobs = _briefing_jobs(conn, hour, settings, max_rows, report)
+    report.briefing_batches = len(briefing_jobs)
     model = settings.translation_model
     transient: list[translation.BatchOutcome] = []
 
     def persist(outcome: translation.BatchOutcome) -> None:
         report.usage.add(outcome.usage)
         job = outcome.job
+        if job.task == translation.BRIEFING_TASK:
+            _persist_briefing(conn, outcome, model, report, transient)
+            return
         if outcome.ok:
             langs = list(job.langs)
             with conn.transaction():
@@ -338,16 +361,23 @@ def run_translations(
         else:
             transient.append(outcome)
 
-    successes = translation.run_batches(client, model, jobs, persist, task="translate",
+    # Headlines first: with few workers they are what a reader sees before a briefing's lines.
+    successes = translation.run_batches(client, model, jobs + briefing_jobs, persist, task="translate",
                                         partition_hour=hour, workers=settings.concurrency)
-    report.batches_failed_transient = len(transient)
-    if transient and successes == 0 and report.batches_failed_permanent == 0:
+    report.batches_failed_transient = sum(o.job.task != translation.BRIEFING_TASK for o in transient)
+    report.briefing_batches_failed_transient = len(transient) - report.batches_failed_transient
+    permanent = report.batches_failed_permanent + report.briefing_batches_failed_permanent
+    if transient and successes == 0 and permanent == 0:
         raise LLMUnavailable(f"LLM endpoint unavailable for all {len(transient)} translation batches: "
                              f"{transient[0].error}", attempts=transient[0].attempts)
     for outcome in transient:
         status = translation.next_status(outcome, settings.max_attempts)
-        _fail_translation(conn, outcome, status, model)
-        if status == -1:
+        briefing = outcome.job.task == translation.BRIEFING_TASK
+        (_fail_briefing if briefing else _fail_translation)(conn, outcome, status, model)
+        if status == -1 and briefing:
+            report.briefing_batches_failed_permanent += 1
+            report.briefing_batches_failed_transient -= 1
+        elif status == -1:
             report.batches_failed_permanent += 1
             report.batches_failed_transient -= 1
     return report
@@ -360,3 +390,81 @@ def _fail_translation(conn, outcome: translation.BatchOutcome, status: int, mode
             "story_id": job.story_id, "langs": list(job.langs), "status": status,
             "attempts": outcome.attempts, "model": model, "error": str(outcome.error)[:500],
             "scored_at": job.extra["scored_at"]})
+
+
+# ------------------------------------------------------------------ briefing translation
+def briefing_langs(settings: LLMSettings) -> list[str]:
+    """The languages a briefing is shown in (the site's: pivot and translation languages)."""
+    return list(dict.fromkeys([settings.pivot_lang, *settings.translation_langs]))
+
+
+def _sync_briefing_rows(conn: psycopg.Connection, hour: datetime, settings: LLMSettings, offline: bool) -> int:
+    cur = conn.execute(db.load_sql("briefing_translations_sync"), {
+        "hour": hour, "since": hour - timedelta(hours=BRIEFING_SYNC_HOURS), "langs": briefing_langs(settings),
+        "status": 2 if offline else 1, "error": OFFLINE_NOTE if offline else None})
+    return cur.rowcount
+
+
+def _briefing_jobs(conn: psycopg.Connection, hour: datetime, settings: LLMSettings, max_rows: int,
+                   report: TranslationReport) -> list[translation.BatchJob]:
+    """One job per story and 2 languages for the pending briefing rows; a briefing without a line to
+    translate is done at once (nothing to ask)."""
+    rows = conn.execute(db.load_sql("briefing_translations_pending"), {"hour": hour, "limit": max_rows}).fetchall()
+    conn.commit()
+    order = {lang: i for i, lang in enumerate(briefing_langs(settings))}
+    per_story: dict[str, dict] = {}
+    for story_id, lang, attempts, briefing, source_lang, material, briefing_md5 in rows:
+        entry = per_story.setdefault(story_id, {
+            "fields": translation.briefing_fields(briefing or {}), "source_lang": source_lang or "und",
+            "extra": {"material": material, "briefing_md5": briefing_md5}, "langs": [], "attempts": {}})
+        entry["langs"].append(lang)
+        entry["attempts"][lang] = attempts
+    jobs: list[translation.BatchJob] = []
+    for story_id, entry in per_story.items():
+        langs = sorted(entry["langs"], key=lambda lang: (order.get(lang, len(order)), lang))
+        if not entry["fields"]:
+            with conn.transaction():
+                report.briefing_rows_done += _save_briefing(conn, story_id, langs, {lang: {} for lang in langs},
+                                                            0, None, entry["extra"])
+            continue
+        for batch in translation.language_batches(langs):
+            jobs.append(translation.BatchJob(
+                key=story_id, fields=entry["fields"], langs=batch, source_lang=entry["source_lang"],
+                attempts_so_far=max(entry["attempts"][lang] for lang in batch), story_id=story_id,
+                extra=entry["extra"], task=translation.BRIEFING_TASK, exact=True))
+    return jobs
+
+
+def _save_briefing(conn, story_id: str, langs: list[str], lines: dict[str, dict[str, str]], attempts: int,
+                   model: str | None, extra: dict) -> int:
+    cur = conn.execute(db.load_sql("briefing_translation_save"), {
+        "story_id": story_id, "langs": langs, "attempts": attempts, "model": model,
+        "lines": [json.dumps(lines[lang], ensure_ascii=False) for lang in langs], **extra})
+    return cur.rowcount
+
+
+def _persist_briefing(conn, outcome: translation.BatchOutcome, model: str, report: TranslationReport,
+                      transient: list[translation.BatchOutcome]) -> None:
+    job = outcome.job
+    report.briefing_usage.add(outcome.usage)
+    if outcome.ok:
+        with conn.transaction():
+            report.briefing_rows_done += _save_briefing(conn, job.story_id, list(job.langs), outcome.translations,
+                                                        outcome.attempts, model, job.extra)
+        report.briefing_batches_ok += 1
+        report.briefing_batches_reused += outcome.usage.reused
+        return
+    _note(report.errors, f"{job.story_id} briefing {'/'.join(job.langs)}: {outcome.error}")
+    if outcome.error.permanent:
+        _fail_briefing(conn, outcome, -1, model)
+        report.briefing_batches_failed_permanent += 1
+    else:
+        transient.append(outcome)
+
+
+def _fail_briefing(conn, outcome: translation.BatchOutcome, status: int, model: str) -> None:
+    job = outcome.job
+    with conn.transaction():
+        conn.execute(db.load_sql("briefing_translation_fail"), {
+            "story_id": job.story_id, "langs": list(job.langs), "status": status,
+            "attempts": outcome.attempts, "model": model, "error": str(outcome.error)[:500], **job.extra})

@@ -20,7 +20,12 @@ Reusable by any stage (stories here; event narratives in the events stage)::
     run_batches(client, settings.translation_model, jobs, persist, task="narrative_translate",
                 partition_hour=hour, workers=settings.concurrency)
 
-Status values (story_translations.status / event_translations.status):
+A story's briefing (story_briefings) is translated the same way, in its own requests (task
+BRIEFING_TASK): `briefing_fields` names its lines (summary, point_1.., perspective_1..; quotes are
+verbatim and never sent), the reply must hold exactly those names (validate_exact_translations), and
+`translated_briefing` puts the translated texts back into the stored briefing for a reader.
+
+Status values (story_translations.status / event_translations.status / briefing_translations.status):
    1 needs translation, 0 done, -1 permanent failure (never retried automatically), 2 skipped (offline).
 
 Rules (`next_status`):
@@ -40,7 +45,7 @@ that small models truncate. Two per call keeps retries cheap and outputs short.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -48,6 +53,7 @@ from typing import Any
 
 from .client import LLMClient, LLMConfigError, LLMError, OutputInvalid, Usage
 from .scoring import language_name
+from .text import clean_visible_line
 
 LANGS_PER_CALL = 2
 # Part of every stored answer's key (llm/cache.py): bump it when the meaning of an answer changes.
@@ -59,6 +65,10 @@ TRANSIENT_RUNS_BEFORE_GIVING_UP = 3
 # CJK -> Latin expands 2-3x in characters; 4x + 80 accepts that and rejects pasted articles.
 MAX_EXPANSION = 4.0
 EXPANSION_SLACK = 80
+# The llm_calls task of a briefing's lines (apart from "translate", the headline and summary).
+BRIEFING_TASK = "briefing_translate"
+# Lists of a stored briefing whose lines a reader reads in his language, and their field prefix.
+BRIEFING_LISTS = (("points", "point"), ("perspectives", "perspective"))
 
 SYSTEM_PROMPT = """You are a professional news translator.
 The user message is a JSON object with "source_language", "target_languages" and "fields" (name -> text).
@@ -85,6 +95,7 @@ def translation_prompt(fields: dict[str, str], langs: Sequence[str], source_lang
 
 
 def validate_translations(data: dict, fields: dict[str, str], langs: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Every field in every language, cleaned to one line (llm/text.py)."""
     translations = data.get("translations")
     if not isinstance(translations, dict):
         raise OutputInvalid('missing "translations" object')
@@ -96,13 +107,26 @@ def validate_translations(data: dict, fields: dict[str, str], langs: Sequence[st
         out[lang] = {}
         for name, source in fields.items():
             text = entry.get(name)
-            if not isinstance(text, str) or not text.strip():
+            text = clean_visible_line(text) if isinstance(text, str) else ""
+            if not text:
                 raise OutputInvalid(f'missing or empty "{name}" for "{lang}"')
-            text = " ".join(text.split())
             if len(text) > MAX_EXPANSION * len(source) + EXPANSION_SLACK:
                 raise OutputInvalid(f'"{name}" for "{lang}" is {len(text)} characters, far longer than its source')
             out[lang][name] = text
     return out
+
+
+def validate_exact_translations(data: dict, fields: dict[str, str], langs: Sequence[str]) -> dict[str, dict[str, str]]:
+    """validate_translations, and no language may hold a field that was not asked for: a briefing's
+    lines must map back one to one (an extra or merged line means the model lost count)."""
+    translations = data.get("translations")
+    for lang in langs:
+        entry = translations.get(lang) if isinstance(translations, dict) else None
+        extra = sorted(set(entry) - set(fields)) if isinstance(entry, dict) else []
+        if extra:
+            raise OutputInvalid(f'fields not asked for in "{lang}": {", ".join(map(repr, extra[:3]))}; '
+                                f'expected exactly the {len(fields)} fields {", ".join(fields)}')
+    return validate_translations(data, fields, langs)
 
 
 def translate_fields(
@@ -116,15 +140,16 @@ def translate_fields(
     story_id: str | None = None,
     event_id: str | None = None,
     partition_hour: datetime | None = None,
+    exact: bool = False,
 ) -> tuple[dict[str, dict[str, str]], Usage]:
     """Translate ``fields`` into ``langs`` in ONE call (pass at most LANGS_PER_CALL languages).
-    Raises the client's LLMError subclasses on failure."""
+    Raises the client's LLMError subclasses on failure. ``exact``: see validate_exact_translations."""
     fields = {k: v for k, v in fields.items() if v}
     # Long inputs: allow room for every language's copy of every field.
     budget = int(sum(len(v) for v in fields.values()) * len(langs) * 1.5) + 300
     return client.complete_json(
         task, model, SYSTEM_PROMPT, translation_prompt(fields, langs, source_lang),
-        lambda data: validate_translations(data, fields, langs),
+        lambda data: (validate_exact_translations if exact else validate_translations)(data, fields, langs),
         story_id=story_id, event_id=event_id, partition_hour=partition_hour,
         max_tokens=max(800, min(4000, budget)), prompt_version=PROMPT_VERSION, target_langs=tuple(langs),
     )
@@ -141,6 +166,8 @@ class BatchJob:
     story_id: str | None = None
     event_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # caller's bookkeeping (e.g. scored_at guard)
+    task: str | None = None                   # the llm_calls task when not run_batches' own
+    exact: bool = False                       # the reply must hold exactly `fields` (validate_exact_translations)
 
 
 @dataclass
@@ -190,8 +217,8 @@ def run_batches(
     def work(job: BatchJob) -> BatchOutcome:
         try:
             data, usage = translate_fields(
-                client, model, job.fields, job.langs, source_lang=job.source_lang, task=task,
-                story_id=job.story_id, event_id=job.event_id, partition_hour=partition_hour)
+                client, model, job.fields, job.langs, source_lang=job.source_lang, task=job.task or task,
+                story_id=job.story_id, event_id=job.event_id, partition_hour=partition_hour, exact=job.exact)
             return BatchOutcome(job, data, None, usage)
         except LLMConfigError:
             raise
@@ -219,3 +246,44 @@ def run_batches(
     if config_error is not None:
         raise config_error
     return successes
+
+
+# ------------------------------------------------------------------ briefings
+def _text(line: Any) -> str:
+    return line["text"] if isinstance(line, Mapping) and isinstance(line.get("text"), str) else ""
+
+
+def briefing_fields(briefing: Mapping) -> dict[str, str]:
+    """The lines of a stored briefing to translate, as fields: "summary", "point_<n>",
+    "perspective_<n>" (n: the line's 1-based place in its list, so a malformed line in between
+    does not shift the others). Quotes are never among them: they are verbatim."""
+    fields: dict[str, str] = {}
+    summary = _text(briefing.get("summary"))
+    if summary.strip():
+        fields["summary"] = summary
+    for key, prefix in BRIEFING_LISTS:
+        lines = briefing.get(key)
+        for n, line in enumerate(lines if isinstance(lines, list) else (), 1):
+            if _text(line).strip():
+                fields[f"{prefix}_{n}"] = _text(line)
+    return fields
+
+
+def translated_briefing(briefing: Mapping, lines: Mapping | None, lang: str) -> dict:
+    """A copy of `briefing` with its lines' texts from `lines` (briefing_fields' names -> the text in
+    `lang`), each such line marked as `lang`; citations, quotes and everything else unchanged.
+    `briefing` itself (a copy) when `lines` does not name exactly its lines: a translation of
+    another version of the briefing is never shown."""
+    out = dict(briefing)
+    if not isinstance(lines, Mapping) or set(lines) != set(briefing_fields(briefing)):
+        return out
+    if not all(isinstance(text, str) and text for text in lines.values()):
+        return out
+    if "summary" in lines:
+        out["summary"] = {**briefing["summary"], "text": lines["summary"], "lang": lang}
+    for key, prefix in BRIEFING_LISTS:
+        if not isinstance(briefing.get(key), list):
+            continue
+        out[key] = [{**line, "text": lines[f"{prefix}_{n}"], "lang": lang} if f"{prefix}_{n}" in lines else line
+                    for n, line in enumerate(briefing[key], 1)]
+    return out

@@ -142,6 +142,17 @@ def _briefings(conn: psycopg.Connection, story_ids: list[str]) -> dict[str, Stor
     return out
 
 
+def _briefings_in(lang: str, briefings: dict[str, StoredBriefing], records: list[StoryRecord]
+                  ) -> dict[str, StoredBriefing]:
+    """The briefings as a reader of `lang` reads them: each line translated into `lang` where the
+    briefing's current version has a translation (load_records read them with the digest's
+    records), the citations, quotes and category unchanged."""
+    translated = {r.story_id: r.briefing.translated[lang] for r in records
+                  if r.briefing is not None and lang in r.briefing.translated}
+    return {sid: dataclasses.replace(stored, briefing=translated[sid]) if sid in translated else stored
+            for sid, stored in briefings.items()}
+
+
 def _event_stories(conn: psycopg.Connection, event_ids: list[str]) -> dict[str, list[tuple[str, datetime, int]]]:
     out: dict[str, list[tuple[str, datetime, int]]] = {}
     if event_ids:
@@ -205,7 +216,8 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
         atomic_write(out_dir / name, (STATIC_DIR / name).read_bytes())
     for lang in langs:
         labels = labels_for(lang)
-        views = story_views(hour.date(), lang, records + extra_records, by_id, articles, briefings)
+        views = story_views(hour.date(), lang, records + extra_records, by_id, articles,
+                            _briefings_in(lang, briefings, records))
         view_of = {v.story_id: v for v in views}
         stored, stored_pages = {}, {}
         for sid, eid, pub, upd, fp, page_hash in conn.execute(db.load_sql("publish_entries_load"),
