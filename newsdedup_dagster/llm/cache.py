@@ -26,11 +26,13 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Protocol
 
+import psycopg
 from psycopg.types.json import Jsonb
 
 from .. import db
@@ -75,6 +77,10 @@ class ResultCache(Protocol):
     def put(self, key: CacheKey, answer: CachedAnswer) -> None: ...
 
 
+# Waits before each try of a cache read or write whose connection the server dropped (7.5 s in all).
+RECONNECT_WAITS_S = (0.0, 0.5, 1.0, 2.0, 4.0)
+
+
 class PostgresResultCache:
     """``llm_results`` on its own autocommit connection (thread-safe: one connection behind a lock)."""
 
@@ -88,9 +94,24 @@ class PostgresResultCache:
             self._conn = db.connect(self.database_url, autocommit=True)
         return self._conn
 
-    def get(self, key: CacheKey) -> CachedAnswer | None:
+    def _with_connection(self, work):
+        """`work(connection)` under the lock. A connection the server dropped (a restart, a failover)
+        is replaced and the work tried again for a few seconds: a paid answer written during a short
+        outage of the database is then stored once it is back, not lost while the run goes on."""
         with self._lock:
-            row = self._connection().execute(db.load_sql("llm_result_get"), {"key": key.key}).fetchone()
+            for wait in RECONNECT_WAITS_S:
+                time.sleep(wait)
+                try:
+                    return work(self._connection())
+                except psycopg.OperationalError:
+                    if self._conn is not None and not (self._conn.broken or self._conn.closed):
+                        raise
+                    self._conn = None
+            return work(self._connection())
+
+    def get(self, key: CacheKey) -> CachedAnswer | None:
+        row = self._with_connection(
+            lambda conn: conn.execute(db.load_sql("llm_result_get"), {"key": key.key}).fetchone())
         if row is None:
             return None
         status, data, error, attempts, tokens_in, tokens_out, cost = row
@@ -99,18 +120,18 @@ class PostgresResultCache:
         return CachedAnswer(data, tokens_in, tokens_out, Decimal(cost), status, error, attempts)
 
     def put(self, key: CacheKey, answer: CachedAnswer) -> None:
-        with self._lock:
-            self._connection().execute(db.load_sql("llm_result_put"), self._row(key, answer))
+        self._with_connection(lambda conn: conn.execute(db.load_sql("llm_result_put"), self._row(key, answer)))
 
     def put_with_call(self, key: CacheKey, answer: CachedAnswer, call: dict) -> None:
         """The answer and the llm_calls row of the attempt that paid for it, in one transaction: a
         process killed between two separate writes would leave a paid call without its answer, and
         the rerun would pay for it again."""
-        with self._lock:
-            conn = self._connection()
+        def write(conn) -> None:
             with conn.transaction():
                 conn.execute(db.load_sql("llm_result_put"), self._row(key, answer))
                 conn.execute(db.load_sql("llm_record_call"), call)
+
+        self._with_connection(write)
 
     @staticmethod
     def _row(key: CacheKey, answer: CachedAnswer) -> dict:

@@ -151,6 +151,9 @@ class Usage:
     model: str = ""
     reused: int = 0         # answers reused from llm_results instead of calling the model
     saved_usd: Decimal = Decimal(0)  # what those answers cost when they were first paid for
+    # The attempts the answer took when it was paid for: this call's, or a reused answer's original
+    # count (a row that records attempts is then the same whether its answer was asked or reused).
+    answer_attempts: int = 0
 
     def add(self, other: Usage) -> Usage:
         self.tokens_in += other.tokens_in
@@ -429,7 +432,7 @@ class LLMClient:
         last_error = "no attempt made"
         last_kind = "error"  # what the final attempt ended with decides the exception type
         for attempt in range(1, attempts_allowed + 1):
-            usage.attempts = attempt
+            usage.attempts = usage.answer_attempts = attempt
             started = time.monotonic()
             rec = CallRecord(task=task, model=model, status="error", attempt=attempt,
                              story_id=story_id, event_id=event_id, partition_hour=partition_hour)
@@ -639,6 +642,7 @@ class LLMClient:
                                 cached=True, cache_key=key.key))
         usage.reused = 1
         usage.saved_usd = answer.cost_usd
+        usage.answer_attempts = answer.attempts
         with self._totals_lock:
             self._totals.setdefault(key.task, Usage(model=usage.model)).add(usage)
         return result

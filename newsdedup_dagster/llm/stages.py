@@ -345,7 +345,7 @@ def run_translations(
             langs = list(job.langs)
             with conn.transaction():
                 cur = conn.execute(db.load_sql("llm_translation_save"), {
-                    "story_id": job.story_id, "langs": langs, "attempts": outcome.attempts, "model": model,
+                    "story_id": job.story_id, "langs": langs, "attempts": outcome.answer_attempts, "model": model,
                     "headlines": [outcome.translations[lang]["headline"] for lang in langs],
                     "summaries": [outcome.translations[lang]["summary"] for lang in langs],
                     "scored_at": job.extra["scored_at"]})
@@ -361,9 +361,12 @@ def run_translations(
         else:
             transient.append(outcome)
 
-    # Headlines first: with few workers they are what a reader sees before a briefing's lines.
-    successes = translation.run_batches(client, model, jobs + briefing_jobs, persist, task="translate",
+    # Every headline batch first, then the briefings' lines: headlines are what a reader sees first,
+    # and a run stopped among the headline batches has no briefing request in flight.
+    successes = translation.run_batches(client, model, jobs, persist, task="translate",
                                         partition_hour=hour, workers=settings.concurrency)
+    successes += translation.run_batches(client, model, briefing_jobs, persist, task="translate",
+                                         partition_hour=hour, workers=settings.concurrency)
     report.batches_failed_transient = sum(o.job.task != translation.BRIEFING_TASK for o in transient)
     report.briefing_batches_failed_transient = len(transient) - report.batches_failed_transient
     permanent = report.batches_failed_permanent + report.briefing_batches_failed_permanent
@@ -411,6 +414,10 @@ def _briefing_jobs(conn: psycopg.Connection, hour: datetime, settings: LLMSettin
     translate is done at once (nothing to ask)."""
     rows = conn.execute(db.load_sql("briefing_translations_pending"), {"hour": hour, "limit": max_rows}).fetchall()
     conn.commit()
+    if len(rows) == max_rows and len({r[0] for r in rows}) > 1:
+        # The cap may cut the last story's languages mid-pair: it waits for the next run whole, so
+        # its requests are those a run without the cap would make.
+        rows = [r for r in rows if r[0] != rows[-1][0]]
     order = {lang: i for i, lang in enumerate(briefing_langs(settings))}
     per_story: dict[str, dict] = {}
     for story_id, lang, attempts, briefing, source_lang, material, briefing_md5 in rows:
@@ -427,7 +434,15 @@ def _briefing_jobs(conn: psycopg.Connection, hour: datetime, settings: LLMSettin
                 report.briefing_rows_done += _save_briefing(conn, story_id, langs, {lang: {} for lang in langs},
                                                             0, None, entry["extra"])
             continue
-        for batch in translation.language_batches(langs):
+        # The pairs are cut from every language the briefing is shown in, not from those still
+        # pending: a batch is saved whole, so a rerun after a crash asks the same requests as a run
+        # that never stopped (and reuses their stored answers).
+        shown = [lang for lang in order if lang != entry["source_lang"]]
+        shown += [lang for lang in langs if lang not in shown]      # a language no longer configured
+        for pair in translation.language_batches(shown):
+            batch = tuple(lang for lang in pair if lang in entry["attempts"])
+            if not batch:
+                continue
             jobs.append(translation.BatchJob(
                 key=story_id, fields=entry["fields"], langs=batch, source_lang=entry["source_lang"],
                 attempts_so_far=max(entry["attempts"][lang] for lang in batch), story_id=story_id,
@@ -450,7 +465,7 @@ def _persist_briefing(conn, outcome: translation.BatchOutcome, model: str, repor
     if outcome.ok:
         with conn.transaction():
             report.briefing_rows_done += _save_briefing(conn, job.story_id, list(job.langs), outcome.translations,
-                                                        outcome.attempts, model, job.extra)
+                                                        outcome.answer_attempts, model, job.extra)
         report.briefing_batches_ok += 1
         report.briefing_batches_reused += outcome.usage.reused
         return

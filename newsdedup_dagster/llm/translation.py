@@ -185,6 +185,11 @@ class BatchOutcome:
     def attempts(self) -> int:
         return self.error.attempts if self.error is not None else self.usage.attempts
 
+    @property
+    def answer_attempts(self) -> int:
+        """What a saved translation records: the attempts its answer took, asked now or reused."""
+        return self.usage.answer_attempts or self.attempts
+
 
 def next_status(outcome: BatchOutcome, max_attempts: int) -> int:
     """0 done, -1 permanent failure, 1 still pending (see the module docstring)."""
