@@ -29,6 +29,7 @@ from ..llm.client import (
     ReplyUnhandled,
     RequestRejected,
     Usage,
+    note_error,
 )
 from . import model as briefing_model
 from .briefing import Article, Briefing
@@ -42,7 +43,6 @@ MAX_ARTICLE_CHARS = 6_000
 # Model calls per run when the caller names no cap: a backlog is worked off extractively rather
 # than in a run that outlives its hour (about $0.003 a story at deepseek-chat's list price).
 MAX_MODEL_BRIEFINGS_PER_RUN = 200
-MAX_ERRORS = 10
 
 # Why a story that was to get a model's briefing got the extractive one.
 FALLBACK_REASONS = {OutputInvalid: "invalid_output", RequestRejected: "refused", LLMUnavailable: "unavailable",
@@ -61,7 +61,7 @@ class BriefingReport:
     model_requests: int = 0        # stories a model was asked about (answered, reused or failed)
     fallbacks: Counter = field(default_factory=Counter)     # extractive instead of the model's, by reason
     usage: Usage = field(default_factory=Usage)
-    errors: list[str] = field(default_factory=list)         # redacted by the client, at most MAX_ERRORS
+    errors: list[str] = field(default_factory=list)         # redacted by the client, the first few (note_error)
     seconds: float = 0.0
 
 
@@ -194,12 +194,12 @@ def _answer(future, story_id: str, report: BriefingReport) -> Briefing | LLMConf
         report.usage.add(exc.usage)
         report.fallbacks[next((reason for kind, reason in FALLBACK_REASONS.items() if isinstance(exc, kind)),
                               "error")] += 1
-        _note(report, f"{story_id}: {exc}")
+        note_error(report.errors, f"{story_id}: {exc}")
         return None
     except Exception as exc:   # not the model's reply (that is ReplyUnhandled): this story only
         log.exception("briefing of story %s failed", story_id)
         report.fallbacks["unexpected"] += 1
-        _note(report, f"{story_id}: unexpected {type(exc).__name__}")
+        note_error(report.errors, f"{story_id}: unexpected {type(exc).__name__}")
         return None
     report.usage.add(usage)
     if not briefing_model.publishable(briefing):
@@ -209,7 +209,3 @@ def _answer(future, story_id: str, report: BriefingReport) -> Briefing | LLMConf
         return None
     return briefing
 
-
-def _note(report: BriefingReport, text: str) -> None:
-    if len(report.errors) < MAX_ERRORS:
-        report.errors.append(text[:300])

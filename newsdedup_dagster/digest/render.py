@@ -213,8 +213,8 @@ def briefing_points(briefing: StoryBriefing | None, limit: int = POINTS_SHOWN,
                                       for item in point.get("citations") or ()))
         outlets = tuple(name for name in outlets if name)
         if text and outlets:
-            lang = point.get("lang")
-            out.append(DigestPoint(text, _lang_known(lang) if isinstance(lang, str) else None, outlets))
+            point_lang = point.get("lang")
+            out.append(DigestPoint(text, _lang_known(point_lang) if isinstance(point_lang, str) else None, outlets))
     return tuple(out)
 
 

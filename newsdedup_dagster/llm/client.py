@@ -138,6 +138,18 @@ class ReplyUnhandled(LLMError):
     permanent = True
 
 
+# A run's metadata keeps the first errors of its model calls, each cut short (they are redacted by
+# the client already): enough to see what went wrong without a page of repeats.
+RUN_ERRORS_KEPT = 10
+RUN_ERROR_CHARS = 300
+
+
+def note_error(errors: list[str], text: str) -> None:
+    """Add `text` to a run's error list while it holds fewer than RUN_ERRORS_KEPT."""
+    if len(errors) < RUN_ERRORS_KEPT:
+        errors.append(text[:RUN_ERROR_CHARS])
+
+
 # ------------------------------------------------------------------ usage
 @dataclass
 class Usage:

@@ -37,7 +37,7 @@ import psycopg
 from .. import db
 from ..crashpoints import crash_point
 from . import scoring, translation
-from .client import LLMClient, LLMConfigError, LLMError, LLMUnavailable, Usage
+from .client import LLMClient, LLMConfigError, LLMError, LLMUnavailable, Usage, note_error
 from .settings import LLMSettings
 
 log = logging.getLogger(__name__)
@@ -242,7 +242,7 @@ def _score_with_model(conn: psycopg.Connection, hour: datetime, settings: LLMSet
                     continue
                 except LLMError as exc:
                     report.usage.add(exc.usage)
-                    _note(report.errors, f"{facts.story_id}: {exc}")
+                    note_error(report.errors, f"{facts.story_id}: {exc}")
                     if exc.permanent:
                         with conn.transaction():
                             _fail_score(conn, facts, meta, exc, settings.max_attempts)
@@ -284,11 +284,6 @@ def _idle(conn: psycopg.Connection) -> None:
     open one: commit whatever the caller left open first."""
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
         conn.commit()
-
-
-def _note(errors: list[str], text: str) -> None:
-    if len(errors) < 10:
-        errors.append(text[:300])
 
 
 # ------------------------------------------------------------------ translation
@@ -354,7 +349,7 @@ def run_translations(
             report.rows_done += cur.rowcount
             crash_point("story_translations.after_first_batch")
             return
-        _note(report.errors, f"{job.story_id} {'/'.join(job.langs)}: {outcome.error}")
+        note_error(report.errors, f"{job.story_id} {'/'.join(job.langs)}: {outcome.error}")
         if outcome.error.permanent:
             _fail_translation(conn, outcome, -1, model)
             report.batches_failed_permanent += 1
@@ -469,7 +464,7 @@ def _persist_briefing(conn, outcome: translation.BatchOutcome, model: str, repor
         report.briefing_batches_ok += 1
         report.briefing_batches_reused += outcome.usage.reused
         return
-    _note(report.errors, f"{job.story_id} briefing {'/'.join(job.langs)}: {outcome.error}")
+    note_error(report.errors, f"{job.story_id} briefing {'/'.join(job.langs)}: {outcome.error}")
     if outcome.error.permanent:
         _fail_briefing(conn, outcome, -1, model)
         report.briefing_batches_failed_permanent += 1
