@@ -94,6 +94,14 @@ def _page_briefing(out, lang, story_id="s1"):
     return points, quotes
 
 
+def _page_summary(out, lang, story_id="s1"):
+    """(text, lang attribute, refs) of a story page's briefing summary."""
+    page = etree.parse(str(out / lang / "story" / f"{story_id}.html"), HTML)
+    (summary,) = page.xpath("//section[@class='briefing']/p[@class='summary']")
+    return (" ".join((summary.text or "").split()), summary.get("lang"),
+            tuple(a.text for a in summary.iter("a") if a.get("class") == "ref"))
+
+
 # ------------------------------------------------------------------ pure
 STORED = {
     "category": "disasters",
@@ -195,6 +203,11 @@ def test_briefed_then_translated_and_shown_in_each_language(conn, clean_db, fake
         assert all(attr is None for _, attr, _ in points)              # in the page's language: no lang mark
         assert [(text, refs) for text, _, refs in quotes] == [(text, refs) for text, _, refs in en_quotes]
         assert quotes[0][0] == QUOTE and quotes[0][1] == "en" and quotes[0][2]   # as said, marked, cited
+    # The summary too, above the points: the reader's translation, the same numbered sources.
+    en_summary = _page_summary(tmp_path, "en")
+    assert en_summary[0] == briefing["summary"]["text"] and en_summary[1] is None and en_summary[2]
+    for lang in ("fr", "de"):
+        assert _page_summary(tmp_path, lang) == (f"[{lang}] {en_summary[0]}", None, en_summary[2])
 
     # The digest: the same lines in the reader's language, followed by the same outlets.
     digest = render_day(conn, DAY, ["en", "fr"], outbox_dir=tmp_path / "outbox")

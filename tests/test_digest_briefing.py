@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 from feed_validators import VNU_JAR, html_errors, java
+from lxml import etree
 from test_briefings_stage import PAGE, _page
 from test_llm_stages import HOUR, add_story, run  # noqa: F401  (fixtures)
 
@@ -19,6 +20,7 @@ from newsdedup_dagster.digest.render import (
     POINTS_SHOWN,
     StoryBriefing,
     StoryRecord,
+    briefing_perspectives,
     briefing_points,
     build_view,
     render,
@@ -29,7 +31,13 @@ T = datetime(2026, 11, 2, 9, tzinfo=UTC)
 DAY = date(2026, 11, 2)
 
 
-def briefing(method: str = "extractive", points=None) -> StoryBriefing:
+PERSPECTIVES = [
+    {"text": "British outlets stress the cost to schools.", "citations": ["a2"], "country": "GB", "lang": "en"},
+    {"text": "Wire copy stresses the margin of the vote.", "citations": ["a1"], "country": "us", "lang": "en"},
+]
+
+
+def briefing(method: str = "extractive", points=None, perspectives=None) -> StoryBriefing:
     points = points if points is not None else [
         {"text": "Parliament approved the budget by 301 votes to 250.", "citations": ["a1", "a2"], "lang": "en"},
         {"text": "The opposition called the vote rushed.", "citations": ["a2"], "lang": "en"},
@@ -37,7 +45,8 @@ def briefing(method: str = "extractive", points=None) -> StoryBriefing:
         {"text": "Spending on schools rises by 4 %.", "citations": ["a1"], "lang": "en"},
         {"text": "A fourth shown point would be one too many.", "citations": ["a1"], "lang": "en"},
     ]
-    return StoryBriefing("politics", method, {"points": points}, {"a1": "Reuters", "a2": "BBC News"})
+    return StoryBriefing("politics", method, {"points": points, "perspectives": perspectives or []},
+                         {"a1": "Reuters", "a2": "BBC News"})
 
 
 def story(b: StoryBriefing | None) -> StoryRecord:
@@ -73,6 +82,40 @@ def test_the_digest_shows_the_category_points_and_the_extractive_mark(lang):
     assert labels["key_points"] not in bare.html and labels["key_points"] not in bare.text
 
 
+@pytest.mark.parametrize("lang", ["en", "ja", "ar"])
+def test_the_digest_shows_each_countrys_perspective_with_its_outlets(lang):
+    rendered = render(build_view(DAY, lang, [story(briefing(perspectives=PERSPECTIVES))]))
+    uk, us = {"en": ("United Kingdom", "United States"), "ja": ("イギリス", "アメリカ合衆国"),
+              "ar": ("المملكة المتحدة", "الولايات المتحدة")}[lang]
+    for part in (rendered.html, rendered.text):
+        assert LABELS[lang]["perspectives"] in part
+        assert f"{uk}: " in part and f"{us}: " in part
+    assert "* " + uk + ": British outlets stress the cost to schools. (BBC News)" in rendered.text
+    assert "* " + us + ": Wire copy stresses the margin of the vote. (Reuters)" in rendered.text
+    doc = etree.fromstring(rendered.html.encode("utf-8"), etree.HTMLParser())
+    lines = doc.xpath("//ul[@class='perspectives']/li")
+    assert len(lines) == 2 and lines[0].xpath("./bdi")[0].get("lang") == "en"
+
+
+def test_a_perspective_left_alone_or_citing_no_outlet_is_not_in_the_digest():
+    foreign = [PERSPECTIVES[0], {**PERSPECTIVES[1], "citations": ["elsewhere"]}]
+    same_country = [PERSPECTIVES[0], {**PERSPECTIVES[1], "country": "gb"}]
+    for perspectives in (foreign, same_country, PERSPECTIVES[:1]):
+        assert briefing_perspectives(briefing(perspectives=perspectives), "en") == ()
+        rendered = render(build_view(DAY, "en", [story(briefing(perspectives=perspectives))]))
+        assert LABELS["en"]["perspectives"] not in rendered.text
+    assert briefing_perspectives(None, "en") == ()
+    # The translation of the current version, when there is one.
+    translated = dict(briefing(perspectives=PERSPECTIVES).briefing,
+                      perspectives=[{**p, "text": "[fr] " + p["text"], "lang": "fr"} for p in PERSPECTIVES])
+    stored = StoryBriefing("politics", "model", briefing(perspectives=PERSPECTIVES).briefing,
+                           {"a1": "Reuters", "a2": "BBC News"}, {"fr": translated})
+    fr = briefing_perspectives(stored, "fr")
+    assert [(p.country, p.text, p.lang, p.outlets) for p in fr] == [
+        ("Royaume-Uni", "[fr] British outlets stress the cost to schools.", "fr", ("BBC News",)),
+        ("États-Unis", "[fr] Wire copy stresses the margin of the vote.", "fr", ("Reuters",))]
+
+
 def test_hostile_point_text_is_escaped():
     hostile = briefing(points=[{"text": '<script>alert(1)</script> "><img src=x onerror=alert(2)>',
                                 "citations": ["a1"], "lang": "en"}])
@@ -103,6 +146,7 @@ def test_digests_with_a_briefing_pass_the_nu_html_checker(tmp_path):
     pages = []
     for lang in ("en", "ja", "ar", "hi", "ru"):
         page = tmp_path / f"digest-{lang}.html"
-        page.write_text(render(build_view(DAY, lang, [story(briefing())])).html, encoding="utf-8")
+        page.write_text(render(build_view(DAY, lang, [story(briefing(perspectives=PERSPECTIVES))])).html,
+                        encoding="utf-8")
         pages.append(page)
     assert html_errors(pages) == []

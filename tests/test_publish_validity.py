@@ -19,6 +19,8 @@ from lxml import etree
 from test_events_fixtures import add_story, at, ensure_source, hour_of
 
 from newsdedup_dagster.config import LLMSettings
+from newsdedup_dagster.publish.labels import labels_for
+from newsdedup_dagster.publish.model import BriefingView
 from newsdedup_dagster.resources import LLMResource
 
 H = "2026-11-02-10:00"
@@ -64,7 +66,14 @@ def _seed(conn):
         {"text": "Le séisme a été ressenti à Tokyo.", "citations": ["it-quake-fi", "it-quake-gnews"], "lang": "fr"},
         {"text": "A line citing nothing shown.", "citations": ["no-such-item"], "lang": "en"}],
         "quotes": [{"text": "We felt it in Tokyo", "speaker": "Aiko Tanaka", "role": "a resident",
-                    "article_id": "it-quake-en", "lang": "en"}]}
+                    "article_id": "it-quake-en", "lang": "en"}],
+        "summary": {"text": "A magnitude 5.4 quake struck off Ibaraki.", "citations": ["it-quake-en", "it-quake-fi"],
+                    "lang": "en"},
+        "perspectives": [
+            {"text": "Reuters stresses the tsunami warning.", "citations": ["it-quake-en"], "country": "GB",
+             "lang": "en"},
+            {"text": "La presse française insiste sur Tokyo.", "citations": ["it-quake-fi"], "country": "FR",
+             "lang": "fr"}]}
     conn.execute("INSERT INTO story_briefings (story_id, material, lang, method, category, briefing, partition_hour)"
                  " VALUES ('quake', 'm', 'en', 'extractive', 'disasters', %s, %s)",
                  (json.dumps(briefing), hour_of(at(9.2))))
@@ -196,15 +205,43 @@ def test_the_story_page_shows_its_briefing_with_numbered_sources(site):
     # The aggregator's copy is Reuters' article: citing it points at Reuters' line.
     assert reuters in {r.get("href")[1:] for r in points[1].xpath(".//a[@class='ref']")}
     assert "Aiko Tanaka, a resident" in briefing.xpath("string(.//figcaption)")
+    # The summary above the points, with its sources numbered the same way.
+    (summary,) = briefing.xpath("./p[@class='summary']")
+    assert summary.xpath("string(text())").strip() == "A magnitude 5.4 quake struck off Ibaraki."
+    assert len(summary.xpath(".//a[@class='ref']")) == 2 and summary.get("lang") is None
     assert "Climate" not in briefing.xpath("string(.//p[@class='meta'])")
     assert "Disasters and weather" in briefing.xpath("string(.//p[@class='meta'])")
 
 
-def test_feed_entries_carry_the_briefings_key_points(site):
-    entry = _entries(site, "en")["quake"]
-    content = entry.findtext(f"{ATOM}content")
-    assert "The quake struck off Ibaraki at 00:36 &amp; no tsunami followed &lt;b&gt;." in content
-    assert "story/" in content and "#src-" in content
-    feed = json.loads((site / "en" / "feed.json").read_text(encoding="utf-8"))
-    item = next(i for i in feed["items"] if "Ibaraki" in i["title"])
-    assert "Le séisme a été ressenti à Tokyo." in item["content_html"]
+def _briefing_of(content: str):
+    """The entry's content as HTML (a feed reader's view of it)."""
+    return etree.fromstring(f"<div>{content}</div>", etree.HTMLParser())
+
+
+@pytest.mark.parametrize("lang", ["en", "ja", "ar"])
+def test_feed_entries_carry_the_whole_briefing_with_its_outlets(site, lang):
+    """Summary, points, the quote with its speaker and the perspectives, each line followed by the
+    outlets it cites, each outlet linking its own article; the labels in the entry's language."""
+    labels = labels_for(lang)
+    atom_content = _entries(site, lang)["quake"].findtext(f"{ATOM}content")
+    feed = json.loads((site / lang / "feed.json").read_text(encoding="utf-8"))
+    item = next(i for i in feed["items"] if i["_newsdedup"]["story_id"] == "quake")
+    assert item["content_html"] == atom_content
+    doc = _briefing_of(atom_content)
+    text = " ".join(doc.xpath("string(.)").split())
+    for label in ("briefing", "key_points", "quotes", "perspectives", "extractive_note"):
+        assert labels[label] in text, label
+    summary = doc.xpath("//p[contains(., 'A magnitude 5.4 quake struck off Ibaraki.')]")[0]
+    assert [a.xpath("string(.)") for a in summary.xpath(".//a")] == ["Reuters", "franceinfo"]
+    assert summary.xpath(".//a/@href") == ["https://www.reuters.com/world/quake-ibaraki",
+                                           "https://www.francetvinfo.fr/monde/seisme.html#xtor=RSS-3-%5Blestitres%5D"]
+    assert (summary.get("lang"), summary.get("dir")) == (None if lang == "en" else "en", "auto")
+    point = doc.xpath("//li[contains(., 'no tsunami followed <b>.')]")[0]
+    assert point.xpath(".//a/text()") == [] and point.xpath(".//a/bdi/text()") == ["Reuters"]
+    assert "The quake struck off Ibaraki at 00:36 &amp; no tsunami followed &lt;b&gt;." in atom_content
+    assert "A line citing nothing shown." not in atom_content
+    assert "We felt it in Tokyo" in doc.xpath("string(//blockquote)")
+    assert "Aiko Tanaka, a resident" in text
+    uk, fr = (BriefingView.country_name(code, lang) for code in ("GB", "FR"))
+    assert f"{uk}: Reuters stresses the tsunami warning. (Reuters)" in text
+    assert f"{fr}: La presse française insiste sur Tokyo. (franceinfo)" in text

@@ -12,7 +12,8 @@ its own language; an offline extractive narrative carries a visible note.
 Briefings, in a compact form: the category's name in L and the first key points (their
 translation into L when the briefing's current version has one, briefing_translations; else in the
 briefing's own language, marked), each followed by the outlets of the articles it cites; a point
-none of whose citations names an outlet of the story is left out; an extractive briefing is marked.
+none of whose citations names an outlet of the story is left out; an extractive briefing is marked;
+then the perspectives (the country named in L, its line, its outlets), two countries or none.
 
 Hostile feed text (`<script>`, `"><img onerror=...>`) is data: the HTML environment
 autoescapes every value, links keep only http(s) URLs, and subjects lose line breaks (no
@@ -35,7 +36,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from ..briefings.taxonomy import CATEGORIES, category_name
 from ..llm.text import clean_visible_line
 from ..markdown_text import escape_markdown
-from .labels import count, event_span, labels_for, language_name, long_date, text_direction
+from .labels import count, event_span, labels_for, language_name, locale_of, long_date, text_direction
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 SECTIONS = ("what_happened", "background", "how_it_developed", "what_to_watch")
@@ -43,9 +44,12 @@ SECTIONS = ("what_happened", "background", "how_it_developed", "what_to_watch")
 SOURCES_SHOWN = 5
 # Key points a digest shows per story (the story page shows all of them).
 POINTS_SHOWN = 3
+# Perspectives a digest shows per story (a briefing has at most 4).
+PERSPECTIVES_SHOWN = 3
 UNSUBSCRIBE_SLOT = "<!--newsdedup:unsubscribe-->"
 
-__all__ = ["StoryRecord", "StoryBriefing", "EventRecord", "SourceLink", "DigestStory", "DigestPoint", "DigestEvent", "DigestView",
+__all__ = ["StoryRecord", "StoryBriefing", "EventRecord", "SourceLink", "DigestStory", "DigestPoint", "DigestPerspective",
+           "DigestEvent", "DigestView",
            "RenderedDigest", "build_view", "render", "safe_url", "markdown_preview", "personalised",
            "UNSUBSCRIBE_SLOT"]
 
@@ -104,6 +108,14 @@ class DigestPoint:
     outlets: tuple[str, ...]      # the outlets of the articles the point cites
 
 
+@dataclass(frozen=True)
+class DigestPerspective:
+    country: str                  # the country's name in the digest's language
+    text: str
+    lang: str | None
+    outlets: tuple[str, ...]      # the outlets of the articles the line cites (all of that country)
+
+
 @dataclass
 class StoryRecord:
     story_id: str
@@ -151,6 +163,7 @@ class DigestStory:
     category: str = ""              # the briefing's category, named in the digest's language
     points: tuple[DigestPoint, ...] = ()
     extractive: bool = False        # the points are the articles' own sentences (no model)
+    perspectives: tuple[DigestPerspective, ...] = ()   # none, or two or more of different countries
 
 
 @dataclass
@@ -218,6 +231,30 @@ def briefing_points(briefing: StoryBriefing | None, limit: int = POINTS_SHOWN,
     return tuple(out)
 
 
+def briefing_perspectives(briefing: StoryBriefing | None, lang: str) -> tuple[DigestPerspective, ...]:
+    """What each country's outlets stress, compact: the country named in `lang`, the line (its translation
+    when there is one), the outlets it cites. As on the story page: one line per country, a line citing
+    no outlet of the story left out, and none at all unless two countries are left."""
+    if briefing is None:
+        return ()
+    out: list[DigestPerspective] = []
+    seen: set[str] = set()
+    territories = locale_of(lang).territories
+    for held in briefing.in_lang(lang).get("perspectives") or ():
+        if not isinstance(held, dict) or len(out) == PERSPECTIVES_SHOWN:
+            continue
+        text, code = clean_line(held.get("text")), str(held.get("country") or "").strip().upper()
+        outlets = tuple(dict.fromkeys(clean_line(briefing.outlets.get(str(item), ""))
+                                      for item in held.get("citations") or ()))
+        outlets = tuple(name for name in outlets if name)
+        if text and code and outlets and code not in seen:
+            seen.add(code)
+            line_lang = held.get("lang")
+            out.append(DigestPerspective(clean_line(territories.get(code, code)), text,
+                                         _lang_known(line_lang) if isinstance(line_lang, str) else None, outlets))
+    return tuple(out) if len(out) >= 2 else ()
+
+
 def build_view(day: date, lang: str, stories: list[StoryRecord]) -> DigestView:
     labels = labels_for(lang)
     out: list[DigestStory] = []
@@ -257,7 +294,8 @@ def build_view(day: date, lang: str, stories: list[StoryRecord]) -> DigestView:
         category = category_name(s.briefing.category, lang) if known else ""
         out.append(DigestStory(rank, s.story_id, clean_line(headline), headline_lang, original, clean_line(summary),
                                summary_lang, sources, max(0, s.source_total - len(sources)), s.significance, event,
-                               clean_line(category), points, bool(points) and s.briefing.method != "model"))
+                               clean_line(category), points, bool(points) and s.briefing.method != "model",
+                               briefing_perspectives(s.briefing, lang)))
     subject = clean_line(labels["subject"].format(date=long_date(lang, day)))
     return DigestView(day, lang, text_direction(lang), labels, subject, out)
 

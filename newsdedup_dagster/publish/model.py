@@ -139,6 +139,7 @@ class BriefingView:
     players: tuple[str, ...] = ()
     places: tuple[str, ...] = ()
     names_lang: str | None = None   # the briefing's language, which its players and places are written in
+    summary: BriefingLine | None = None   # in the reader's language where translated, like the points
 
     @staticmethod
     def country_name(code: str, lang: str) -> str:
@@ -219,11 +220,16 @@ def briefing_view(stored: StoredBriefing | None, sources: list[SourceArticle]) -
         found = {number.get(stored.outlets.get(str(i), "")) for i in item_ids or ()}
         return tuple(sorted(n for n in found if n))
 
-    points = []
-    for point in stored.briefing.get("points") or ():
-        cited = refs(point.get("citations"))
-        if cited and point.get("text"):
-            points.append(BriefingLine(clean_line(point["text"]), valid_lang_tag(point.get("lang")), cited))
+    def line(value) -> BriefingLine | None:
+        """A summary or point as shown: its text and the numbers of the shown sources it cites."""
+        if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+            return None
+        cited = refs(value.get("citations"))
+        text = clean_line(value["text"])
+        return BriefingLine(text, valid_lang_tag(value.get("lang")), cited) if cited and text else None
+
+    summary = line(stored.briefing.get("summary"))
+    points = [p for p in map(line, stored.briefing.get("points") or ()) if p is not None]
     quotes = []
     for said in stored.briefing.get("quotes") or ():
         cited = refs([said.get("article_id")])
@@ -241,18 +247,18 @@ def briefing_view(stored: StoredBriefing | None, sources: list[SourceArticle]) -
                                                        cited)))
     if len(perspectives) < 2:
         perspectives = []
-    if not points and not quotes and not perspectives:
+    if summary is None and not points and not quotes and not perspectives:
         return None
 
     def names(key: str) -> tuple[str, ...]:
         shown = [clean_line(n) for n in stored.briefing.get(key) or () if isinstance(n, str)]
         return tuple(dict.fromkeys(n for n in shown if n))[:5]
 
-    summary = stored.briefing.get("summary") or {}
-    names_lang = next((valid_lang_tag(line.get("lang")) for line in (summary, *(stored.briefing.get("points") or ()))
-                       if isinstance(line, dict) and line.get("lang")), None)
+    first = stored.briefing.get("summary") or {}
+    names_lang = next((valid_lang_tag(x.get("lang")) for x in (first, *(stored.briefing.get("points") or ()))
+                       if isinstance(x, dict) and x.get("lang")), None)
     return BriefingView(stored.category, stored.method, tuple(points), tuple(quotes), tuple(perspectives),
-                        names("players"), names("places"), names_lang)
+                        names("players"), names("places"), names_lang, summary)
 
 
 def story_views(day: date, lang: str, records: list[StoryRecord], candidates: dict[str, FeedCandidate],
@@ -301,9 +307,12 @@ def category_page(category: str) -> str:
 
 
 def fingerprint(story: StoryView, articles_hash: str) -> str:
-    """What a subscriber would see change: the articles, the score, the text, the event."""
+    """What a subscriber would see change: the articles, the score, the text, the event, the briefing."""
     payload = [articles_hash, round(story.significance, 2), story.headline, story.summary,
                story.is_original, story.event.event_id if story.event else None]
+    if story.briefing is not None:
+        # The entry's content carries the briefing: a new version or its translation is a change.
+        payload.append(repr(story.briefing))
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
