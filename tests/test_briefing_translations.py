@@ -125,6 +125,20 @@ def test_fields_are_the_lines_to_read_never_the_quotes():
     assert briefing_fields({"points": "not a list", "summary": None}) == {}
 
 
+def test_background_and_watch_lines_are_translated_with_their_citations_kept():
+    stored = {**STORED, "background": [{"text": "The valley was hit in 1931.", "citations": [], "stories": ["s0"],
+                                        "lang": "en"}],
+              "watch": [{"text": "Parliament votes on Friday.", "citations": ["i2"], "stories": [], "lang": "en"}]}
+    fields = briefing_fields(stored)
+    assert fields["background_1"] == "The valley was hit in 1931." and fields["watch_1"] == "Parliament votes on Friday."
+    shown = translated_briefing(stored, {name: f"[ja] {text}" for name, text in fields.items()}, "ja")
+    assert shown["background"] == [{"text": "[ja] The valley was hit in 1931.", "citations": [], "stories": ["s0"],
+                                    "lang": "ja"}]
+    assert shown["watch"][0]["citations"] == ["i2"] and shown["watch"][0]["lang"] == "ja"
+    # A briefing stored before background existed has the same fields as before.
+    assert briefing_fields(STORED) == {k: v for k, v in fields.items() if not k.startswith(("background", "watch"))}
+
+
 def test_translated_lines_replace_the_texts_only():
     lines = {name: f"[fr] {text}" for name, text in briefing_fields(STORED).items()}
     shown = translated_briefing(STORED, lines, "fr")

@@ -1,11 +1,13 @@
 """What a briefing is made of: the story's articles as the briefing reads them, and the lines it
 publishes, each with the articles it comes from.
 
-A briefing stored before perspectives existed has no "perspectives" key: readers take it as none."""
+A briefing stored before perspectives (or background and what to watch) existed has no such key:
+readers take it as none."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,33 @@ class Perspective:
 
 
 @dataclass(frozen=True)
+class EarlierStory:
+    """A story of the same event first reported on an earlier day: what a background line may cite
+    besides the articles (its scored headline and summary are what the model reads of it)."""
+
+    id: str
+    headline: str
+    summary: str
+    lang: str | None
+    first_published_at: datetime
+
+
+@dataclass(frozen=True)
+class Context:
+    """A background or what-to-watch line: citing articles of the story, earlier stories of its
+    event, or both (at least one)."""
+
+    text: str
+    citations: tuple[str, ...]          # ids of articles of the story
+    stories: tuple[str, ...]            # ids of earlier stories of the story's event
+    lang: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"text": self.text, "citations": list(self.citations), "stories": list(self.stories),
+                "lang": self.lang}
+
+
+@dataclass(frozen=True)
 class Briefing:
     category: str
     summary: Point | None
@@ -56,6 +85,8 @@ class Briefing:
     places: tuple[str, ...] = ()
     players: tuple[str, ...] = ()
     perspectives: tuple[Perspective, ...] = ()   # none, or two or more of different countries
+    background: tuple[Context, ...] = ()  # a model's only: offline, publishing lists the earlier stories
+    watch: tuple[Context, ...] = ()       # what comes next, as an article states it (a model's only)
     method: str = "extractive"          # extractive (offline) | model
     dropped: dict[str, int] = field(default_factory=dict)   # lines not published, by reason
 
@@ -69,6 +100,7 @@ class Briefing:
             "places": list(self.places), "players": list(self.players),
             "perspectives": [{"text": p.text, "citations": list(p.citations), "country": p.country, "lang": p.lang}
                              for p in self.perspectives],
+            "background": [c.as_dict() for c in self.background], "watch": [c.as_dict() for c in self.watch],
             "method": self.method,
             "dropped": dict(self.dropped),
         }

@@ -39,6 +39,10 @@ MAX_POINTS = 5
 MIN_POINTS = 3
 MAX_QUOTES = 3
 MAX_PERSPECTIVES = 4
+# A model's background and what-to-watch lines (offline there are none: publishing lists the event's
+# earlier stories as the background, and nothing checkable says what comes next).
+MAX_BACKGROUND = 3
+MAX_WATCH = 2
 # A sentence this close (TF-IDF cosine) to a chosen one says the same: not another point; an
 # article with a sentence this close to a point is cited for it.
 SAME_SENTENCE = 0.5

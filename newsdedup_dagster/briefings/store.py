@@ -1,7 +1,8 @@
 """Briefings in the database: which stories of an hour need one, their articles, and the rows.
 
 With a model client, each story to brief gets one request (briefings/model.py) per change of its
-articles; the reply is checked line by line and stored with method "model". A story whose call
+articles, with the earlier stories of its event (as grouped by then) for its background; the reply
+is checked line by line and stored with method "model". A story whose call
 fails (invalid output, refused, unavailable, an unexpected error handling the reply), whose reply
 keeps no line, or beyond the run's cap of calls gets the extractive briefing, and the reason is
 counted: one story's failure never fails the hour. Without a client every story is extractive."""
@@ -32,7 +33,7 @@ from ..llm.client import (
     note_error,
 )
 from . import model as briefing_model
-from .briefing import Article, Briefing
+from .briefing import Article, Briefing, EarlierStory
 from .extractive import briefing_language, extractive_briefing
 from .verify import checked_extractive
 
@@ -78,6 +79,18 @@ def story_articles(conn: psycopg.Connection, story_ids: list[str]) -> tuple[dict
             id=item_id, outlet=source or "", lang=lang, title=title or "",
             text=(page or summary or "")[:MAX_ARTICLE_CHARS], country=country))
     return out, pages
+
+
+def earlier_stories(conn: psycopg.Connection, story_ids: list[str]) -> dict[str, list[EarlierStory]]:
+    """Per story the scored stories of its event first reported on an earlier day (oldest first), as
+    far as events are grouped when the story is briefed."""
+    out: dict[str, list[EarlierStory]] = {}
+    if story_ids:
+        for story_id, earlier_id, headline, summary, lang, first in conn.execute(
+                db.load_sql("briefing_earlier_stories"), {"story_ids": story_ids}):
+            out.setdefault(story_id, []).append(EarlierStory(earlier_id, headline or "", summary or "",
+                                                             None if lang in (None, "und") else lang, first))
+    return out
 
 
 def _save(conn: psycopg.Connection, report: BriefingReport, story_id: str, material: str, briefing: Briefing,
@@ -129,9 +142,10 @@ def _brief_with_model(conn: psycopg.Connection, hour: datetime, pivot_lang: str,
                       max_calls: int, candidates: list, articles: dict[str, list[Article]], pages: Counter,
                       report: BriefingReport) -> None:
     requests: dict[str, briefing_model.Request] = {}
+    earlier = earlier_stories(conn, [story_id for story_id, _ in candidates])
     for story_id, _ in sorted(candidates, key=lambda c: (-len(articles.get(c[0], [])), c[0])):
         story = articles.get(story_id, [])
-        request = briefing_model.request_for(story, briefing_language(story, pivot_lang))
+        request = briefing_model.request_for(story, briefing_language(story, pivot_lang), earlier.get(story_id, ()))
         if request is None:
             continue                    # no text to brief from: the extractive briefing (empty) says so
         if len(requests) >= max(0, max_calls):

@@ -3,9 +3,12 @@ cites before it is published, and what cannot be checked is dropped and counted 
 
   malformed          a field of the wrong shape, or empty
   foreign_citation   a citation of an article that is not in the story (the citation is dropped)
-  uncited            a summary or point left without a citation of the story
-  unsupported        a summary or point naming a number, or a name, that none of its cited articles
-                     holds (names are compared with the cited articles in the line's own language)
+  uncited            a summary, point, background or what-to-watch line left without a citation (of
+                     the story's articles; a background or what-to-watch line may also cite the event's
+                     earlier stories)
+  unsupported        a line naming a number, or a name, that none of its cited articles holds (names
+                     are compared with the cited articles in the line's own language; an earlier
+                     story cited is read as its headline and summary)
   wrong_language     a line whose language is not the briefing's (where the text is long enough to tell)
   quote_not_found    a quote whose text is not in the article it names
   speaker_not_found  a quote whose speaker the article does not name
@@ -13,6 +16,8 @@ cites before it is published, and what cannot be checked is dropped and counted 
   not_a_perspective  a perspective (checked like a point first) whose cited articles are not all from
                      outlets of one known country, whose country an earlier perspective has, or the
                      only one left (a perspective is a difference: it needs another to differ from)
+  foreign_story      a background or what-to-watch citation of a story that is not an earlier story of
+                     the story's event given to the model (the citation is dropped)
   unknown_category   a category outside the taxonomy (the offline category is used)
   over_limit         lines beyond what a briefing shows
 
@@ -30,9 +35,9 @@ from ..clustering.anchors import names_in
 from ..clustering.words import fold
 from ..ingest.language import detect_language
 from ..llm.text import clean_visible_line
-from .briefing import Article, Briefing, Perspective, Point, Quote
+from .briefing import Article, Briefing, Context, EarlierStory, Perspective, Point, Quote
 from .categories import offline_category
-from .extractive import MAX_PERSPECTIVES, MAX_POINTS, MAX_QUOTES
+from .extractive import MAX_BACKGROUND, MAX_PERSPECTIVES, MAX_POINTS, MAX_QUOTES, MAX_WATCH
 from .taxonomy import CATEGORIES
 
 MAX_LINE_CHARS = 600
@@ -200,10 +205,54 @@ def _perspectives(value, by_id: Mapping[str, Article], lang: str | None, dropped
     return tuple(kept[:MAX_PERSPECTIVES])
 
 
-def checked_briefing(reply: Mapping, articles: Sequence[Article], lang: str | None) -> Briefing:
+def _context(value, by_id: Mapping[str, Article], earlier: Mapping[str, EarlierStory], lang: str | None,
+             dropped: Counter) -> Context | None:
+    """A background or what-to-watch line: checked like a point, against the articles and earlier
+    stories it cites (an earlier story read as an article titled with its headline)."""
+    if not isinstance(value, Mapping):
+        dropped["malformed"] += 1
+        return None
+    text = _line(value.get("text"), dropped)
+    if text is None:
+        return None
+    citations = _citations(value.get("citations"), set(by_id), dropped)
+    stories = []
+    for cited in value.get("stories") if isinstance(value.get("stories"), list) else ():
+        if isinstance(cited, str) and cited in earlier:
+            if cited not in stories:
+                stories.append(cited)
+        else:
+            dropped["foreign_story"] += 1
+    if not citations and not stories:
+        dropped["uncited"] += 1
+        return None
+    if not _language_ok(text, lang):
+        dropped["wrong_language"] += 1
+        return None
+    material = [by_id[c] for c in citations] + [
+        Article(e.id, "", e.lang, e.headline, e.summary) for e in (earlier[c] for c in stories)]
+    if not supported(text, material, lang):
+        dropped["unsupported"] += 1
+        return None
+    return Context(text, citations, tuple(stories), lang)
+
+
+def _contexts(value, limit: int, by_id: Mapping[str, Article], earlier: Mapping[str, EarlierStory],
+              lang: str | None, dropped: Counter) -> tuple[Context, ...]:
+    kept = [c for c in (_context(v, by_id, earlier, lang, dropped) for v in (value if isinstance(value, list) else ()))
+            if c is not None]
+    if len(kept) > limit:
+        dropped["over_limit"] += len(kept) - limit
+    return tuple(kept[:limit])
+
+
+def checked_briefing(reply: Mapping, articles: Sequence[Article], lang: str | None,
+                     earlier: Sequence[EarlierStory] = ()) -> Briefing:
     """The model's briefing (`reply`, parsed JSON) with every line that could not be checked
-    against the story's `articles` dropped and counted in `dropped`."""
+    against the story's `articles` (and, for background and what to watch, the `earlier` stories
+    of its event the model was given) dropped and counted in `dropped`."""
     dropped: Counter = Counter()
+    earlier_by_id = {e.id: e for e in earlier}
     by_id = {a.id: a for a in articles}
     if not isinstance(reply, Mapping):
         reply = {}
@@ -226,8 +275,10 @@ def checked_briefing(reply: Mapping, articles: Sequence[Article], lang: str | No
     return Briefing(
         category=category, summary=summary, points=tuple(points[:MAX_POINTS]), quotes=tuple(quotes[:MAX_QUOTES]),
         places=_names(reply.get("places"), articles, dropped), players=_names(reply.get("players"), articles, dropped),
-        perspectives=_perspectives(reply.get("perspectives"), by_id, lang, dropped), method="model",
-        dropped=dict(dropped))
+        perspectives=_perspectives(reply.get("perspectives"), by_id, lang, dropped),
+        background=_contexts(reply.get("background"), MAX_BACKGROUND, by_id, earlier_by_id, lang, dropped),
+        watch=_contexts(reply.get("watch"), MAX_WATCH, by_id, earlier_by_id, lang, dropped),
+        method="model", dropped=dict(dropped))
 
 
 def checked_extractive(briefing: Briefing, articles: Sequence[Article]) -> Briefing:

@@ -68,7 +68,8 @@ EXPANSION_SLACK = 80
 # The llm_calls task of a briefing's lines (apart from "translate", the headline and summary).
 BRIEFING_TASK = "briefing_translate"
 # Lists of a stored briefing whose lines a reader reads in his language, and their field prefix.
-BRIEFING_LISTS = (("points", "point"), ("perspectives", "perspective"))
+BRIEFING_LISTS = (("points", "point"), ("perspectives", "perspective"), ("background", "background"),
+                  ("watch", "watch"))
 
 SYSTEM_PROMPT = """You are a professional news translator.
 The user message is a JSON object with "source_language", "target_languages" and "fields" (name -> text).
@@ -260,8 +261,9 @@ def _text(line: Any) -> str:
 
 def briefing_fields(briefing: Mapping) -> dict[str, str]:
     """The lines of a stored briefing to translate, as fields: "summary", "point_<n>",
-    "perspective_<n>" (n: the line's 1-based place in its list, so a malformed line in between
-    does not shift the others). Quotes are never among them: they are verbatim."""
+    "perspective_<n>", "background_<n>", "watch_<n>" (n: the line's 1-based place in its list, so a
+    malformed line in between does not shift the others). Quotes are never among them: they are
+    verbatim; nor are players and places (names: `names_in`)."""
     fields: dict[str, str] = {}
     summary = _text(briefing.get("summary"))
     if summary.strip():

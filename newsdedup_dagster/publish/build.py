@@ -43,6 +43,7 @@ from .model import (
     feed_tag_uri,
     fingerprint,
     outlet_name,
+    safe_name,
     story_views,
 )
 from .render import (
@@ -214,10 +215,13 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
     # The icons before any page or feed that names them.
     for name in (ICON, FAVICON):
         atomic_write(out_dir / name, (STATIC_DIR / name).read_bytes())
+    timelines = {eid: [(sid, first) for sid, first, _ in members] for eid, members in event_members.items()}
     for lang in langs:
         labels = labels_for(lang)
+        # The stories with a page in this language once this hour is written: an earlier story is cited by it.
+        pages = shown | {sid for sid in extra_ids if (out_dir / lang / f"story/{safe_name(sid)}.html").exists()}
         views = story_views(hour.date(), lang, records + extra_records, by_id, articles,
-                            _briefings_in(lang, briefings, records))
+                            _briefings_in(lang, briefings, records), timelines, pages)
         view_of = {v.story_id: v for v in views}
         stored, stored_pages = {}, {}
         for sid, eid, pub, upd, fp, page_hash in conn.execute(db.load_sql("publish_entries_load"),

@@ -33,6 +33,7 @@ SITE_LABELS: dict[str, dict] = {
         "perspectives": "Perspectives", "players": "People and organisations", "places": "Places",
         "name_separator": ", ",
         "perspectives_note": "What one country's outlets stress and other countries' outlets leave out.",
+        "background_note": "Earlier stories of this event, as first reported.",
     },
     "fr": {
         "feed_title": "{site} : les sujets du moment", "feed_subtitle": "Sujets dédupliqués de nombreux médias, une entrée par sujet",
@@ -53,6 +54,7 @@ SITE_LABELS: dict[str, dict] = {
         "perspectives": "Points de vue", "players": "Personnes et organisations", "places": "Lieux",
         "name_separator": ", ",
         "perspectives_note": "Ce que les médias d'un pays mettent en avant et ceux des autres pays non.",
+        "background_note": "Sujets antérieurs de cet événement, tels que publiés.",
     },
     "de": {
         "feed_title": "{site}: Top-Meldungen", "feed_subtitle": "Deduplizierte Meldungen vieler Medien, ein Eintrag pro Meldung",
@@ -72,6 +74,7 @@ SITE_LABELS: dict[str, dict] = {
         "perspectives": "Sichtweisen", "players": "Personen und Organisationen", "places": "Orte",
         "name_separator": ", ",
         "perspectives_note": "Was die Medien eines Landes hervorheben und die der anderen Länder nicht.",
+        "background_note": "Frühere Meldungen zu diesem Ereignis, wie veröffentlicht.",
     },
     "es": {
         "feed_title": "{site}: noticias destacadas", "feed_subtitle": "Noticias deduplicadas de muchos medios, una entrada por noticia",
@@ -92,6 +95,7 @@ SITE_LABELS: dict[str, dict] = {
         "perspectives": "Enfoques", "players": "Personas y organizaciones", "places": "Lugares",
         "name_separator": ", ",
         "perspectives_note": "Lo que destacan los medios de un país y no los de los demás.",
+        "background_note": "Noticias anteriores de este acontecimiento, tal como se publicaron.",
     },
     "pt": {
         "feed_title": "{site}: principais notícias", "feed_subtitle": "Notícias sem duplicados de muitos veículos, uma entrada por notícia",
@@ -112,6 +116,7 @@ SITE_LABELS: dict[str, dict] = {
         "perspectives": "Perspectivas", "players": "Pessoas e organizações", "places": "Lugares",
         "name_separator": ", ",
         "perspectives_note": "O que os veículos de um país destacam e os dos outros países não.",
+        "background_note": "Notícias anteriores deste acontecimento, tal como foram publicadas.",
     },
     "ru": {
         "feed_title": "{site}: главные новости", "feed_subtitle": "Новости многих изданий без повторов, одна запись на сюжет",
@@ -132,6 +137,7 @@ SITE_LABELS: dict[str, dict] = {
         "perspectives": "Разные акценты", "players": "Люди и организации", "places": "Места",
         "name_separator": ", ",
         "perspectives_note": "Что подчёркивают издания одной страны, но не издания других стран.",
+        "background_note": "Более ранние сюжеты этого события в том виде, в каком они вышли.",
     },
     "ar": {
         "feed_title": "{site}: أهم الأخبار", "feed_subtitle": "أخبار من وسائل إعلام كثيرة دون تكرار، مدخل واحد لكل خبر",
@@ -154,6 +160,7 @@ SITE_LABELS: dict[str, dict] = {
         "perspectives": "زوايا التناول", "players": "أشخاص ومنظمات", "places": "أماكن",
         "name_separator": "، ",
         "perspectives_note": "ما تبرزه وسائل إعلام بلد واحد ولا تبرزه وسائل إعلام البلدان الأخرى.",
+        "background_note": "أخبار سابقة عن هذا الحدث كما نُشرت.",
     },
     "hi": {
         "feed_title": "{site}: प्रमुख खबरें", "feed_subtitle": "अनेक समाचार माध्यमों की खबरें बिना दोहराव के, हर खबर की एक प्रविष्टि",
@@ -173,6 +180,7 @@ SITE_LABELS: dict[str, dict] = {
         "perspectives": "दृष्टिकोण", "players": "व्यक्ति और संगठन", "places": "स्थान",
         "name_separator": ", ",
         "perspectives_note": "किसी एक देश के समाचार माध्यम जिन बातों पर ज़ोर देते हैं, पर दूसरे देशों के माध्यम नहीं।",
+        "background_note": "इस घटना की पिछली खबरें, जैसी प्रकाशित हुईं।",
     },
     "zh": {
         "feed_title": "{site}：要闻", "feed_subtitle": "来自众多媒体的去重新闻，每条新闻一个条目",
@@ -190,6 +198,7 @@ SITE_LABELS: dict[str, dict] = {
         "perspectives": "不同视角", "players": "人物与机构", "places": "地点",
         "name_separator": "、",
         "perspectives_note": "某一国家的媒体所强调、而其他国家媒体未提及的内容。",
+        "background_note": "此事件此前的报道，按发布时的内容。",
     },
     "ja": {
         "feed_title": "{site}：主要ニュース", "feed_subtitle": "多数の媒体から重複を除いたニュース、1件につき1エントリ",
@@ -207,6 +216,7 @@ SITE_LABELS: dict[str, dict] = {
         "perspectives": "報道の視点", "players": "人物・組織", "places": "場所",
         "name_separator": "、",
         "perspectives_note": "ある国の報道機関が強調し、他国の報道機関は伝えていない点。",
+        "background_note": "この出来事に関する以前のニュース（公開時のまま）。",
     },
     "ko": {
         "feed_title": "{site}: 주요 뉴스", "feed_subtitle": "여러 언론사의 뉴스를 중복 없이, 뉴스마다 항목 하나",
@@ -224,6 +234,7 @@ SITE_LABELS: dict[str, dict] = {
         "perspectives": "보도 관점", "players": "인물 및 기관", "places": "장소",
         "name_separator": ", ",
         "perspectives_note": "한 나라의 언론이 강조하고 다른 나라 언론은 다루지 않은 내용.",
+        "background_note": "이 사건에 관한 이전 뉴스(게시된 그대로).",
     },
 }
 

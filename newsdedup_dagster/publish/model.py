@@ -17,7 +17,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..briefings.taxonomy import CATEGORIES
@@ -25,7 +25,8 @@ from ..digest.labels import locale_of
 from ..digest.render import DigestEvent, StoryRecord, build_view, clean_line, outlet_name, safe_url
 from .topics import story_topic
 
-__all__ = ["FeedCandidate", "SourceArticle", "StoryView", "EventView", "EntryStamp", "story_views", "fingerprint", "decide_stamp",
+__all__ = ["FeedCandidate", "SourceArticle", "StoryLink",
+           "StoryView", "EventView", "EntryStamp", "story_views", "fingerprint", "decide_stamp",
            "entry_tag_uri", "feed_tag_uri", "category_feed_tag_uri", "category_page", "safe_name", "valid_lang_tag",
            "publisher_host", "outlet_name", "uri_text"]
 
@@ -120,12 +121,24 @@ class SourceArticle:
 
 
 @dataclass(frozen=True)
+class StoryLink:
+    """An earlier story of the same event, cited by its page (its permanent link)."""
+
+    story_id: str
+    headline: str               # in the reader's language where translated, like its own page's
+    headline_lang: str | None
+    first_published_at: datetime
+    page: str                   # story/<id>.html under the language directory
+
+
+@dataclass(frozen=True)
 class BriefingLine:
     text: str
     lang: str | None
     refs: tuple[int, ...]       # 1-based numbers of the story's sources the line cites
     speaker: str = ""           # quotes only
     role: str = ""
+    stories: tuple[StoryLink, ...] = ()   # background and what to watch: the earlier stories cited
 
 
 @dataclass(frozen=True)
@@ -140,6 +153,11 @@ class BriefingView:
     places: tuple[str, ...] = ()
     names_lang: str | None = None   # the briefing's language, which its players and places are written in
     summary: BriefingLine | None = None   # in the reader's language where translated, like the points
+    background: tuple[BriefingLine, ...] = ()
+    watch: tuple[BriefingLine, ...] = ()
+    # The background is the event's earlier stories themselves (no line of the briefing gave one):
+    # each line's text is empty and its one story is what it shows.
+    background_listed: bool = False
 
     @staticmethod
     def country_name(code: str, lang: str) -> str:
@@ -206,12 +224,20 @@ def _event_view(e: DigestEvent | None) -> EventView | None:
                      e.days, f"event/{safe_name(e.event_id)}.html")
 
 
-def briefing_view(stored: StoredBriefing | None, sources: list[SourceArticle]) -> BriefingView | None:
+# Earlier stories an offline background lists (the latest, oldest first).
+BACKGROUND_STORIES = 3
+
+
+def briefing_view(stored: StoredBriefing | None, sources: list[SourceArticle],
+                  earlier: dict[str, StoryLink] | None = None) -> BriefingView | None:
     """The briefing as a page shows it: each line's citations as the numbers of the story's source
     lines (by outlet); a line none of whose citations is a shown source is left out. Its players and
-    places, at most 5 each (a short line)."""
+    places, at most 5 each (a short line). `earlier`: the earlier stories of the story's event that
+    have a page, by id, oldest first: what background and what-to-watch lines may cite besides the
+    sources; when the briefing has no background line left, the background lists the latest of them."""
     if stored is None:
         return None
+    earlier = earlier or {}
     number = {}
     for n, source in enumerate(sources, 1):
         number.setdefault(source.outlet, n)
@@ -254,19 +280,64 @@ def briefing_view(stored: StoredBriefing | None, sources: list[SourceArticle]) -
         shown = [clean_line(n) for n in stored.briefing.get(key) or () if isinstance(n, str)]
         return tuple(dict.fromkeys(n for n in shown if n))[:5]
 
+    def context(value) -> BriefingLine | None:
+        """A background or what-to-watch line: its sources and the earlier stories it cites (one of them at least)."""
+        if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+            return None
+        cited = refs(value.get("citations"))
+        stories = tuple(earlier[str(i)] for i in dict.fromkeys(value.get("stories") or ()) if str(i) in earlier)
+        text = clean_line(value["text"])
+        return BriefingLine(text, valid_lang_tag(value.get("lang")), cited, stories=stories) \
+            if text and (cited or stories) else None
+
+    background = [c for c in map(context, stored.briefing.get("background") or ()) if c is not None]
+    watch = [c for c in map(context, stored.briefing.get("watch") or ()) if c is not None]
+    listed = not background and bool(earlier)
+    if listed:
+        background = [BriefingLine("", link.headline_lang, (), stories=(link,))
+                      for link in list(earlier.values())[-BACKGROUND_STORIES:]]
+
     first = stored.briefing.get("summary") or {}
     names_lang = next((valid_lang_tag(x.get("lang")) for x in (first, *(stored.briefing.get("points") or ()))
                        if isinstance(x, dict) and x.get("lang")), None)
     return BriefingView(stored.category, stored.method, tuple(points), tuple(quotes), tuple(perspectives),
-                        names("players"), names("places"), names_lang, summary)
+                        names("players"), names("places"), names_lang, summary, tuple(background), tuple(watch),
+                        listed)
+
+
+def earlier_links(records: list[StoryRecord], shown: list, candidates: dict[str, FeedCandidate],
+                  events: dict[str, list[tuple[str, datetime]]], pages: set[str]) -> dict[str, dict[str, StoryLink]]:
+    """Per story, the stories of its event first reported on an earlier UTC day that have a page (in
+    `pages`), oldest first, each with its headline as `shown` (build_view's stories, aligned with
+    `records`) gives it."""
+    headline = {r.story_id: (x.headline, valid_lang_tag(x.headline_lang)) for r, x in zip(records, shown)}
+    out: dict[str, dict[str, StoryLink]] = {}
+    for record in records:
+        if record.event is None:
+            continue
+        cand = candidates.get(record.story_id)
+        first_day = (cand.first_published_at if cand else record.first_published_at).astimezone(UTC).date()
+        links = {}
+        for sid, first in events.get(record.event.event_id, ()):
+            if sid != record.story_id and sid in pages and sid in headline and first.astimezone(UTC).date() < first_day:
+                links[sid] = StoryLink(sid, headline[sid][0], headline[sid][1], first.astimezone(UTC),
+                                       f"story/{safe_name(sid)}.html")
+        if links:
+            out[record.story_id] = links
+    return out
 
 
 def story_views(day: date, lang: str, records: list[StoryRecord], candidates: dict[str, FeedCandidate],
                 articles: dict[str, list[SourceArticle]] | None = None,
-                briefings: dict[str, StoredBriefing] | None = None) -> list[StoryView]:
+                briefings: dict[str, StoredBriefing] | None = None,
+                events: dict[str, list[tuple[str, datetime]]] | None = None,
+                pages: set[str] | None = None) -> list[StoryView]:
     """One view per record (in the records' order) for the feed in `lang`. `articles` (story id ->
-    its sources with their articles' titles) replaces the record's plain source links."""
+    its sources with their articles' titles) replaces the record's plain source links. `events`
+    (event id -> its stories with their first report) and `pages` (the stories with a page in
+    `lang`) give a briefing the earlier stories its background cites or lists."""
     view = build_view(day, lang, records)
+    earlier = earlier_links(records, view.stories, candidates, events or {}, pages or set())
     out: list[StoryView] = []
     for record, shown in zip(records, view.stories):
         cand = candidates.get(record.story_id)
@@ -290,7 +361,7 @@ def story_views(day: date, lang: str, records: list[StoryRecord], candidates: di
             latest_published_at=cand.latest_published_at if cand else record.first_published_at,
             event=_event_view(shown.event), page=f"story/{safe_name(record.story_id)}.html",
             topic=story_topic(record.headline, record.summary, record.original_title),
-            briefing=briefing_view((briefings or {}).get(record.story_id), sources),
+            briefing=briefing_view((briefings or {}).get(record.story_id), sources, earlier.get(record.story_id)),
             category=_category((briefings or {}).get(record.story_id)),
         ))
     return out

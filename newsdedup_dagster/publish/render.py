@@ -244,7 +244,7 @@ def _entry_content(meta: FeedMeta, story: StoryView) -> str:
     event_url = meta.url(story.event.page) if story.event else ""
     category_url = meta.url(story.category_page) if story.category_page else ""
     return _env().get_template("entry_content.html.j2").render(
-        s=story, L=meta.labels, lang=meta.lang, story_url=meta.url(story.page), event_url=event_url,
+        s=story, L=meta.labels, lang=meta.lang, story_url=meta.url(story.page), event_url=event_url, url=meta.url,
         category_url=category_url, **_helpers(meta.lang, meta.labels)).strip()
 
 
