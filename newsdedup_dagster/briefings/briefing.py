@@ -89,6 +89,8 @@ class Briefing:
     watch: tuple[Context, ...] = ()       # what comes next, as an article states it (a model's only)
     method: str = "extractive"          # extractive (offline) | model
     dropped: dict[str, int] = field(default_factory=dict)   # lines not published, by reason
+    # each player and place -> the ids of the story's articles that name it (set by the checks)
+    named: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         def point(p: Point | None):
@@ -103,4 +105,5 @@ class Briefing:
             "background": [c.as_dict() for c in self.background], "watch": [c.as_dict() for c in self.watch],
             "method": self.method,
             "dropped": dict(self.dropped),
+            "named": {name: list(ids) for name, ids in self.named.items()},
         }

@@ -16,6 +16,9 @@ sentence (centrality among its own outlets' articles) that no other article has 
 close to, and that is not a key point, is that country's perspective, citing its articles that hold
 it; published only when two countries or more have one.
 
+Key players: the people and organisations named in at least two articles (`players`: by letter
+case, Latin and Cyrillic text only); places: the gazetteer's, as the articles write them.
+
 Quotations: quoted speech with a speaker the sentence names (a capitalised name and a verb of
 saying, per language; Japanese 「…」と述べた, Chinese 表示：“…”, Korean "…"라고 말했다). A quote
 without a speaker is not used.
@@ -34,6 +37,7 @@ from ..clustering.words import fold
 from ..embeddings.text import sentence_ends
 from .briefing import Article, Briefing, Perspective, Point, Quote
 from .categories import offline_category
+from .players import key_players
 
 MAX_POINTS = 5
 MIN_POINTS = 3
@@ -252,9 +256,10 @@ def extractive_briefing(articles: Sequence[Article], pivot: str = "en") -> Brief
             places[name] += 1
             written.setdefault(name, _as_written(name, text))
     points = points[:MAX_POINTS]
+    players = [name for name, _ in key_players(articles, lang)]
     return Briefing(
         category=offline_category([a.title for a in articles], [a.text[:2000] for a in articles]),
         summary=summary, points=tuple(points), quotes=tuple(quotes),
-        places=tuple(dict.fromkeys(written[name] for name, _ in places.most_common(5))),
+        places=tuple(dict.fromkeys(written[name] for name, _ in places.most_common(5))), players=tuple(players),
         perspectives=tuple(perspectives(articles, lang, [p for p in (summary, *points) if p is not None])),
         method="extractive")

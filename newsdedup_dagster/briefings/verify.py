@@ -12,7 +12,8 @@ cites before it is published, and what cannot be checked is dropped and counted 
   wrong_language     a line whose language is not the briefing's (where the text is long enough to tell)
   quote_not_found    a quote whose text is not in the article it names
   speaker_not_found  a quote whose speaker the article does not name
-  not_in_articles    a player or place no article of the story names
+  not_in_articles    a player or place no article of the story names (those kept are traced: the
+                     articles naming each are stored with the briefing, `named`)
   not_a_perspective  a perspective (checked like a point first) whose cited articles are not all from
                      outlets of one known country, whose country an earlier perspective has, or the
                      only one left (a perspective is a difference: it needs another to differ from)
@@ -164,22 +165,27 @@ def normalise_marks(text: str) -> str:
     return _QUOTE_MARKS.sub("", text).strip()
 
 
-def _names(value, articles: Sequence[Article], dropped: Counter) -> tuple[str, ...]:
+def _names(value, articles: Sequence[Article], dropped: Counter, named: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The players or places the articles name; each one's articles into `named` (its trace)."""
     if not isinstance(value, list):
         return ()
     kept: list[str] = []
-    texts = [f"{a.title}\n{a.text}" for a in articles]
+    texts = [(a.id, f"{a.title}\n{a.text}") for a in articles]
     for item in value:
         name = _line(item, dropped)
         if name is None:
             continue
         name = name[:MAX_NAME_CHARS]
-        if not any(named_in(name, text) for text in texts):
+        cited = tuple(dict.fromkeys(i for i, text in texts if named_in(name, text)))
+        if not cited:
             dropped["not_in_articles"] += 1
         elif name not in kept:
             kept.append(name)
+            named[name] = cited
     if len(kept) > MAX_NAMES:
         dropped["over_limit"] += len(kept) - MAX_NAMES
+        for name in kept[MAX_NAMES:]:
+            named.pop(name, None)
     return tuple(kept[:MAX_NAMES])
 
 
@@ -272,13 +278,15 @@ def checked_briefing(reply: Mapping, articles: Sequence[Article], lang: str | No
               if q is not None]
     if len(quotes) > MAX_QUOTES:
         dropped["over_limit"] += len(quotes) - MAX_QUOTES
+    named: dict[str, tuple[str, ...]] = {}
     return Briefing(
         category=category, summary=summary, points=tuple(points[:MAX_POINTS]), quotes=tuple(quotes[:MAX_QUOTES]),
-        places=_names(reply.get("places"), articles, dropped), players=_names(reply.get("players"), articles, dropped),
+        places=_names(reply.get("places"), articles, dropped, named),
+        players=_names(reply.get("players"), articles, dropped, named),
         perspectives=_perspectives(reply.get("perspectives"), by_id, lang, dropped),
         background=_contexts(reply.get("background"), MAX_BACKGROUND, by_id, earlier_by_id, lang, dropped),
         watch=_contexts(reply.get("watch"), MAX_WATCH, by_id, earlier_by_id, lang, dropped),
-        method="model", dropped=dict(dropped))
+        method="model", dropped=dict(dropped), named=named)
 
 
 def checked_extractive(briefing: Briefing, articles: Sequence[Article]) -> Briefing:
@@ -287,5 +295,6 @@ def checked_extractive(briefing: Briefing, articles: Sequence[Article]) -> Brief
     reply = briefing.as_dict()
     checked = checked_briefing(reply, articles, briefing.summary.lang if briefing.summary else None)
     return Briefing(category=briefing.category, summary=checked.summary, points=checked.points,
-                    quotes=checked.quotes, places=briefing.places, players=briefing.players,
-                    perspectives=checked.perspectives, method=briefing.method, dropped=checked.dropped)
+                    quotes=checked.quotes, places=checked.places, players=checked.players,
+                    perspectives=checked.perspectives, method=briefing.method, dropped=checked.dropped,
+                    named=checked.named)

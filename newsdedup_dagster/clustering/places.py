@@ -293,3 +293,37 @@ def apart(a: frozenset[str], b: frozenset[str]) -> bool:
 def countries_in(text: str, lang: str | None = None) -> frozenset[str]:
     """The countries the places of this text may be in (the union over its places)."""
     return frozenset().union(*places_in(text, lang).values())
+
+
+@functools.lru_cache(maxsize=1)
+def _country_names() -> dict[str, str]:
+    """Every CLDR name of a country, in every locale Babel bundles, folded (cased scripts) or as
+    written -> its ISO code; a name two countries share is left out."""
+    codes: dict[str, set[str]] = {}
+    data = resources.files("babel").joinpath("locale-data")
+    for ident in locale_identifiers():
+        parts = ident.split("_")
+        if len(parts) > 2 or (len(parts) == 2 and len(parts[1]) != 4):
+            continue
+        try:
+            with data.joinpath(f"{ident}.dat").open("rb") as fh:
+                territories = pickle.load(fh).get("territories", {})
+        except Exception:  # a locale Babel lists but cannot read, as in gazetteer()
+            continue
+        for code, name in territories.items():
+            if len(code) == 2 and code.isalpha() and code not in ("EU", "EZ", "UN", "ZZ", "XA", "XB", "XK"):
+                codes.setdefault(_name_key(name), set()).add(code)
+    for name, code in _SHORT_FORMS.items():
+        codes.setdefault(_name_key(name), set()).add(code)
+    return {key: next(iter(found)) for key, found in codes.items() if len(found) == 1}
+
+
+def _name_key(name: str) -> str:
+    name = unicodedata.normalize("NFC", name.strip())
+    return fold(name) if _cased(name) else name
+
+
+def country_of_name(name: str) -> str | None:
+    """The ISO 3166-1 code of the country `name` is a CLDR name of (in any language: "Allemagne",
+    "ドイツ", "Deutschland" -> "DE"), None for anything else (a city, a region, an ambiguous name)."""
+    return _country_names().get(_name_key(name or ""))

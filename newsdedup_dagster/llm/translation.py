@@ -286,6 +286,10 @@ def translated_briefing(briefing: Mapping, lines: Mapping | None, lang: str) -> 
         return out
     if not all(isinstance(text, str) and text for text in lines.values()):
         return out
+    # The players and places stay as the articles write them: their language is the briefing's own.
+    out.setdefault("names_lang", next((line.get("lang") for line in (briefing.get("summary"), *(
+        briefing.get("points") if isinstance(briefing.get("points"), list) else ())) if isinstance(line, Mapping)
+        and line.get("lang")), None))
     if "summary" in lines:
         out["summary"] = {**briefing["summary"], "text": lines["summary"], "lang": lang}
     for key, prefix in BRIEFING_LISTS:

@@ -21,6 +21,7 @@ from datetime import UTC, date, datetime, timedelta
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..briefings.taxonomy import CATEGORIES
+from ..clustering.places import country_of_name
 from ..digest.labels import locale_of
 from ..digest.render import DigestEvent, StoryRecord, build_view, clean_line, outlet_name, safe_url
 from .topics import story_topic
@@ -142,6 +143,16 @@ class BriefingLine:
 
 
 @dataclass(frozen=True)
+class NameView:
+    """A player or place as a page shows it: as the articles write it, or a country's name in the
+    page's language (CLDR), with the numbers of the sources that name it."""
+
+    text: str
+    lang: str | None
+    refs: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class BriefingView:
     category: str               # a briefings.taxonomy category
     method: str                 # extractive | model
@@ -149,8 +160,8 @@ class BriefingView:
     quotes: tuple[BriefingLine, ...]
     # (country code, line): two or more of different countries, or none (a single one is no difference)
     perspectives: tuple[tuple[str, BriefingLine], ...] = ()
-    players: tuple[str, ...] = ()
-    places: tuple[str, ...] = ()
+    players: tuple[NameView, ...] = ()
+    places: tuple[NameView, ...] = ()
     names_lang: str | None = None   # the briefing's language, which its players and places are written in
     summary: BriefingLine | None = None   # in the reader's language where translated, like the points
     background: tuple[BriefingLine, ...] = ()
@@ -229,12 +240,13 @@ BACKGROUND_STORIES = 3
 
 
 def briefing_view(stored: StoredBriefing | None, sources: list[SourceArticle],
-                  earlier: dict[str, StoryLink] | None = None) -> BriefingView | None:
+                  earlier: dict[str, StoryLink] | None = None, lang: str | None = None) -> BriefingView | None:
     """The briefing as a page shows it: each line's citations as the numbers of the story's source
     lines (by outlet); a line none of whose citations is a shown source is left out. Its players and
     places, at most 5 each (a short line). `earlier`: the earlier stories of the story's event that
     have a page, by id, oldest first: what background and what-to-watch lines may cite besides the
-    sources; when the briefing has no background line left, the background lists the latest of them."""
+    sources; when the briefing has no background line left, the background lists the latest of them.
+    A place that is a country is named in the page's language `lang`; other names as written."""
     if stored is None:
         return None
     earlier = earlier or {}
@@ -276,9 +288,25 @@ def briefing_view(stored: StoredBriefing | None, sources: list[SourceArticle],
     if summary is None and not points and not quotes and not perspectives:
         return None
 
-    def names(key: str) -> tuple[str, ...]:
-        shown = [clean_line(n) for n in stored.briefing.get(key) or () if isinstance(n, str)]
-        return tuple(dict.fromkeys(n for n in shown if n))[:5]
+    first = stored.briefing.get("summary") or {}
+    # The language the names are written in: the briefing's own (a translation keeps it as names_lang).
+    names_lang = valid_lang_tag(stored.briefing.get("names_lang")) or next(
+        (valid_lang_tag(x.get("lang")) for x in (first, *(stored.briefing.get("points") or ()))
+         if isinstance(x, dict) and x.get("lang")), None)
+    named = stored.briefing.get("named") if isinstance(stored.briefing.get("named"), dict) else {}
+
+    def names(key: str) -> tuple[NameView, ...]:
+        out: dict[str, NameView] = {}
+        for raw in stored.briefing.get(key) or ():
+            name = clean_line(raw) if isinstance(raw, str) else ""
+            if not name:
+                continue
+            view = NameView(name, names_lang, refs(named.get(raw) or ()))
+            code = country_of_name(name) if key == "places" and lang else None
+            if code:
+                view = NameView(clean_line(BriefingView.country_name(code, lang)), lang, view.refs)
+            out.setdefault(view.text, view)
+        return tuple(out.values())[:5]
 
     def context(value) -> BriefingLine | None:
         """A background or what-to-watch line: its sources and the earlier stories it cites (one of them at least)."""
@@ -297,9 +325,6 @@ def briefing_view(stored: StoredBriefing | None, sources: list[SourceArticle],
         background = [BriefingLine("", link.headline_lang, (), stories=(link,))
                       for link in list(earlier.values())[-BACKGROUND_STORIES:]]
 
-    first = stored.briefing.get("summary") or {}
-    names_lang = next((valid_lang_tag(x.get("lang")) for x in (first, *(stored.briefing.get("points") or ()))
-                       if isinstance(x, dict) and x.get("lang")), None)
     return BriefingView(stored.category, stored.method, tuple(points), tuple(quotes), tuple(perspectives),
                         names("players"), names("places"), names_lang, summary, tuple(background), tuple(watch),
                         listed)
@@ -361,7 +386,8 @@ def story_views(day: date, lang: str, records: list[StoryRecord], candidates: di
             latest_published_at=cand.latest_published_at if cand else record.first_published_at,
             event=_event_view(shown.event), page=f"story/{safe_name(record.story_id)}.html",
             topic=story_topic(record.headline, record.summary, record.original_title),
-            briefing=briefing_view((briefings or {}).get(record.story_id), sources, earlier.get(record.story_id)),
+            briefing=briefing_view((briefings or {}).get(record.story_id), sources, earlier.get(record.story_id),
+                                   lang),
             category=_category((briefings or {}).get(record.story_id)),
         ))
     return out
