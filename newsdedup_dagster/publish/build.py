@@ -14,6 +14,8 @@ Layout of the output directory:
     <lang>/event/<event id>.html   one page per event with its narrative and stories
     <lang>/category/<category>/    index.html, atom.xml, feed.json: the feed's stories of one briefing
                                    category (kept when the category leaves the feed)
+    <lang>/archive/<YYYY-MM-DD>.html  every UTC day's front page, with the days around it and its
+                                   month's calendar; archive/index.html: every month (publish/archive.py)
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..briefings.taxonomy import CATEGORIES, category_name
 from ..digest.build import load_records
 from ..digest.render import StoryRecord
 from ..digest.select import Selected
+from .archive import update_archive
 from .labels import labels_for, text_direction
 from .model import (
     EventView,
@@ -82,6 +85,7 @@ class LanguageOutput:
     story_pages: int = 0
     event_pages: int = 0
     categories: list[str] = field(default_factory=list)   # those with a page and feeds written this hour
+    archive_pages: int = 0                                 # archived days' pages written this hour
     files_changed: int = 0
 
 
@@ -294,8 +298,12 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
             changed += atomic_write(cat_dir / "index.html",
                                     render_category(meta, cat_meta, cat, cat_views, langs, lang_out.categories))
             category_feeds.append((cat_dir, cat_meta, cat_views))
+        archive = update_archive(conn, out_dir, meta, hour.date(), day_views, langs)
+        changed += archive.files_changed
+        lang_out.archive_pages = archive.pages_written
         changed += atomic_write(lang_out.index_path,
-                                render_index(meta, hour.date(), day_views, langs, lang_out.categories))
+                                render_index(meta, hour.date(), day_views, langs, lang_out.categories,
+                                             archive.front_page_links()))
         for cat_dir, cat_meta, cat_views in category_feeds:
             changed += atomic_write(cat_dir / "atom.xml", build_atom(cat_meta, cat_views))
             changed += atomic_write(cat_dir / "feed.json", build_json_feed(cat_meta, cat_views))
