@@ -131,6 +131,7 @@ def _helpers(lang: str, labels: dict) -> dict:
         "iso": rfc3339,
         "langlist": lambda codes: format_list([langname(c) for c in codes], locale=locale_of(lang)) if codes else "",
         "category_name": lambda category: category_name(category, lang),
+        "country_name": lambda code: locale_of(lang).territories.get(code, code),
     }
 
 
@@ -149,15 +150,18 @@ def _switch(langs: list[str], root: str, page: str) -> list[tuple[str, str]]:
 
 # ------------------------------------------------------------------------------ HTML pages
 def render_index(meta: FeedMeta, day: date, stories: list[StoryView], langs: list[str] | None = None,
-                 categories: list[str] | None = None, archive: tuple[str, str | None] | None = None) -> str:
+                 categories: list[str] | None = None, archive: tuple[str, str | None] | None = None,
+                 countries: list[str] | None = None) -> str:
     """`langs`: every published language (the language switcher); `categories`: those with a
     page to link (taxonomy order); `archive`: (the archive's index, the archived day before or
-    None) under the language directory, once the archive is written."""
+    None) under the language directory, once the archive is written; `countries`: the country
+    codes with a page to link (publish/countries.py)."""
     shown_day = long_date(meta.lang, day)
     title = f"{_fmt(meta.labels['today'], date=shown_day)} · {meta.site_title}"
     return _page("index.html.j2", meta, meta.lang, meta.dir, meta.labels, "../", title, meta.site_title,
                  meta.updated, _switch(langs or [meta.lang], "../", "index.html"), day=shown_day, stories=stories,
-                 categories=categories or [], here="", current_category=None, archive=archive)
+                 categories=categories or [], here="", current_category=None, archive=archive,
+                 countries=countries or [])
 
 
 def render_category(meta: FeedMeta, category_meta: FeedMeta, category: str, stories: list[StoryView],
