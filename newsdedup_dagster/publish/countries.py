@@ -33,7 +33,7 @@ def load_story_countries(conn: psycopg.Connection, story_ids: list[str]) -> dict
     out: dict[str, list[str]] = {}
     if story_ids:
         known = locale_of("en").territories
-        for sid, country in conn.execute(db.load_sql("publish_story_countries"), {"story_ids": story_ids}):
+        for sid, country in conn.execute(db.load_sql("story_outlet_countries"), {"story_ids": story_ids}):
             if _ALPHA2.match(country) and not _NOT_A_COUNTRY.match(country) and country in known:
                 out.setdefault(sid, []).append(country)
     return {sid: tuple(codes) for sid, codes in out.items()}
