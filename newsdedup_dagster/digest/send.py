@@ -81,7 +81,7 @@ from .settings import SmtpSettings
 log = logging.getLogger(__name__)
 
 __all__ = ["MailerConfigError", "OutboxRefused", "DeliveryReport", "build_message",
-           "deliver_day", "message_id_for", "seed_deliveries", "valid_email", "unsubscribe_link"]
+           "days_due", "deliver_day", "message_id_for", "seed_deliveries", "valid_email", "unsubscribe_link"]
 
 # Advisory-lock key space of delivery claims (pg_advisory_lock(LOCK_SPACE, token)); any constant
 # no other part of the project uses.
@@ -540,6 +540,16 @@ def seed_deliveries(conn: psycopg.Connection, day: date, fallback_lang: str) -> 
     created = conn.execute(db.load_sql("digest_deliveries_seed"), {"day": day, **columns}).rowcount
     conn.commit()
     return created
+
+
+def days_due(conn: psycopg.Connection, now: datetime | None = None) -> list[tuple[date, datetime]]:
+    """(day, latest due time) of the days with deliveries whose local delivery time has come and
+    that no run has sent yet (default `now`: the database server's clock)."""
+    if now is None:
+        now = conn.execute(db.load_sql("server_clock")).fetchone()[0]
+    rows = [(day, latest) for day, latest in conn.execute(db.load_sql("digest_days_due"), {"now": now})]
+    conn.commit()
+    return rows
 
 
 def day_end(day: date) -> datetime:
