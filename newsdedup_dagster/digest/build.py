@@ -12,6 +12,7 @@ and as files under the outbox directory. No Dagster imports.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -23,9 +24,20 @@ from ..llm.settings import LLMSettings
 from ..llm.translation import translated_briefing
 from ..publish.write import atomic_write, private_dirs
 from .editions import Edition, read_as_is
-from .render import EventRecord, RenderedDigest, SourceLink, StoryBriefing, StoryRecord, build_view, outlet_name, render
+from .render import (
+    DigestView,
+    EventRecord,
+    RenderedDigest,
+    SourceLink,
+    StoryBriefing,
+    StoryRecord,
+    build_view,
+    outlet_name,
+    render,
+)
 from .select import DigestCandidate, Selected, select_stories
 from .settings import DigestSettings
+from .updates import StoryNews, mark_updates
 
 __all__ = ["DigestFiles", "DayDigest", "digest_langs", "load_candidates", "load_editions", "load_records", "render_day",
            "digest_html_path", "parse_day"]
@@ -167,7 +179,8 @@ def render_day(
     records = load_records(conn, selected)
     result = DayDigest(day, selected, len(candidates))
     for lang in langs:
-        rendered = render(build_view(day, lang, records))
+        rendered = render(_as_updates(conn, day, lang, "", build_view(day, lang, records),
+                                      lambda more, lang=lang: build_view(day, lang, more)))
         html_path = digest_html_path(day, lang, outbox_dir)
         text_path = html_path.with_suffix(".txt")
         _write(html_path, rendered.html, outbox_dir)
@@ -189,6 +202,25 @@ def render_day(
     return result
 
 
+def _as_updates(conn: psycopg.Connection, day: date, lang: str, edition: str, view: DigestView,
+                make_view: Callable[[list[StoryRecord]], DigestView]) -> DigestView:
+    """`view` followed by the stories the previous day's same edition carried that gained articles
+    since that day ended, marked as updates (digest/updates.py); `make_view` builds their view the
+    way `view` was built."""
+    row = conn.execute(db.load_sql("digest_previous_edition"),
+                       {"day": day - timedelta(days=1), "lang": lang, "edition": edition}).fetchone()
+    conn.commit()
+    if row is None:
+        return view
+    previous, previous_events = list(row[0] or ()), set(row[1] or ())
+    news = {sid: StoryNews(int(articles), tuple(outlet_name(*outlet) for outlet in outlets or ()), int(event_stories))
+            for sid, articles, outlets, event_stories in conn.execute(
+                db.load_sql("digest_story_news"), {"story_ids": previous, "since": _day_bounds(day)[0]})}
+    grown = [sid for sid in previous if news.get(sid, StoryNews()).anything]
+    updates = make_view(load_records(conn, [Selected(n, sid, None, None, 0.0) for n, sid in enumerate(grown, 1)]))
+    return mark_updates(view, updates, news, previous_events)
+
+
 def _story_choices(conn: psycopg.Connection, story_ids: list[str]) -> dict[str, tuple[str | None, tuple[str, ...]]]:
     """story id -> (its briefing category or None, its outlets' countries): what editions filter on."""
     if not story_ids:
@@ -207,7 +239,10 @@ def _render_edition(conn: psycopg.Connection, day: date, edition: Edition, candi
     articles in the reader's other languages shown as they are (editions.read_as_is)."""
     wanted = [c for c in candidates if edition.wants(*choices.get(c.story_id, (None, ())))]
     records = load_records(conn, select_stories(wanted, settings))
-    view = read_as_is(build_view(day, edition.lang, records), records, edition)
+    def make_view(stories: list[StoryRecord]) -> DigestView:
+        return read_as_is(build_view(day, edition.lang, stories), stories, edition)
+
+    view = _as_updates(conn, day, edition.lang, edition.key, make_view(records), make_view)
     rendered = render(view)
     html_path = digest_html_path(day, edition.lang, outbox_dir, edition)
     text_path = html_path.with_suffix(".txt")

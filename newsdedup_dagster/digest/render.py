@@ -151,6 +151,7 @@ class DigestStory:
     category: str = ""              # the briefing's category, named in the digest's language
     points: tuple[DigestPoint, ...] = ()
     extractive: bool = False        # the points are the articles' own sentences (no model)
+    since: str = ""                 # what is new since the reader's previous edition carried it (digest/updates.py)
 
 
 @dataclass
