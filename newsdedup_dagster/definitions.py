@@ -110,7 +110,7 @@ defs = Definitions(
     asset_checks=CHECKS,
     jobs=[hourly_job, daily_job, *retention.JOBS],
     schedules=[hourly_schedule, *retention.SCHEDULES],
-    sensors=[automation_sensor, *SENSORS],
+    sensors=[automation_sensor, *digest.SENSORS, *SENSORS],
     resources={**deployment_resources(), "io_manager": filesystem_io_manager},
     loggers={"console": console},
     # An hour's steps run one after another against Postgres: one process per run instead of one

@@ -22,6 +22,8 @@ What goes, by age against `now` (each an UPDATE/DELETE in sql/queries/prune_*.sq
   (which embeds its items again: CPU offline, API cost with the openai provider).
 - embedding cache entries no item vector uses, older than cache_days, except the centring
   prior's texts.
+- the site's archived front pages (`publish_archive_days` and `<lang>/archive/<day>.html`) of
+  days older than archive_days (0 by default: kept for good); story and event pages stay.
 
 Dry run: the same statements in one transaction, rolled back, so the counts are exact and
 nothing changes.
@@ -32,13 +34,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 import psycopg
 
 from . import db
 from .embeddings.centring_prior import PRIOR_TEXTS
 from .embeddings.text import text_hash
+from .publish.archive import day_page
 from .retention_settings import RetentionSettings
 from .settings import plain_number
 
@@ -55,6 +59,9 @@ STEPS: tuple[tuple[str, str, str], ...] = (
     ("item_vectors", "prune_item_vectors", "vector_days"),
     # after item_vectors: entries only a just-pruned vector used go in the same run
     ("embedding_cache", "prune_embedding_cache", "cache_days"),
+    # The archive's day pages go with their rows (each row names its page); the pages around them
+    # are linked again by the next published hour.
+    ("archive_days", "prune_archive_days", "archive_days"),
 )
 
 
@@ -88,7 +95,7 @@ class PruneReport:
 
 def check_settings(settings: RetentionSettings, longest_vector_window_hours: float) -> None:
     """Refuse settings that would delete data the pipeline still reads."""
-    for name in ("feed_body_days", "llm_call_days", "vector_days", "cache_days"):
+    for name in ("feed_body_days", "llm_call_days", "vector_days", "cache_days", "archive_days"):
         if getattr(settings, name) < 0:
             raise ValueError(f"retention {name} must be >= 0 (0 = keep forever)")
     if settings.batch_rows < 1:
@@ -136,10 +143,11 @@ def prune(conn: psycopg.Connection, settings: RetentionSettings, now: datetime |
                 continue
             sql = db.load_sql(query)
             while True:
-                rows, size = conn.execute(sql, {"cutoff": step.cutoff, "limit": settings.batch_rows,
-                                                **params_extra}).fetchone()
+                rows, size, *pages = conn.execute(sql, {"cutoff": step.cutoff, "limit": settings.batch_rows,
+                                                        **params_extra}).fetchone()
                 if not dry_run:
                     conn.commit()
+                    _remove_archived_pages(pages[0] if pages else [])
                 step.rows += int(rows)
                 step.bytes += int(size)
                 if on_batch is not None:
@@ -152,6 +160,12 @@ def prune(conn: psycopg.Connection, settings: RetentionSettings, now: datetime |
         if dry_run:
             conn.rollback()
     return report
+
+
+def _remove_archived_pages(pages: list) -> None:
+    """The files of archived days whose rows were just deleted: [output_dir, lang, day] each."""
+    for output_dir, lang, day in pages:
+        (Path(output_dir) / lang / day_page(date.fromisoformat(day))).unlink(missing_ok=True)
 
 
 def table_sizes(conn: psycopg.Connection) -> dict[str, tuple[int, int]]:

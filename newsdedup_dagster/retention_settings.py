@@ -25,5 +25,9 @@ class RetentionSettings:
     # Embedding cache entries no item vector uses are kept this long (a run may be filling the cache).
     cache_days: int = setting(2, env="NEWSDEDUP_RETENTION_CACHE_DAYS",
                               doc="embedding cache entries no item vector uses, days")
+    # The site's archived front pages (publish/archive.py): kept for good unless asked.
+    archive_days: int = setting(0, env="NEWSDEDUP_RETENTION_ARCHIVE_DAYS",
+                                doc="the site's archived front pages (`<lang>/archive/<day>.html`), days; "
+                                    "story and event pages always stay")
     # Rows per statement (each batch is its own transaction, so prune never holds long locks).
     batch_rows: int = setting(5000, env="NEWSDEDUP_RETENTION_BATCH", doc="rows per statement (each batch commits)")

@@ -20,27 +20,32 @@ from datetime import UTC, date, datetime, timedelta
 
 from dagster import (
     AssetExecutionContext,
+    AssetSelection,
     AutomationCondition,
     Backoff,
+    DefaultSensorStatus,
     Failure,
     FreshnessPolicy,
     MaterializeResult,
     MetadataValue,
     RetryPolicy,
     RetryRequested,
+    RunRequest,
+    SensorEvaluationContext,
     asset,
+    sensor,
 )
 from pydantic import Field
 
 from .. import config as app_config
 from ..digest.build import digest_langs, render_day
-from ..digest.send import DeliveryReport, MailerConfigError, deliver_day
+from ..digest.send import DeliveryReport, MailerConfigError, days_due, deliver_day
 from ..partitions import DAILY_PARTITIONS
 from ..resources import LLMResource, MailerResource, PostgresResource
 from .common import OWNERS, ROW_COUNT
 from .run_options import RunOptions, language_type
 
-__all__ = ["MailerResource", "digest", "send_decision"]  # MailerResource lives in resources.py
+__all__ = ["MailerResource", "digest", "digest_deliveries_due", "send_decision"]  # MailerResource lives in resources.py
 
 BACKFILL_TAG = "dagster/backfill"
 
@@ -98,6 +103,8 @@ def _counts_table(report: DeliveryReport | None) -> dict:
         "failed": MetadataValue.int(totals.get("failed", 0) + totals.get("failed_permanent", 0)),
         "outbox": MetadataValue.int(totals.get("outbox", 0)),
         "pending": MetadataValue.int(totals.get("pending", 0) + totals.get("sending", 0)),
+        # of those, waiting for their readers' local delivery time (digest_deliveries_due sends them)
+        "scheduled": MetadataValue.int(report.scheduled if report else 0),
     }
 
 
@@ -151,6 +158,9 @@ def digest(context: AssetExecutionContext, postgres: PostgresResource, mailer: M
                 raise Failure(description=f"digest {day}: {exc}", allow_retries=False) from None
             if report.failed:
                 context.log.warning("digest %s: %d deliveries failed: %s", day, report.failed, report.errors[:5])
+            if report.scheduled:
+                context.log.info("digest %s: %d editions wait for their readers' local delivery time "
+                                 "(the digest_deliveries_due sensor runs the day again then)", day, report.scheduled)
             if report.uncertain_resends:
                 context.log.warning("digest %s: %d deliveries resent after a crash between acceptance and recording "
                                     "(those readers may have the digest twice)", day, report.uncertain_resends)
@@ -188,4 +198,21 @@ def digest(context: AssetExecutionContext, postgres: PostgresResource, mailer: M
     return MaterializeResult(metadata=metadata)
 
 
+@sensor(
+    name="digest_deliveries_due",
+    asset_selection=AssetSelection.assets("digest"),
+    minimum_interval_seconds=300,
+    default_status=DefaultSensorStatus.RUNNING,
+    description="Runs digest[D] again when readers' editions of D fall due at their local delivery time.",
+)
+def digest_deliveries_due(context: SensorEvaluationContext, postgres: PostgresResource):
+    with postgres.connection() as conn:
+        due = days_due(conn)
+    for day, latest in due:
+        # One run per day and batch of due times: a failed run is not launched again in a loop
+        # (the failure alert tells the operator); readers falling due later make a new key.
+        yield RunRequest(run_key=f"digest-{day.isoformat()}-{latest:%Y%m%dT%H%M}", partition_key=day.isoformat())
+
+
 ASSETS = [digest]
+SENSORS = [digest_deliveries_due]

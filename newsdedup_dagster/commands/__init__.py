@@ -7,7 +7,7 @@ COMMAND_MODULES = (
     "neardup",      # neardup-eval
     "evaluate",     # eval
     "reembed",      # reembed (after changing the embedding model)
-    "subscribers",  # subscribers add/remove/list
+    "subscribers",  # subscribers add/update/remove/list
     "digest",       # digest
     "doctor",       # doctor (checks every part and says how to fix it)
     "serve",        # serve (the published feeds and site)

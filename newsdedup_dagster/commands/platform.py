@@ -219,6 +219,12 @@ def cmd_demo(args) -> int:
     print(f"{'hour':<17} {'items':>5} {'dups':>5} {'embed':>5} {'attach':>6} {'new st':>6} {'errors':>6}  checks  run")
     with StopSignalWatch() as stop:
         check_totals, failed_checks, failures = _run_demo_hours(hourly, instance, url, args, run_config_base, stop)
+        sample_readers = not config.database_url()   # a configured database holds real readers
+        if sample_readers:
+            from .demo_readers import add_sample_readers  # deferred on purpose: fast --help
+
+            with db.connection(url) as conn:
+                add_sample_readers(conn, date.fromisoformat(args.day))
         daily = defs.resolve_job_def(DAILY_JOB_NAME)
         digest_result = daily.execute_in_process(
             partition_key=args.day, instance=instance, raise_on_error=False,
@@ -268,6 +274,13 @@ def cmd_demo(args) -> int:
         )
     for path in paths:
         print(f"digest: {path}")
+    if sample_readers and digest_result.success:
+        from .demo_readers import deliver_to_sample_readers  # deferred on purpose: fast --help
+
+        with db.connection(url) as conn:
+            lines = deliver_to_sample_readers(conn, day, config.outbox_dir())
+        print("sample readers' editions (outbox files: the demo mails nobody):")
+        print("\n".join(lines))
     publish = config.publish_settings()  # story_feeds ran with every hour of the hourly job
     if (publish.output_dir / "index.html").exists():
         print(f"feeds and site: {publish.output_dir} (index.html; <lang>/atom.xml, <lang>/feed.json)\n"

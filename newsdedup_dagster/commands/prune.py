@@ -10,11 +10,12 @@ import sys
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "prune", help="delete or thin data older than the retention settings (feed bodies, article texts, LLM "
-                      "call detail, old item vectors, unused embedding cache)",
+                      "call detail, old item vectors, unused embedding cache, archived front pages)",
         description="Retention: archived feed bodies after NEWSDEDUP_RETENTION_FEED_BODY_DAYS (the fetch row stays), "
                     "article page texts after the same age (the row stays), "
                     "llm_calls detail after NEWSDEDUP_RETENTION_LLM_CALL_DAYS (daily totals kept), item vectors after "
-                    "NEWSDEDUP_RETENTION_VECTOR_DAYS, embedding cache entries no item uses. The daily `prune` asset "
+                    "NEWSDEDUP_RETENTION_VECTOR_DAYS, embedding cache entries no item uses, the site's archived front pages "
+                    "after NEWSDEDUP_RETENTION_ARCHIVE_DAYS (0 = kept for good, the default). The daily `prune` asset "
                     "does the same.")
     parser.add_argument("--dry-run", action="store_true", help="count what would go; change nothing")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")

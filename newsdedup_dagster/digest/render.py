@@ -164,6 +164,7 @@ class DigestStory:
     points: tuple[DigestPoint, ...] = ()
     extractive: bool = False        # the points are the articles' own sentences (no model)
     perspectives: tuple[DigestPerspective, ...] = ()   # none, or two or more of different countries
+    since: str = ""                 # what is new since the reader's previous edition carried it (digest/updates.py)
 
 
 @dataclass

@@ -33,6 +33,12 @@ finally fails the run; any later run of the day finishes the job. Wrong credenti
 missing SMTP host while subscribers exist fail the run outright (a configuration error must
 be seen, not recorded against every subscriber).
 
+Editions and local time (digest/editions.py): each reader gets the edition of their choices
+(languages, categories, countries; the plain one of their language when it was not rendered), due at
+their local delivery time on their local day after the UTC day. A run delivers the rows that are due
+by its clock and leaves the others pending as `scheduled` (no failure): the digest's delivery sensor
+runs the day again when the next ones fall due.
+
 Readers: a day goes only to readers subscribed by the end of that day (a past day run again is not
 mailed to readers who joined since). Every message carries the reader's unsubscribe link, in the
 footer and as List-Unsubscribe (RFC 2369) with List-Unsubscribe-Post (RFC 8058 one-click) when the
@@ -62,18 +68,20 @@ from email.message import EmailMessage
 from email.utils import format_datetime, parseaddr
 from pathlib import Path
 from urllib.parse import quote, urlsplit
+from zoneinfo import ZoneInfoNotFoundError
 
 import psycopg
 
 from .. import db, deployment
 from ..publish.write import atomic_write, private_dirs
+from .editions import Edition, delivery_moment, local_day
 from .render import personalised
 from .settings import SmtpSettings
 
 log = logging.getLogger(__name__)
 
 __all__ = ["MailerConfigError", "OutboxRefused", "DeliveryReport", "build_message",
-           "deliver_day", "message_id_for", "valid_email", "unsubscribe_link"]
+           "days_due", "deliver_day", "message_id_for", "seed_deliveries", "valid_email", "unsubscribe_link"]
 
 # Advisory-lock key space of delivery claims (pg_advisory_lock(LOCK_SPACE, token)); any constant
 # no other part of the project uses.
@@ -176,6 +184,7 @@ class DeliveryReport:
     uncertain_resends: int = 0      # ... of which the message may already have been accepted
     lost_claims: int = 0            # claims of this run another run took over (not sent here)
     retryable: int = 0              # the day's deliveries still to do after this run (run fails)
+    scheduled: int = 0              # the day's deliveries waiting for their reader's local time
     skipped_reason: str | None = None
     errors: list[str] = field(default_factory=list)
     totals: dict[str, int] = field(default_factory=dict)   # whole day, from the delivery log
@@ -184,7 +193,7 @@ class DeliveryReport:
         return {"mode": self.mode, "attempted": self.attempted, "sent": self.sent, "outbox": self.outbox,
                 "failed": self.failed, "permanent_failures": self.permanent_failures,
                 "reclaimed": self.reclaimed, "uncertain_resends": self.uncertain_resends,
-                "lost_claims": self.lost_claims, "retryable": self.retryable,
+                "lost_claims": self.lost_claims, "retryable": self.retryable, "scheduled": self.scheduled,
                 "skipped_reason": self.skipped_reason, "errors": self.errors[:10], "day_totals": self.totals}
 
 
@@ -238,8 +247,8 @@ class _Run:
     """One deliver_day call: the claim loop over a transport (SMTP or outbox)."""
 
     def __init__(self, conn, day: date, digests, smtp: SmtpSettings, outbox_dir: Path, report: DeliveryReport,
-                 crash: _CrashHook, unsubscribe_url: str | None):
-        self.conn, self.day, self.digests, self.smtp = conn, day, digests, smtp
+                 crash: _CrashHook, unsubscribe_url: str | None, now: datetime | None = None):
+        self.conn, self.day, self.digests, self.smtp, self.now = conn, day, digests, smtp, now
         self.outbox_dir, self.report, self.crash = outbox_dir, report, crash
         self.unsubscribe_url = unsubscribe_url
         self.day_end = day_end(day)
@@ -248,11 +257,19 @@ class _Run:
         self.claimed: set[int] = set()
 
     # ---------------------------------------------------------------- SQL
+    def clock(self) -> datetime:
+        """What time it is for the readers' delivery times: the caller's `now`, else the server's."""
+        if self.now is not None:
+            return self.now
+        now = self.conn.execute(db.load_sql("server_clock")).fetchone()[0]
+        self.conn.commit()
+        return now
+
     def _claim(self, pass_started) -> list[_Due]:
         rows = self.conn.execute(db.load_sql("digest_deliveries_claim"), {
             "day": self.day, "day_end": self.day_end, "digest_ids": list(self.digests), "pass_started": pass_started,
             "max_attempts": self.smtp.max_attempts, "lock_space": LOCK_SPACE, "limit": self.smtp.batch_size,
-            "token": self.claimant.token, "lease_s": self.smtp.lease_s}).fetchall()
+            "token": self.claimant.token, "lease_s": self.smtp.lease_s, "now": self.clock()}).fetchall()
         self.conn.commit()
         due = sorted((_Due(*row) for row in rows), key=lambda d: d.subscriber_id)
         for d in due:
@@ -464,12 +481,14 @@ def deliver_day(
     sleep: Callable[[float], None] = time.sleep,
     crash_point: str | None = None,
     unsubscribe_url: str | None = None,
+    now: datetime | None = None,
 ) -> DeliveryReport:
     """Seed the day's delivery rows (readers subscribed by the end of `day`) and deliver every due
     one under claims. Returns this run's counts, the day's totals, and `retryable`: deliveries a
     later run still has to do (the caller fails the run when it is not 0). `unsubscribe_url`:
     config.unsubscribe_url() (None: mailto: links). `crash_point` is the test-only crash hook
-    (default: config.delivery_crash_point())."""
+    (default: config.delivery_crash_point()). `now`: the clock readers' delivery times are read
+    against (default: the database server's)."""
     report = DeliveryReport(mode=smtp.describe())
     if not smtp.configured and not smtp.outbox_only:
         active = conn.execute(db.load_sql("digest_active_recipients")).fetchone()[0]
@@ -479,21 +498,58 @@ def deliver_day(
                 f"no SMTP server configured (NEWSDEDUP_SMTP_HOST) but {active} active subscribers: refusing to "
                 "deliver their digests to outbox files only; set NEWSDEDUP_SMTP_HOST, or NEWSDEDUP_OUTBOX_ONLY=true "
                 "if outbox files are the intended delivery")
-    conn.execute(db.load_sql("digest_deliveries_seed"), {"day": day, "day_end": day_end(day), "fallback_lang": fallback_lang})
-    conn.commit()
+    seed_deliveries(conn, day, fallback_lang)
     # A test-only switch (a process-control hook like crashpoints.py), so read here, not passed in.
     crash = _CrashHook(crash_point if crash_point is not None else deployment.delivery_crash_point())
-    run = _Run(conn, day, digests, smtp, outbox_dir, report, crash, unsubscribe_url)
+    run = _Run(conn, day, digests, smtp, outbox_dir, report, crash, unsubscribe_url, now)
     run.run(sleep)
     report.failed = sum(1 for status in run.outcome.values() if status.startswith("failed"))
     report.permanent_failures = sum(1 for status in run.outcome.values() if status == "failed_permanent")
-    pending, failed, abandoned = conn.execute(db.load_sql("digest_deliveries_outstanding"), {
+    pending, failed, abandoned, scheduled = conn.execute(db.load_sql("digest_deliveries_outstanding"), {
         "day": day, "day_end": day_end(day), "digest_ids": list(digests), "max_attempts": smtp.max_attempts,
-        "lock_space": LOCK_SPACE}).fetchone()
+        "lock_space": LOCK_SPACE, "now": run.clock()}).fetchone()
     conn.commit()
     report.retryable = int(pending) + int(failed) + int(abandoned)
+    report.scheduled = int(scheduled)
     report.totals = day_totals(conn, day)
     return report
+
+
+def seed_deliveries(conn: psycopg.Connection, day: date, fallback_lang: str) -> int:
+    """Create the day's delivery rows not yet there: per reader subscribed by the day's end, their
+    edition's digest (else their language's plain one, else `fallback_lang`'s) and when it is due.
+    Concurrent runs insert the same rows; the first wins. Returns the rows created."""
+    rendered = {(lang, edition): digest_id for lang, edition, digest_id in
+                conn.execute(db.load_sql("digest_day_editions"), {"day": day})}
+    columns: dict[str, list] = {k: [] for k in ("subscriber_ids", "digest_ids", "emails", "langs", "due_at",
+                                                 "local_days")}
+    for sub_id, address, lang, also_reads, categories, countries, at, zone in conn.execute(
+            db.load_sql("digest_subscribers_of_day"), {"day_end": day_end(day)}):
+        edition = Edition(lang, tuple(also_reads), tuple(categories), tuple(countries))
+        chosen = next(((lg, key) for lg, key in ((lang, edition.key), (lang, ""), (fallback_lang, ""))
+                       if (lg, key) in rendered), None)
+        if chosen is None:
+            continue
+        try:
+            due = delivery_moment(day, at, zone)
+        except (ZoneInfoNotFoundError, ValueError):   # a zone the system no longer knows: as UTC
+            zone, due = "UTC", delivery_moment(day, at, "UTC")
+        for key, value in (("subscriber_ids", sub_id), ("digest_ids", rendered[chosen]), ("emails", address),
+                           ("langs", chosen[0]), ("due_at", due), ("local_days", local_day(due, zone))):
+            columns[key].append(value)
+    created = conn.execute(db.load_sql("digest_deliveries_seed"), {"day": day, **columns}).rowcount
+    conn.commit()
+    return created
+
+
+def days_due(conn: psycopg.Connection, now: datetime | None = None) -> list[tuple[date, datetime]]:
+    """(day, latest due time) of the days with deliveries whose local delivery time has come and
+    that no run has sent yet (default `now`: the database server's clock)."""
+    if now is None:
+        now = conn.execute(db.load_sql("server_clock")).fetchone()[0]
+    rows = [(day, latest) for day, latest in conn.execute(db.load_sql("digest_days_due"), {"now": now})]
+    conn.commit()
+    return rows
 
 
 def day_end(day: date) -> datetime:

@@ -14,6 +14,10 @@ Layout of the output directory:
     <lang>/event/<event id>.html   one page per event with its narrative and stories
     <lang>/category/<category>/    index.html, atom.xml, feed.json: the feed's stories of one briefing
                                    category (kept when the category leaves the feed)
+    <lang>/country/<cc>/           index.html, atom.xml, feed.json: the feed's stories carried by an
+                                   outlet of one country (publish/countries.py)
+    <lang>/archive/<YYYY-MM-DD>.html  every UTC day's front page, with the days around it and its
+                                   month's calendar; archive/index.html: every month (publish/archive.py)
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from ..briefings.taxonomy import CATEGORIES, category_name
 from ..digest.build import load_records
 from ..digest.render import StoryRecord
 from ..digest.select import Selected
+from .archive import update_archive
+from .countries import country_feed_tag_uri, country_name, load_story_countries, render_country, stories_by_country
 from .labels import labels_for, text_direction
 from .model import (
     EventView,
@@ -83,6 +89,8 @@ class LanguageOutput:
     story_pages: int = 0
     event_pages: int = 0
     categories: list[str] = field(default_factory=list)   # those with a page and feeds written this hour
+    archive_pages: int = 0                                 # archived days' pages written this hour
+    countries: list[str] = field(default_factory=list)    # those with a page and feeds written this hour
     files_changed: int = 0
 
 
@@ -204,6 +212,7 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
     extra_records = _records(conn, extra_ids)
     articles = _source_articles(conn, shown_ids)
     briefings = _briefings(conn, shown_ids)
+    story_countries = load_story_countries(conn, result.feed_stories)
     first_published = dict(conn.execute(db.load_sql("publish_feed_first")).fetchall())
     stamp = min(until, now)
     shown = set(shown_ids)
@@ -298,11 +307,31 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
             changed += atomic_write(cat_dir / "index.html",
                                     render_category(meta, cat_meta, cat, cat_views, langs, lang_out.categories))
             category_feeds.append((cat_dir, cat_meta, cat_views))
+        # The feed's stories by their outlets' countries, as by category.
+        by_country = stories_by_country(feed_views, story_countries)
+        lang_out.countries = list(by_country)
+        country_feeds = []
+        for code, country_views in by_country.items():
+            country_meta = dataclasses.replace(
+                meta, title=f"{settings.title} — {country_name(code, lang)}",
+                feed_id=country_feed_tag_uri(meta.feed_id, code),
+                updated=max(v.updated_at for v in country_views), feed_path=f"country/{code.lower()}/")
+            country_dir = lang_dir / "country" / code.lower()
+            changed += atomic_write(country_dir / "index.html", render_country(
+                meta, country_meta, code, country_views, langs, lang_out.countries))
+            country_feeds.append((country_dir, country_meta, country_views))
+        archive = update_archive(conn, out_dir, meta, hour.date(), day_views, langs)
+        changed += archive.files_changed
+        lang_out.archive_pages = archive.pages_written
         changed += atomic_write(lang_out.index_path,
-                                render_index(meta, hour.date(), day_views, langs, lang_out.categories))
+                                render_index(meta, hour.date(), day_views, langs, lang_out.categories,
+                                             archive.front_page_links(), lang_out.countries))
         for cat_dir, cat_meta, cat_views in category_feeds:
             changed += atomic_write(cat_dir / "atom.xml", build_atom(cat_meta, cat_views))
             changed += atomic_write(cat_dir / "feed.json", build_json_feed(cat_meta, cat_views))
+        for country_dir, country_meta, country_views in country_feeds:
+            changed += atomic_write(country_dir / "atom.xml", build_atom(country_meta, country_views))
+            changed += atomic_write(country_dir / "feed.json", build_json_feed(country_meta, country_views))
         changed += atomic_write(lang_out.atom_path, build_atom(meta, feed_views))
         changed += atomic_write(lang_out.json_path, build_json_feed(meta, feed_views))
         lang_out.feed_entries, lang_out.index_stories, lang_out.files_changed = len(feed_views), len(day_views), changed

@@ -8,6 +8,7 @@ language falls back to English. Counting labels are dicts of CLDR plural forms
 from __future__ import annotations
 
 from ..digest.labels import labels_for as digest_labels_for, text_direction
+from .archive_labels import ARCHIVE_LABELS
 
 __all__ = ["SITE_LABELS", "SITE_LANGS", "TOPICS", "labels_for", "text_direction"]
 
@@ -244,4 +245,6 @@ SITE_LANGS = tuple(SITE_LABELS)
 
 def labels_for(lang: str) -> dict:
     """Digest labels + site labels for `lang` (English for whatever is missing)."""
-    return {**digest_labels_for(lang), **SITE_LABELS["en"], **SITE_LABELS.get(lang.split("-")[0], {})}
+    base = lang.split("-")[0]
+    return {**digest_labels_for(lang), **SITE_LABELS["en"], **SITE_LABELS.get(base, {}),
+            **ARCHIVE_LABELS["en"], **ARCHIVE_LABELS.get(base, {})}

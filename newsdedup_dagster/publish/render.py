@@ -28,7 +28,7 @@ from .model import EventView, StoryView, uri_text
 
 __all__ = ["FeedMeta", "EventStoryLine", "RootLanguage", "xml_text", "rfc3339", "build_atom", "build_json_feed",
            "render_entry_content", "render_index", "render_category", "render_story", "story_page_hash", "render_event",
-           "render_root", "ATOM_NS", "JSON_FEED_VERSION", "ICON", "FAVICON", "STATIC_DIR", "category"]
+           "render_root", "ARCHIVE_INDEX", "ATOM_NS", "JSON_FEED_VERSION", "ICON", "FAVICON", "STATIC_DIR", "category"]
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 ATOM_NS = "http://www.w3.org/2005/Atom"
@@ -39,6 +39,8 @@ GENERATOR = "newsdedup"
 ICON = "icon.png"          # 512 x 512: JSON Feed `icon`
 FAVICON = "favicon.png"    # 64 x 64: JSON Feed `favicon`, Atom `icon`, the pages' rel="icon"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
+# Every archived day of a language, by month (publish/archive.py writes it; every feed links it).
+ARCHIVE_INDEX = "archive/index.html"
 
 # Characters XML 1.0 cannot carry at all (escaping does not help): C0 controls except tab/LF/CR,
 # lone surrogates, U+FFFE/U+FFFF; and the C1 controls it discourages, which feed readers decode
@@ -129,6 +131,7 @@ def _helpers(lang: str, labels: dict) -> dict:
         "iso": rfc3339,
         "langlist": lambda codes: format_list([langname(c) for c in codes], locale=locale_of(lang)) if codes else "",
         "category_name": lambda category: category_name(category, lang),
+        "country_name": lambda code: locale_of(lang).territories.get(code, code),
     }
 
 
@@ -147,14 +150,18 @@ def _switch(langs: list[str], root: str, page: str) -> list[tuple[str, str]]:
 
 # ------------------------------------------------------------------------------ HTML pages
 def render_index(meta: FeedMeta, day: date, stories: list[StoryView], langs: list[str] | None = None,
-                 categories: list[str] | None = None) -> str:
+                 categories: list[str] | None = None, archive: tuple[str, str | None] | None = None,
+                 countries: list[str] | None = None) -> str:
     """`langs`: every published language (the language switcher); `categories`: those with a
-    page to link (taxonomy order)."""
+    page to link (taxonomy order); `archive`: (the archive's index, the archived day before or
+    None) under the language directory, once the archive is written; `countries`: the country
+    codes with a page to link (publish/countries.py)."""
     shown_day = long_date(meta.lang, day)
     title = f"{_fmt(meta.labels['today'], date=shown_day)} · {meta.site_title}"
     return _page("index.html.j2", meta, meta.lang, meta.dir, meta.labels, "../", title, meta.site_title,
                  meta.updated, _switch(langs or [meta.lang], "../", "index.html"), day=shown_day, stories=stories,
-                 categories=categories or [], here="", current_category=None)
+                 categories=categories or [], here="", current_category=None, archive=archive,
+                 countries=countries or [])
 
 
 def render_category(meta: FeedMeta, category_meta: FeedMeta, category: str, stories: list[StoryView],
@@ -272,6 +279,8 @@ def build_atom(meta: FeedMeta, stories: list[StoryView]) -> bytes:
     _sub(feed, "link", rel="self", type="application/atom+xml", href=meta.feed_url("atom.xml"))
     _sub(feed, "link", rel="alternate", type="text/html", href=meta.feed_url("index.html"))
     _sub(feed, "link", rel="alternate", type="application/feed+json", href=meta.feed_url("feed.json"))
+    # The feed keeps a window; every earlier day is in the archive (an IANA-registered relation).
+    _sub(feed, "link", rel="archives", type="text/html", href=meta.url(ARCHIVE_INDEX))
     author = _sub(feed, "author")
     _sub(author, "name", meta.site_title)
     _sub(feed, "generator", GENERATOR)
@@ -355,6 +364,8 @@ def build_json_feed(meta: FeedMeta, stories: list[StoryView]) -> str:
         "icon": meta.site_url(ICON),
         "favicon": meta.site_url(FAVICON),
         "authors": [{"name": meta.site_title, "url": meta.site_url("")}],
+        # JSON Feed has no archive field: an extension, as the items' `_newsdedup`.
+        "_newsdedup": {"archive": meta.url(ARCHIVE_INDEX)},
         "items": items,
     }
     return json.dumps(feed, ensure_ascii=False, indent=1) + "\n"

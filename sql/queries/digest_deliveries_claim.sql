@@ -4,6 +4,7 @@
 -- lock (%(lock_space)s, token): the process crashed) or lapsed (claimed_until passed: stuck).
 -- SKIP LOCKED: two runs claiming at once take disjoint rows instead of waiting on each other.
 -- updated_at < %(pass_started)s: a row this pass already tried is not taken again in the same pass.
+-- due_at: a reader's edition waits for their local delivery time (%(now)s: the run's clock).
 WITH due AS (
     SELECT d.digest_date, d.subscriber_id,
            d.status = 'sending' AS reclaimed,
@@ -15,6 +16,7 @@ WITH due AS (
        AND s.subscribed_at < %(day_end)s   -- not a reader who left and joined again after the day
        AND d.digest_id = ANY(%(digest_ids)s::bigint[])
        AND d.updated_at < %(pass_started)s
+       AND (d.due_at IS NULL OR d.due_at <= %(now)s)
        AND (d.status = 'pending'
             OR (d.status = 'failed' AND NOT d.permanent AND d.attempts < %(max_attempts)s)
             OR (d.status = 'sending'

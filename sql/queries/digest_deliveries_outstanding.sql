@@ -1,9 +1,11 @@
 -- Deliveries of the day that a later run still has to do (after this run released its claims):
 -- pending, transient failures with attempts left, claims left by a dead or stuck run. Rows claimed by
 -- a live run are that run's job. Final rows (sent, outbox, permanent or exhausted failures) never count.
-SELECT count(*) FILTER (WHERE d.status = 'pending') AS pending,
+-- Pending rows whose local delivery time has not come (%(now)s) are scheduled, not outstanding.
+SELECT count(*) FILTER (WHERE d.status = 'pending' AND (d.due_at IS NULL OR d.due_at <= %(now)s)) AS pending,
        count(*) FILTER (WHERE d.status = 'failed') AS retryable_failed,
-       count(*) FILTER (WHERE d.status = 'sending') AS abandoned
+       count(*) FILTER (WHERE d.status = 'sending') AS abandoned,
+       count(*) FILTER (WHERE d.status = 'pending' AND d.due_at > %(now)s) AS scheduled
   FROM deliveries d
   JOIN subscribers s ON s.id = d.subscriber_id
  WHERE d.digest_date = %(day)s
