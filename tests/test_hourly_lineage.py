@@ -42,7 +42,7 @@ TABLE_OWNERS = {
     "story_scores": {"story_scores", "story_briefings"},
     "story_translations": {"story_translations", "briefing_translations"},
     "events": {"events", "event_stories", "event_translations", "event_vetoes"},
-    "story_feeds": {"publish_entries", "publish_state"},
+    "story_feeds": {"publish_entries", "publish_state", "publish_archive_days"},
 }
 # Written and read by every stage that calls a model (the call record, its daily totals, the reply cache).
 SHARED_TABLES = {"llm_calls", "llm_results", "llm_call_daily_totals", "schema_migrations"}
