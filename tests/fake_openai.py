@@ -201,6 +201,7 @@ class FakeOpenAI:
         with self._lock:
             self.requests.clear()
             self._rules.clear()
+            self.count_tokens = None
         self.responder = default_responder
 
     def start(self) -> FakeOpenAI:

@@ -260,3 +260,17 @@ def test_the_same_articles_are_not_sent_again(conn, clean_db, fake, llm_env, onl
     _page(conn, "s1-i2", "Officials in Tolosa said 140 residents had been evacuated before noon on Tuesday.")
     run(["story_scores"], clean_db, online())
     assert fake.count(briefing_requests) == 2
+
+
+def test_the_cost_accounting_records_the_tokens_the_server_counts(conn, clean_db, fake, llm_env, online):  # noqa: F811
+    """What bench/hour.py --llm relies on: a server that counts the tokens of each request and reply
+    (here one per word) has them recorded in llm_calls and the stage's metadata, per story."""
+    fake.count_tokens = lambda text: len(text.split())
+    quake_story(conn)
+    meta = metadata(run(["story_scores"], clean_db, online()))
+    (request,) = [r for r in fake.requests if briefing_requests(r)]
+    sent = len(f"{request.system_text}\n{request.user_text}".split())
+    [(status, _, tokens_in, _)] = briefing_calls(conn, "s1")
+    assert status == "ok" and tokens_in == sent > 500
+    assert meta["briefing_tokens_in"] == sent and meta["briefing_tokens_out"] > 0
+    assert meta["briefing_model_requests"] == 1 and meta["briefing_seconds"] > 0
