@@ -50,3 +50,13 @@ def test_each_sample_reader_gets_their_edition_once(clean_db, conn, tmp_path):
     assert "La final de la copa" not in by_reader["amira@example.org"][1]
     assert "La final de la copa" in by_reader["maria@example.org"][1]
     assert "Asia/Tokyo" in next(line for line in lines if "kenji@" in line)
+
+
+def test_the_sample_readers_choices_are_stored_as_the_command_stores_them():
+    from newsdedup_dagster.digest.editions import parse_categories, parse_countries, parse_langs, parse_time_zone
+
+    for _address, langs, categories, countries, _at, zone in SAMPLE_READERS:
+        assert parse_langs(",".join(langs)) == langs
+        assert parse_categories(",".join(categories)) == categories
+        assert parse_countries(",".join(countries)) == countries
+        assert parse_time_zone(zone) == zone

@@ -16,11 +16,12 @@ from ..digest.settings import SmtpSettings
 
 __all__ = ["SAMPLE_READERS", "add_sample_readers", "deliver_to_sample_readers"]
 
-# (address, languages in order, categories, countries, local time, time zone): three zones, three kinds of choice.
+# (address, languages in order, categories, countries, local time, time zone): three zones, three kinds of
+# choice; categories in the taxonomy's order and countries sorted, as `subscribers add` stores them.
 SAMPLE_READERS = (
     ("kenji@example.org", ("ja", "en"), (), (), time(7, 0), "Asia/Tokyo"),
-    ("amira@example.org", ("ar", "fr"), ("politics", "world", "conflict"), (), time(8, 0), "Africa/Cairo"),
-    ("maria@example.org", ("es", "en"), (), ("ES", "US", "GB"), time(19, 30), "America/Mexico_City"),
+    ("amira@example.org", ("ar", "fr"), ("world", "politics", "conflict"), (), time(8, 0), "Africa/Cairo"),
+    ("maria@example.org", ("es", "en"), (), ("ES", "GB", "US"), time(19, 30), "America/Mexico_City"),
 )
 
 
