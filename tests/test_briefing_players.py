@@ -47,6 +47,13 @@ def test_names_are_runs_of_capitalised_words_without_titles_or_sentence_grammar(
         "Bank of Japan", "NATO"]
 
 
+def test_possessives_number_words_and_country_acronyms_are_not_players():
+    text = ("Lava flowed from Italy's Mount Etna. Two European Parliament committees met. The EU's AI Act "
+            "and the US Congress were named, and the US and the UK.")
+    assert runs(text, lower_case_words([text])) == ["Mount Etna", "European Parliament", "EU", "AI Act",
+                                                    "US Congress"]
+
+
 def test_cyrillic_names_are_found_and_scripts_without_case_give_none():
     text = "Президент Владимир Путин встретился с Сергеем Лавровым. «Мы готовы», — сказал Владимир Путин."
     assert runs(text, lower_case_words([text])) == ["Владимир Путин", "Сергеем Лавровым", "Владимир Путин"]

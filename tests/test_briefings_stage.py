@@ -54,11 +54,14 @@ def test_each_story_gets_a_checked_briefing_from_its_pages(conn, clean_db):
     assert metadata["briefing_articles_from_pages"] == 2
     # The demo's briefing line counts the same rows.
     from newsdedup_dagster import db
-    stories, with_points, with_quotes, n_points, n_quotes, dropped = conn.execute(
+    stories, with_points, with_quotes, n_points, n_quotes, dropped, with_players, n_players = conn.execute(
         db.load_sql("demo_briefing_counts")).fetchone()
     conn.commit()
     assert (stories, with_points, with_quotes, n_quotes, dropped) == (1, 1, 1, 1, 0)
     assert n_points == len(briefing["points"])
+    # The speaker is named in both pages: a key player, traced to both articles.
+    assert (with_players, n_players) == (1, 1) and briefing["players"] == ["Marta Ruiz"]
+    assert briefing["named"]["Marta Ruiz"] == ["s1-i0", "s1-i1"]
 
     # Nothing changed: a rerun leaves the row alone; a new page does change the briefing's material.
     run(["story_scores"], clean_db, LLMResource())

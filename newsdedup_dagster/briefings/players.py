@@ -13,8 +13,9 @@ or an acronym of two to five capitals ("NATO"):
   sentence's first word cannot be told apart by case;
 - at a sentence or clause start the first words are grammar until one that never appears in lower
   case in the story's articles ("Rescue Teams" is not a name when "rescue" is written elsewhere);
-- titles and function words at either end are not part of the name ("President Joe Biden" is
-  "Joe Biden");
+- titles, number words and function words at either end are not part of the name ("President
+  Joe Biden" is "Joe Biden"); a possessive ends one ("Italy's Mount Etna": "Italy", "Mount Etna");
+- an acronym that is a country ("US", "UK", or an ISO code such as "AI") is not a player;
 - a run the gazetteer knows as a place is a place, not a player;
 - the name must appear, written the same way (case included), in at least two articles of the
   story (in their title or text); the articles that name it are kept with it.
@@ -25,6 +26,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+
+from babel import Locale
 
 from ..clustering.places import places_in
 from ..clustering.words import fold
@@ -48,7 +51,7 @@ those to we with you mr mrs ms dr sir st mister madam monday tuesday wednesday t
 sunday january february march april may june july august september october november december
 president prime minister chancellor secretary governor mayor senator judge king queen prince
 princess pope sheikh spokesman spokeswoman spokesperson former acting deputy vice news report update
-live breaking
+live breaking one two three four five six seven eight nine ten dozens hundreds thousands several many
 le la les un une des et en au aux du ce il elle ils nous vous président présidente ministre premier première
 el los las una y del presidente presidenta ministro ministra primer primera o os um uma e no na
 il lo gli dei presidente ministro premier
@@ -56,6 +59,12 @@ il lo gli dei presidente ministro premier
 президент премьер министр глава губернатор мэр председатель директор
 понедельник вторник среда четверг пятница суббота воскресенье
 """.split())
+
+
+_POSSESSIVE = re.compile(r"['’]s?$")
+# Acronyms that are a country (a place, not a player), or an ISO code read as a word ("AI").
+_COUNTRY_ACRONYMS = frozenset({"USA", "UK", "UAE", "DPRK", "PRC", "ROK"}) | frozenset(
+    code for code in Locale("en").territories if len(code) == 2 and code.isalpha() and code not in ("EU", "UN"))
 
 
 def _letters_cased(word: str) -> bool:
@@ -103,8 +112,10 @@ def runs(text: str, common: frozenset[str]) -> list[str]:
         while names and (fold(names[-1]) in _NOT_NAME_WORDS or names[-1] in _PARTICLES):
             names.pop()
         capitals = [w for w in names if w not in _PARTICLES]
-        if len(capitals) > MAX_NAME_WORDS:
-            names.clear()                    # a sentence in Title Case, not a name
+        if len(capitals) == 1 and capitals[0] in _COUNTRY_ACRONYMS:
+            pass                             # "US", "UK": a country, a place
+        elif len(capitals) > MAX_NAME_WORDS:
+            pass                             # a sentence in Title Case, not a name
         elif len(capitals) >= 2 or (len(capitals) == 1 and _acronym(capitals[0])):
             out.append(" ".join(names))
         run.clear()
@@ -116,7 +127,10 @@ def runs(text: str, common: frozenset[str]) -> list[str]:
         if _capitalised(word) or _acronym(word):
             if not joined:
                 close()
-            run.append((word, _starts_clause(text, match.start())))
+            owner = _POSSESSIVE.sub("", word)
+            run.append((owner, _starts_clause(text, match.start())))
+            if owner != word:
+                close()                      # "Italy's Mount Etna": the owner's name ends here
         elif word in _PARTICLES and joined:
             run.append((word, False))
         else:

@@ -240,10 +240,11 @@ def cmd_demo(args) -> int:
         read, extracted, failed, words = conn.execute(db.load_sql("demo_article_counts")).fetchone()
         print(f"\nArticle pages (recorded, offline): {read} read, {extracted} extracted ({words:,} words), "
               f"{failed} without text")
-        stories, with_points, with_quotes, points, quotes, dropped = conn.execute(
+        stories, with_points, with_quotes, points, quotes, dropped, with_players, players = conn.execute(
             db.load_sql("demo_briefing_counts")).fetchone()
         print(f"Briefings (extractive, offline): {stories} stories, {with_points} with key points ({points} points, "
               f"each cited), {with_quotes} with quotes ({quotes}, each found in its article with its speaker), "
+              f"{with_players} with key players ({players}, each named in two articles or more), "
               f"{dropped} lines dropped by the checks")
         from ..llm.report import print_top_stories  # deferred on purpose: fast --help
 
