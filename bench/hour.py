@@ -537,6 +537,11 @@ def report(runs: list[dict], cores: int, best: float) -> None:
             print(f"  embedding: {r['texts']} texts, {r['tokens']} tokens; {r['embed_s']:.1f} s, {r['embed_cpu']:.1f}"
                   f" CPU s = {r['embed_cpu'] / (r['embed_s'] * cores):.0%} of {cores} cores; {per_token * 1e3:.3f} "
                   f"CPU ms per token = x{per_token / best:.2f} the engine's best case ({best * 1e3:.3f} ms)")
+            # The limit of this model on this machine: these tokens at the best case on every core, idle.
+            floor = r["tokens"] * best / cores
+            print(f"  the limit here: these tokens at the best case on {cores} idle cores = {floor:.1f} s of "
+                  f"embedding; with the hour's other {r['wall'] - r['embed_s']:.1f} s, the hour >= "
+                  f"{floor + r['wall'] - r['embed_s']:.1f} s")
         if r["pages"]:
             print("  article pages: " + ", ".join(f"{k} {v}" for k, v in r["pages"].items()))
         print(f"  CPU {r['cpu']:.1f} s user+sys (run process, its workers, embedding servers); peak RSS "
