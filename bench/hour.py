@@ -533,7 +533,7 @@ def run_hour(label: str, url: str, key: str, hour: datetime, env: dict[str, str]
             "load": (load_before[0], os.getloadavg()[0])}
 
 
-def report(runs: list[dict], cores: int, best: float) -> None:
+def report(runs: list[dict], cores: int, best: float, cached: bool = False) -> None:
     ref = runs[0]
     head = f"{'stage':<28}" + "".join(f" {r['label']:>14}" for r in runs) + "   ratio (last / first)"
     print("\n" + head)
@@ -555,6 +555,12 @@ def report(runs: list[dict], cores: int, best: float) -> None:
             print(f"  embedding: {r['texts']} texts, {r['tokens']} tokens; {r['embed_s']:.1f} s, {r['embed_cpu']:.1f}"
                   f" CPU s = {r['embed_cpu'] / (r['embed_s'] * cores):.0%} of {cores} cores; {per_token * 1e3:.3f} "
                   f"CPU ms per token = x{per_token / best:.2f} the engine's best case ({best * 1e3:.3f} ms)")
+        if r["embed_s"] and not cached:
+            # The limit of this model on this machine: these tokens at the best case on every core, idle.
+            floor = r["tokens"] * best / cores
+            print(f"  the limit here: these tokens at the best case on {cores} idle cores = {floor:.1f} s of "
+                  f"embedding; with the hour's other {r['wall'] - r['embed_s']:.1f} s, the hour >= "
+                  f"{floor + r['wall'] - r['embed_s']:.1f} s")
         if r["pages"]:
             print("  article pages: " + ", ".join(f"{k} {v}" for k, v in r["pages"].items()))
         if r["llm"]["calls"]:
@@ -720,7 +726,7 @@ def main() -> int:
             proc.wait()
         if fake is not None:
             fake.stop()
-    report(runs, cores, best)
+    report(runs, cores, best, args.cached_embeddings)
     db.stop_embedded_server()
     if args.keep is None:
         shutil.rmtree(work, ignore_errors=True)

@@ -548,6 +548,9 @@ class Invariants:
 def check_invariants(conn: psycopg.Connection, info: ModelInfo, h: datetime, settings: ClusterSettings,
                      result: ClusterResult) -> Invariants:
     """The cluster invariants for partition H, computed in SQL (ids and figures only)."""
+    # Planner statistics that include the hour just committed: without them a large hour's checks
+    # are planned for an empty hour (nested loops over every membership); docs/OPERATIONS.md#past-one-machine
+    conn.execute(db.load_sql("cluster_analyze_hour_tables"))
     row = conn.execute(db.load_sql("cluster_check_invariants"), {
         "h": h, "story_threshold": settings.story_threshold, "max_gap_hours": settings.max_gap_hours,
         "story_max_age_hours": settings.story_max_age_hours, "window": settings.centroid_window,
