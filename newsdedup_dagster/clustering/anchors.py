@@ -267,6 +267,9 @@ class AnchorRules:
     sports: bool = True    # sports veto (sports.py)
     # 0 = names never veto across languages; 3: ITN dev, docs/CALIBRATION.md#cross-language-anchors
     min_cross_names: int = 3
+    # places veto within one language too where the names cannot decide (a side has fewer than
+    # min_names); ECB+ dev: docs/CALIBRATION.md#places-within-one-language
+    places_one_language: bool = True
 
 
 def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conflict | None:
@@ -278,9 +281,12 @@ def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conf
             and len(a.names) >= rules.min_names and len(b.names) >= rules.min_names
             and not (a.names & b.names)):
         kinds.append("names")
-    if rules.places and not (a.lang and a.lang == b.lang) and a.places and b.places:
-        if gazetteer.apart(a.places, b.places):
-            kinds.append("places")
+    one_language = bool(a.lang) and a.lang == b.lang
+    names_undecided = min(len(a.names), len(b.names)) < max(rules.min_names, 1)
+    if (rules.places and a.places and b.places
+            and (not one_language or (rules.places_one_language and names_undecided))
+            and gazetteer.apart(a.places, b.places)):
+        kinds.append("places")
     if rules.numbers and a.magnitudes and b.magnitudes and not any(
             abs(x - y) <= MAGNITUDE_TOLERANCE + 1e-9 for x in a.magnitudes for y in b.magnitudes):
         kinds.append("magnitudes")
