@@ -151,6 +151,11 @@ def test_a_story_holds_its_members_numbers():
     ("岩手県で震度5強", set()),
     ("미야코시 진도 5강", set()),
     ("Shares rose 6.1 percent", set()),
+    ("Ｍ６．１の地震", {6.1}),                           # full-width digits and sign
+    ("Землетрясение М6,1 у берегов Японии", {6.1}),      # a Cyrillic М
+    ("A magnitude-6.1 earthquake", {6.1}),
+    ("séisme de magnitude 6,1 au Japon", {6.1}),
+    ("Magnitude 6,1 vor Japan", {6.1}),
 ])
 def test_magnitudes_in(text, expected):
     assert numbers.magnitudes_in(text) == expected
@@ -163,10 +168,46 @@ def test_magnitudes_in(text, expected):
     ("mit 3:2 durch", {(2, 3)}),
     ("세트 점수 3-1로 눌렀다", {(1, 3)}),
     ("kick-off at 20:30, doors at 8:15", set()),
+    ("대한항공이 현대캐피탈을 3대1로 눌렀다", {(1, 3)}),
+    ("Lens s'impose 3 à 1 face à Nantes", {(1, 3)}),
+    ("阪神が４－２で勝利", {(2, 4)}),                     # full-width
+    ("차량 2대 1명 부상", set()),                        # vehicles and people, no result
+    ("the combat lasted 1 to 2 hours", set()),           # "bat" inside a word says nothing
     ("on 2026-11-02 the COVID-19 rules and a 48-hour strike", set()),
 ])
 def test_scores_in(text, expected):
     assert numbers.scores_in(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("三陸沖でM6.1 岩手・宮古で震度5強", {"5+"}),
+    ("茨城県で震度5弱 津波の心配なし", {"5-"}),
+    ("미야코시 진도 5강", {"5+"}),
+    ("shindo 6 lower in Wajima", {"6-"}),
+    ("震度４", {"4"}),
+    ("A magnitude 6.1 earthquake", set()),
+])
+def test_intensities_in(text, expected):
+    assert numbers.intensities_in(text) == expected
+
+
+def test_an_intensity_never_vetoes_by_itself():
+    shindo_5_upper, shindo_5_lower = anchors(SHINDO_ONLY_JA), anchors(("ja", "茨城県で震度5弱 津波の心配なし", ""))
+    assert shindo_5_upper.intensities == {"5+"} and shindo_5_lower.intensities == {"5-"}
+    assert an.conflict(shindo_5_upper, shindo_5_lower) is None       # two intensities: nothing compared
+    assert an.conflict(shindo_5_upper, anchors(QUAKE_IWATE_EN)) is None   # 震度5強 and M6.1: one quake
+    assert an.conflict(anchors(QUAKE_IWATE_JA), anchors(QUAKE_IWATE_EN)) is None
+    assert "intensities" in anchors(QUAKE_IWATE_JA).as_dict()        # shown in explanations
+
+
+def test_places_decide_within_one_language_where_names_cannot():
+    wales = anchors(("en", "Heavy rain warnings issued for Wales and south-west England",
+                     "The Met Office says up to 80mm of rain could fall on high ground on Tuesday."))
+    valencia = anchors(("en", "Spain's Valencia on red alert as torrential rain returns",
+                        "Schools are closed and residents have been told to avoid travel."))
+    clash = an.conflict(wales, valencia)
+    assert clash is not None and clash.kinds == ("places",), clash
+    assert an.conflict(wales, valencia, an.AnchorRules(places_one_language=False)) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -176,6 +217,8 @@ def test_parsers_take_any_text(text):
         assert 1.0 <= m <= 9.9
     for low, high in numbers.scores_in(text):
         assert 0 <= low <= high
+    for value in numbers.intensities_in(text):
+        assert value[0] in "1234567" and value[1:] in ("", "+", "-")
     key = an.transliterated(text)
     assert key.isascii() and (key == "" or key.isalnum())
     an.extract(text, text, "ja")
@@ -188,6 +231,37 @@ def test_parsers_take_any_text(text):
 def test_a_written_magnitude_reads_back(value, form, comma):
     written = str(value).replace(".", ",") if comma and not form.startswith("M") else str(value)
     assert numbers.magnitudes_in("Earthquake: " + form.format(written) + " reported") == {float(value)}
+
+
+_FULL_WIDTH = str.maketrans("0123456789.,", "０１２３４５６７８９．，")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.decimals(min_value="1.0", max_value="9.9", places=1),
+       st.sampled_from(["M{}の地震", "규모 {}의 지진", "{}级地震", "магнитудой {}", "Stärke {}", "séisme de magnitude {}",
+                        "زلزال بقوة {}"]),
+       st.booleans(), st.booleans(), st.text(max_size=30))
+def test_one_magnitude_however_written_is_one_value(value, form, comma, full_width, around):
+    # decimal comma or point, ASCII or full-width digits: one unit-normalised value, one decimal
+    written = str(value).replace(".", ",") if comma else str(value)
+    written = written.translate(_FULL_WIDTH) if full_width else written
+    got = numbers.magnitudes_in(around + " " + form.format(written) + " " + around)
+    assert float(value) in got
+    assert all(round(m, 1) == m and 1.0 <= m <= 9.9 for m in got)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 150), st.integers(0, 150),
+       st.sampled_from(["{a}-{b}で勝利", "以{a}比{b}战胜", "{a}대{b}로 눌렀다", "s'impose {a} à {b}", "won {a}:{b}",
+                        "со счетом {a}:{b}"]))
+def test_one_result_however_written_is_one_pair(x, y, form):
+    if x == y and ("比" in form or "대" in form or "à" in form):
+        return   # a draw written in words is not read (比 also gives ratios: 1比1)
+    if ":" in form and any(a <= 24 and 10 <= b <= 99 for a, b in ((x, y), (y, x))):
+        return   # "0:10" reads as a clock time too: not a result (test_a_clock_time_is_not_a_result)
+    text = form.format(a=x, b=y)
+    assert (min(x, y), max(x, y)) in numbers.scores_in(text)
+    assert numbers.scores_in(form.format(a=y, b=x)) == numbers.scores_in(text)
 
 
 @settings(max_examples=200, deadline=None)

@@ -17,9 +17,11 @@ an item's headline and lead, in a form that survives translation into another la
           of country and city names in every script (places.py): "Denver" and "デンバー" are
           US, "旭川" is JP, "Deutschlands" is DE. Only used across languages.
   magnitudes  earthquake magnitudes in any language's way of writing them (numbers.py): "M6.1",
-          "magnitude 6.1", "6.1 quake", "6.1級", "규모 6.1", "магнитудой 6,1", "Stärke 6,1". The
-          seismic intensity (震度 5強, 진도 5강) is another scale and is not read.
-  scores  match results "2-1", "3:2", "102比95" (numbers.py), order-free (2-1 = 1-2); clock
+          "magnitude 6.1", "6.1 quake", "6.1級", "규모 6.1", "магнитудой 6,1", "Stärke 6,1".
+  intensities  the seismic intensity (震度 5強, 진도 5강): another scale (one quake, one intensity per
+          town), read to be shown and never compared: a side that gives only an intensity has no
+          magnitude, so it cannot conflict on magnitudes.
+  scores  match results "2-1", "3:2", "102比95", "3대1", "3 à 1" (numbers.py), order-free (2-1 = 1-2); clock
           times ("20:30") are not scores.
   sports  the sports the text names or whose leagues it names (sports.py): "프로배구" is volleyball,
           "Scottish Premiership" football or rugby, "КХЛ" ice hockey.
@@ -34,9 +36,11 @@ Two items *conflict* when both carry anchors of a kind and share none of them:
   names   both carry at least `min_names` names, share none, and are written in the same
           language (across languages the same place is spelled differently: Moskau, Moscow,
           Moscou; so names only ever veto within one language);
-  places  the two are written in different languages, both name a place the gazetteer knows,
-          and no country is shared or borders one of the other side's (a name several countries hold stands for all of them, so a
-          wrong reading of an ambiguous name can only keep a pair, not split it).
+  places  both name a place the gazetteer knows, the two are written in different languages or
+          (rules.places_one_language) one side carries fewer than `min_names` names, and no
+          country is shared or borders one of the other side's (a name several countries hold
+          stands for all of them, so a wrong reading of an ambiguous name can only keep a pair,
+          not split it).
   magnitudes  both name a magnitude and no two are within MAGNITUDE_TOLERANCE (agencies give one
           quake's magnitude 0.1-0.3 apart);
   scores  both give a result and share none;
@@ -111,10 +115,11 @@ class Anchors:
     cross_names: frozenset[str] = frozenset()     # transliterated, for other languages
     text: str = ""                                # headline and lead (romanised names search it)
     sports: frozenset[str] = frozenset()          # sports.py
+    intensities: frozenset[str] = frozenset()     # 震度 / 진도, "5+": shown, never compared (numbers.py)
 
     def as_dict(self) -> dict:
         out = {"years": sorted(self.years), "names": sorted(self.names), "places": self.shown("places")}
-        for kind in ("magnitudes", "scores", "sports", "romanised"):
+        for kind in ("magnitudes", "intensities", "scores", "sports", "romanised"):
             if self.shown(kind):
                 out[kind] = self.shown(kind)
         return out
@@ -254,7 +259,8 @@ def extract(title: str | None, summary: str | None, lang: str | None, lead_chars
                    frozenset().union(*found.values()),
                    frozenset(f"{name} {'/'.join(sorted(cc))}" for name, cc in found.items()),
                    frozenset(numbers.magnitudes_in(text)), frozenset(numbers.scores_in(text)),
-                   frozenset(cross_names_in(text, own, found)), text, sport_terms.sports_in(text))
+                   frozenset(cross_names_in(text, own, found)), text, sport_terms.sports_in(text),
+                   frozenset(numbers.intensities_in(text)))
 
 
 @dataclass(frozen=True)
@@ -282,7 +288,7 @@ def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conf
             and not (a.names & b.names)):
         kinds.append("names")
     one_language = bool(a.lang) and a.lang == b.lang
-    names_undecided = min(len(a.names), len(b.names)) < max(rules.min_names, 1)
+    names_undecided = rules.min_names <= 0 or min(len(a.names), len(b.names)) < rules.min_names
     if (rules.places and a.places and b.places
             and (not one_language or (rules.places_one_language and names_undecided))
             and gazetteer.apart(a.places, b.places)):
@@ -321,7 +327,8 @@ def story_anchors(item: Anchors, members: Iterable[Anchors]) -> Anchors:
                    frozenset().union(*(m.scores for m in members)),
                    frozenset().union(*(m.cross_names for m in members)),
                    "\n".join(m.text for m in members),
-                   frozenset().union(*(m.sports for m in members)))
+                   frozenset().union(*(m.sports for m in members)),
+                   frozenset().union(*(m.intensities for m in members)))
 
 
 def name_weights(anchors: Iterable[Anchors]) -> dict[str, float]:
