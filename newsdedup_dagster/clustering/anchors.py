@@ -116,6 +116,9 @@ class Anchors:
     text: str = ""                                # headline and lead (romanised names search it)
     sports: frozenset[str] = frozenset()          # sports.py
     intensities: frozenset[str] = frozenset()     # 震度 / 진도, "5+": shown, never compared (numbers.py)
+    # countries of the places named inside longer names ("Grand Paris Express"): where a side names
+    # no place, they stand for its places across languages (places.names_places)
+    name_places: frozenset[str] = frozenset()
 
     def as_dict(self) -> dict:
         out = {"years": sorted(self.years), "names": sorted(self.names), "places": self.shown("places")}
@@ -126,7 +129,7 @@ class Anchors:
 
     def shown(self, kind: str) -> list:
         if kind == "places":
-            return sorted(self.place_names) or sorted(self.places)
+            return sorted(self.place_names) or sorted(self.places) or [f"{c} (in a name)" for c in sorted(self.name_places)]
         if kind == "magnitudes":
             return [f"M{m:.1f}" for m in sorted(self.magnitudes)]
         if kind == "scores":
@@ -253,6 +256,7 @@ def extract(title: str | None, summary: str | None, lang: str | None, lead_chars
         names |= names_in(lead)
     text = head + "\n" + lead
     found = gazetteer.places_in(text, code) if places else {}
+    inside = gazetteer.names_places(text, code) if places and not found else {}
     # German capitalises every noun: across languages its acronyms and quoted names still count
     own = names if code not in _NO_NAME_CASE_LANGS else {n for n in names_in(text) if n.upper() == n}
     return Anchors(code, frozenset(years), frozenset(names),
@@ -260,7 +264,8 @@ def extract(title: str | None, summary: str | None, lang: str | None, lead_chars
                    frozenset(f"{name} {'/'.join(sorted(cc))}" for name, cc in found.items()),
                    frozenset(numbers.magnitudes_in(text)), frozenset(numbers.scores_in(text)),
                    frozenset(cross_names_in(text, own, found)), text, sport_terms.sports_in(text),
-                   frozenset(numbers.intensities_in(text)))
+                   frozenset(numbers.intensities_in(text)),
+                   frozenset().union(*inside.values()))
 
 
 @dataclass(frozen=True)
@@ -292,6 +297,10 @@ def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conf
     if (rules.places and a.places and b.places
             and (not one_language or (rules.places_one_language and names_undecided))
             and gazetteer.apart(a.places, b.places)):
+        kinds.append("places")
+    elif (rules.places and not one_language and (a.places or a.name_places) and (b.places or b.name_places)
+            and (a.places or b.places) and gazetteer.apart(a.places or a.name_places, b.places or b.name_places)):
+        # across languages, a side that names no place is read by the places inside its names
         kinds.append("places")
     if rules.numbers and a.magnitudes and b.magnitudes and not any(
             abs(x - y) <= MAGNITUDE_TOLERANCE + 1e-9 for x in a.magnitudes for y in b.magnitudes):
@@ -328,7 +337,8 @@ def story_anchors(item: Anchors, members: Iterable[Anchors]) -> Anchors:
                    frozenset().union(*(m.cross_names for m in members)),
                    "\n".join(m.text for m in members),
                    frozenset().union(*(m.sports for m in members)),
-                   frozenset().union(*(m.intensities for m in members)))
+                   frozenset().union(*(m.intensities for m in members)),
+                   frozenset().union(*(m.name_places for m in members)))
 
 
 def name_weights(anchors: Iterable[Anchors]) -> dict[str, float]:
