@@ -275,3 +275,35 @@ def test_a_written_result_reads_back_order_free(x, y, sep):
 @given(st.integers(0, 23), st.integers(0, 59))
 def test_a_clock_time_is_not_a_result(hour, minute):
     assert numbers.scores_in(f"kick-off at {hour}:{minute:02d} local time") == set()
+
+
+# ----------------------------------------------------------------- places inside names
+GRAND_PARIS_FR = ("fr", "Grand Paris Express : la ligne 15 Sud accueille ses premiers voyageurs",
+                  "Les premières rames automatiques ont circulé lundi matin entre Pont de Sèvres et Noisy-Champs.")
+SPB_METRO_RU = ("ru", "В Петербурге открылась новая станция метро",
+                "Станция на Красносельско-Калининской линии приняла первых пассажиров в понедельник утром.")
+PARIS_METRO_JA = ("ja", "パリ郊外結ぶ新たな地下鉄が開業", "「グラン・パリ・エクスプレス」の最初の路線が営業を始めた。")
+EISBAEREN_DE = ("de", "Die Eisbären Berlin drehen das Spitzenspiel", "Der Meister setzte sich in der Verlängerung durch.")
+DINAMO_RU = ("ru", "«Динамо» обыграло СКА в Москве", "Московская команда победила петербургский клуб.")
+
+
+def test_a_place_inside_a_name_stands_for_a_side_that_names_none():
+    paris, spb = anchors(GRAND_PARIS_FR), anchors(SPB_METRO_RU)
+    assert not paris.places and paris.name_places == {"FR"}       # Paris only inside "Grand Paris Express"
+    clash = an.conflict(paris, spb)
+    assert clash is not None and clash.kinds == ("places",), clash   # fr-ru: FR (in a name) | RU
+    assert clash.a["places"] == ["FR (in a name)"] or clash.b["places"] == ["FR (in a name)"]
+    assert an.conflict(paris, anchors(PARIS_METRO_JA)) is None     # パリ FR: one city, one story
+    # a side with a place of its own is read by it, not by the names
+    assert anchors(PARIS_METRO_JA).places == {"FR"}
+    # two sides that name places only inside names do not veto: too weak a reading on both sides
+    assert anchors(EISBAEREN_DE).name_places == {"DE"}
+    only_names = anchors(("en", "Fans of Paris Saint-Germain celebrate the title", "The club won its fifth in a row."))
+    assert not only_names.places and only_names.name_places == {"FR"}
+    assert an.conflict(anchors(EISBAEREN_DE), only_names) is None
+
+
+def test_places_inside_names_are_only_read_where_a_text_names_no_place():
+    dinamo = anchors(DINAMO_RU)
+    assert dinamo.places == {"RU"} and not dinamo.name_places
+    assert an.conflict(anchors(EISBAEREN_DE), dinamo).kinds == ("places",)   # DE (Eisbären Berlin) | RU (Москве)
