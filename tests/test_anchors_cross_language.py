@@ -307,3 +307,55 @@ def test_places_inside_names_are_only_read_where_a_text_names_no_place():
     dinamo = anchors(DINAMO_RU)
     assert dinamo.places == {"RU"} and not dinamo.name_places
     assert an.conflict(anchors(EISBAEREN_DE), dinamo).kinds == ("places",)   # DE (Eisbären Berlin) | RU (Москве)
+
+
+# ----------------------------------------------------------------- names across scripts
+# Names of firms, clubs, players and cities, written in each script: transliterated (anyascii) and
+# compared, or resolved through the gazetteer's names in every script.
+SOFTBANK_JA = ("ja", "ソフトバンクG、OpenAIに追加出資 Armと NVIDIAも", "孫正義会長が決算会見で明らかにした。")
+CLOUD_EN = ("en", "Cloud growth lifts tech giants",
+            "Microsoft and Alphabet beat forecasts while Amazon lagged, said analysts at Morgan Stanley.")
+CHIPS_KO = ("ko", "삼성전자·SK하이닉스·LG전자, HBM 수출 호조", "반도체 수출이 석 달 연속 늘었다.")
+CARMAKERS_EN = ("en", "Carmakers agree battery alliance",
+                "Toyota, Honda and Nissan will share solid-state battery plants, Reuters reported.")
+NBA_ZH = ("zh", "NBA常规赛：LeBron James率湖人击败勇士", "据ESPN报道，詹姆斯砍下30分。")
+NBA_EN = ("en", "LeBron James leads Lakers past Warriors", "James scored 30 points, ESPN reported, as the NBA season rolled on.")
+FULHAM_LONDON_EN = ("en", "Fulham come from behind to beat Aston Villa",
+                    "Two goals in the final 15 minutes earned Fulham a win at Craven Cottage in London.")
+SKA_RU = ("ru", "«Авангард» обыграл СКА в матче КХЛ", "Омская команда победила петербургский клуб в Москве.")
+SALZBURG_DE = ("de", "Eishockey: Salzburg gewinnt in Wien", "Die Salzburger setzten sich in der Verlängerung durch.")
+LENS_FR = ("fr", "Ligue 1 : Lens s'impose face à Nantes",
+           "Les Sang et Or ont battu les Canaris lundi soir au stade Bollaert-Delelis.")
+HILAL_AR = ("ar", "الهلال يفوز على النصر في الرياض", "سجل المهاجم هدفين في الشوط الثاني.")
+FULHAM_AR = ("ar", "فولهام يقلب الطاولة على أستون فيلا في لندن", "سجل فولهام هدفين في الدقائق الأخيرة.")
+
+NAME_CONFLICTS = [
+    (SOFTBANK_JA, CLOUD_EN, "romanised"),       # ja-en: OpenAI, Arm, NVIDIA | Alphabet, Amazon, Morgan Stanley
+    (CHIPS_KO, CARMAKERS_EN, "romanised"),      # ko-en: SK, LG, HBM | Honda, Nissan, Reuters
+    (NBA_ZH, FULHAM_LONDON_EN, "romanised"),    # zh-en: NBA, LeBron James, ESPN | Fulham, Aston Villa
+    (SKA_RU, FULHAM_LONDON_EN, "romanised"),    # ru-en: Авангард, СКА (avangard, ska) | Fulham
+    (SALZBURG_DE, LENS_FR, "places"),           # de-fr: Salzburg, Wien (AT) | Nantes (FR)
+    (HILAL_AR, FULHAM_LONDON_EN, "places"),     # ar-en: الرياض (SA) | London (GB)
+]
+NAME_AGREEMENTS = [
+    (NBA_ZH, NBA_EN),                           # zh-en: LeBron James, ESPN, NBA in both
+    (FULHAM_AR, FULHAM_LONDON_EN),              # ar-en: لندن / London
+]
+
+
+@pytest.mark.parametrize("a, b, kind", NAME_CONFLICTS)
+def test_names_in_two_scripts_that_disagree_conflict(a, b, kind):
+    clash = an.conflict(anchors(a), anchors(b))
+    assert clash is not None and kind in clash.kinds, (a[1], b[1], clash)
+    assert clash.a[kind] and clash.b[kind]
+
+
+@pytest.mark.parametrize("a, b", NAME_AGREEMENTS)
+def test_names_in_two_scripts_that_agree_keep_the_pair(a, b):
+    assert an.conflict(anchors(a), anchors(b)) is None
+
+
+def test_name_conflicts_cover_the_required_language_pairs():
+    pairs = {frozenset((a[0], b[0])) for a, b, _ in NAME_CONFLICTS}
+    for pair in (("ja", "en"), ("ko", "en"), ("zh", "en"), ("ru", "en"), ("de", "fr"), ("ar", "en")):
+        assert frozenset(pair) in pairs
