@@ -110,3 +110,11 @@ def test_the_margin_is_validated():
         GroupingSettings(cross_language_margin=-0.1)
     with pytest.raises(ValueError):
         GroupingSettings(cross_language_margin=1.5)
+
+
+def test_two_waiting_stories_both_join_the_event_founded_now():
+    waiting = [story("s_old1", 1, 2, sig=2.0), story("s_old2", 3, 4, sig=2.0)]
+    pairs = {("s_old1", "s_new"): 0.55, ("s_old2", "s_new"): 0.6}   # no cosine between the two waiting ones
+    plan = plan_hour([story("s_new", 5, 6, sig=5.0)], [], {}, pairs, h(6), SETTINGS, waiting=waiting)
+    founded = event_id_for("s_new")
+    assert sorted(j.story_id for j in plan.joins if j.event_id == founded) == ["s_new", "s_old1", "s_old2"]

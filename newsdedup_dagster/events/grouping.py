@@ -263,7 +263,8 @@ def plan_hour(
         plan.joins.append(Join(story_id, event_id, round(similarity, 6), round(gap, 3)))
         first, last = windows[event_id]
         windows[event_id] = (min(first, story.first_published_at), max(last, story.latest_published_at))
-        members_this_hour[event_id].append(story_id)
+        if reason:   # a story of this hour; a waiting one has no cosines to the other waiting stories
+            members_this_hour[event_id].append(story_id)
         event_languages[event_id].update((languages or {}).get(story_id, ()))
     plan.unassigned = still
 
