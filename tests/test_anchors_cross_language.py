@@ -151,6 +151,11 @@ def test_a_story_holds_its_members_numbers():
     ("岩手県で震度5強", set()),
     ("미야코시 진도 5강", set()),
     ("Shares rose 6.1 percent", set()),
+    ("Ｍ６．１の地震", {6.1}),                           # full-width digits and sign
+    ("Землетрясение М6,1 у берегов Японии", {6.1}),      # a Cyrillic М
+    ("A magnitude-6.1 earthquake", {6.1}),
+    ("séisme de magnitude 6,1 au Japon", {6.1}),
+    ("Magnitude 6,1 vor Japan", {6.1}),
 ])
 def test_magnitudes_in(text, expected):
     assert numbers.magnitudes_in(text) == expected
@@ -163,10 +168,46 @@ def test_magnitudes_in(text, expected):
     ("mit 3:2 durch", {(2, 3)}),
     ("세트 점수 3-1로 눌렀다", {(1, 3)}),
     ("kick-off at 20:30, doors at 8:15", set()),
+    ("대한항공이 현대캐피탈을 3대1로 눌렀다", {(1, 3)}),
+    ("Lens s'impose 3 à 1 face à Nantes", {(1, 3)}),
+    ("阪神が４－２で勝利", {(2, 4)}),                     # full-width
+    ("차량 2대 1명 부상", set()),                        # vehicles and people, no result
+    ("the combat lasted 1 to 2 hours", set()),           # "bat" inside a word says nothing
     ("on 2026-11-02 the COVID-19 rules and a 48-hour strike", set()),
 ])
 def test_scores_in(text, expected):
     assert numbers.scores_in(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("三陸沖でM6.1 岩手・宮古で震度5強", {"5+"}),
+    ("茨城県で震度5弱 津波の心配なし", {"5-"}),
+    ("미야코시 진도 5강", {"5+"}),
+    ("shindo 6 lower in Wajima", {"6-"}),
+    ("震度４", {"4"}),
+    ("A magnitude 6.1 earthquake", set()),
+])
+def test_intensities_in(text, expected):
+    assert numbers.intensities_in(text) == expected
+
+
+def test_an_intensity_never_vetoes_by_itself():
+    shindo_5_upper, shindo_5_lower = anchors(SHINDO_ONLY_JA), anchors(("ja", "茨城県で震度5弱 津波の心配なし", ""))
+    assert shindo_5_upper.intensities == {"5+"} and shindo_5_lower.intensities == {"5-"}
+    assert an.conflict(shindo_5_upper, shindo_5_lower) is None       # two intensities: nothing compared
+    assert an.conflict(shindo_5_upper, anchors(QUAKE_IWATE_EN)) is None   # 震度5強 and M6.1: one quake
+    assert an.conflict(anchors(QUAKE_IWATE_JA), anchors(QUAKE_IWATE_EN)) is None
+    assert "intensities" in anchors(QUAKE_IWATE_JA).as_dict()        # shown in explanations
+
+
+def test_places_decide_within_one_language_where_names_cannot():
+    wales = anchors(("en", "Heavy rain warnings issued for Wales and south-west England",
+                     "The Met Office says up to 80mm of rain could fall on high ground on Tuesday."))
+    valencia = anchors(("en", "Spain's Valencia on red alert as torrential rain returns",
+                        "Schools are closed and residents have been told to avoid travel."))
+    clash = an.conflict(wales, valencia)
+    assert clash is not None and clash.kinds == ("places",), clash
+    assert an.conflict(wales, valencia, an.AnchorRules(places_one_language=False)) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -176,6 +217,8 @@ def test_parsers_take_any_text(text):
         assert 1.0 <= m <= 9.9
     for low, high in numbers.scores_in(text):
         assert 0 <= low <= high
+    for value in numbers.intensities_in(text):
+        assert value[0] in "1234567" and value[1:] in ("", "+", "-")
     key = an.transliterated(text)
     assert key.isascii() and (key == "" or key.isalnum())
     an.extract(text, text, "ja")
@@ -190,6 +233,37 @@ def test_a_written_magnitude_reads_back(value, form, comma):
     assert numbers.magnitudes_in("Earthquake: " + form.format(written) + " reported") == {float(value)}
 
 
+_FULL_WIDTH = str.maketrans("0123456789.,", "０１２３４５６７８９．，")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.decimals(min_value="1.0", max_value="9.9", places=1),
+       st.sampled_from(["M{}の地震", "규모 {}의 지진", "{}级地震", "магнитудой {}", "Stärke {}", "séisme de magnitude {}",
+                        "زلزال بقوة {}"]),
+       st.booleans(), st.booleans(), st.text(max_size=30))
+def test_one_magnitude_however_written_is_one_value(value, form, comma, full_width, around):
+    # decimal comma or point, ASCII or full-width digits: one unit-normalised value, one decimal
+    written = str(value).replace(".", ",") if comma else str(value)
+    written = written.translate(_FULL_WIDTH) if full_width else written
+    got = numbers.magnitudes_in(around + " " + form.format(written) + " " + around)
+    assert float(value) in got
+    assert all(round(m, 1) == m and 1.0 <= m <= 9.9 for m in got)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 150), st.integers(0, 150),
+       st.sampled_from(["{a}-{b}で勝利", "以{a}比{b}战胜", "{a}대{b}로 눌렀다", "s'impose {a} à {b}", "won {a}:{b}",
+                        "со счетом {a}:{b}"]))
+def test_one_result_however_written_is_one_pair(x, y, form):
+    if x == y and ("比" in form or "대" in form or "à" in form):
+        return   # a draw written in words is not read (比 also gives ratios: 1比1)
+    if ":" in form and any(a <= 24 and 10 <= b <= 99 for a, b in ((x, y), (y, x))):
+        return   # "0:10" reads as a clock time too: not a result (test_a_clock_time_is_not_a_result)
+    text = form.format(a=x, b=y)
+    assert (min(x, y), max(x, y)) in numbers.scores_in(text)
+    assert numbers.scores_in(form.format(a=y, b=x)) == numbers.scores_in(text)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 199), st.integers(0, 199), st.sampled_from(["-", "–", " - "]))
 def test_a_written_result_reads_back_order_free(x, y, sep):
@@ -201,3 +275,87 @@ def test_a_written_result_reads_back_order_free(x, y, sep):
 @given(st.integers(0, 23), st.integers(0, 59))
 def test_a_clock_time_is_not_a_result(hour, minute):
     assert numbers.scores_in(f"kick-off at {hour}:{minute:02d} local time") == set()
+
+
+# ----------------------------------------------------------------- places inside names
+GRAND_PARIS_FR = ("fr", "Grand Paris Express : la ligne 15 Sud accueille ses premiers voyageurs",
+                  "Les premières rames automatiques ont circulé lundi matin entre Pont de Sèvres et Noisy-Champs.")
+SPB_METRO_RU = ("ru", "В Петербурге открылась новая станция метро",
+                "Станция на Красносельско-Калининской линии приняла первых пассажиров в понедельник утром.")
+PARIS_METRO_JA = ("ja", "パリ郊外結ぶ新たな地下鉄が開業", "「グラン・パリ・エクスプレス」の最初の路線が営業を始めた。")
+EISBAEREN_DE = ("de", "Die Eisbären Berlin drehen das Spitzenspiel", "Der Meister setzte sich in der Verlängerung durch.")
+DINAMO_RU = ("ru", "«Динамо» обыграло СКА в Москве", "Московская команда победила петербургский клуб.")
+
+
+def test_a_place_inside_a_name_stands_for_a_side_that_names_none():
+    paris, spb = anchors(GRAND_PARIS_FR), anchors(SPB_METRO_RU)
+    assert not paris.places and paris.name_places == {"FR"}       # Paris only inside "Grand Paris Express"
+    clash = an.conflict(paris, spb)
+    assert clash is not None and clash.kinds == ("places",), clash   # fr-ru: FR (in a name) | RU
+    assert clash.a["places"] == ["FR (in a name)"] or clash.b["places"] == ["FR (in a name)"]
+    assert an.conflict(paris, anchors(PARIS_METRO_JA)) is None     # パリ FR: one city, one story
+    # a side with a place of its own is read by it, not by the names
+    assert anchors(PARIS_METRO_JA).places == {"FR"}
+    # two sides that name places only inside names do not veto: too weak a reading on both sides
+    assert anchors(EISBAEREN_DE).name_places == {"DE"}
+    only_names = anchors(("en", "Fans of Paris Saint-Germain celebrate the title", "The club won its fifth in a row."))
+    assert not only_names.places and only_names.name_places == {"FR"}
+    assert an.conflict(anchors(EISBAEREN_DE), only_names) is None
+
+
+def test_places_inside_names_are_only_read_where_a_text_names_no_place():
+    dinamo = anchors(DINAMO_RU)
+    assert dinamo.places == {"RU"} and not dinamo.name_places
+    assert an.conflict(anchors(EISBAEREN_DE), dinamo).kinds == ("places",)   # DE (Eisbären Berlin) | RU (Москве)
+
+
+# ----------------------------------------------------------------- names across scripts
+# Names of firms, clubs, players and cities, written in each script: transliterated (anyascii) and
+# compared, or resolved through the gazetteer's names in every script.
+SOFTBANK_JA = ("ja", "ソフトバンクG、OpenAIに追加出資 Armと NVIDIAも", "孫正義会長が決算会見で明らかにした。")
+CLOUD_EN = ("en", "Cloud growth lifts tech giants",
+            "Microsoft and Alphabet beat forecasts while Amazon lagged, said analysts at Morgan Stanley.")
+CHIPS_KO = ("ko", "삼성전자·SK하이닉스·LG전자, HBM 수출 호조", "반도체 수출이 석 달 연속 늘었다.")
+CARMAKERS_EN = ("en", "Carmakers agree battery alliance",
+                "Toyota, Honda and Nissan will share solid-state battery plants, Reuters reported.")
+NBA_ZH = ("zh", "NBA常规赛：LeBron James率湖人击败勇士", "据ESPN报道，詹姆斯砍下30分。")
+NBA_EN = ("en", "LeBron James leads Lakers past Warriors", "James scored 30 points, ESPN reported, as the NBA season rolled on.")
+FULHAM_LONDON_EN = ("en", "Fulham come from behind to beat Aston Villa",
+                    "Two goals in the final 15 minutes earned Fulham a win at Craven Cottage in London.")
+SKA_RU = ("ru", "«Авангард» обыграл СКА в матче КХЛ", "Омская команда победила петербургский клуб в Москве.")
+SALZBURG_DE = ("de", "Eishockey: Salzburg gewinnt in Wien", "Die Salzburger setzten sich in der Verlängerung durch.")
+LENS_FR = ("fr", "Ligue 1 : Lens s'impose face à Nantes",
+           "Les Sang et Or ont battu les Canaris lundi soir au stade Bollaert-Delelis.")
+HILAL_AR = ("ar", "الهلال يفوز على النصر في الرياض", "سجل المهاجم هدفين في الشوط الثاني.")
+FULHAM_AR = ("ar", "فولهام يقلب الطاولة على أستون فيلا في لندن", "سجل فولهام هدفين في الدقائق الأخيرة.")
+
+NAME_CONFLICTS = [
+    (SOFTBANK_JA, CLOUD_EN, "romanised"),       # ja-en: OpenAI, Arm, NVIDIA | Alphabet, Amazon, Morgan Stanley
+    (CHIPS_KO, CARMAKERS_EN, "romanised"),      # ko-en: SK, LG, HBM | Honda, Nissan, Reuters
+    (NBA_ZH, FULHAM_LONDON_EN, "romanised"),    # zh-en: NBA, LeBron James, ESPN | Fulham, Aston Villa
+    (SKA_RU, FULHAM_LONDON_EN, "romanised"),    # ru-en: Авангард, СКА (avangard, ska) | Fulham
+    (SALZBURG_DE, LENS_FR, "places"),           # de-fr: Salzburg, Wien (AT) | Nantes (FR)
+    (HILAL_AR, FULHAM_LONDON_EN, "places"),     # ar-en: الرياض (SA) | London (GB)
+]
+NAME_AGREEMENTS = [
+    (NBA_ZH, NBA_EN),                           # zh-en: LeBron James, ESPN, NBA in both
+    (FULHAM_AR, FULHAM_LONDON_EN),              # ar-en: لندن / London
+]
+
+
+@pytest.mark.parametrize("a, b, kind", NAME_CONFLICTS)
+def test_names_in_two_scripts_that_disagree_conflict(a, b, kind):
+    clash = an.conflict(anchors(a), anchors(b))
+    assert clash is not None and kind in clash.kinds, (a[1], b[1], clash)
+    assert clash.a[kind] and clash.b[kind]
+
+
+@pytest.mark.parametrize("a, b", NAME_AGREEMENTS)
+def test_names_in_two_scripts_that_agree_keep_the_pair(a, b):
+    assert an.conflict(anchors(a), anchors(b)) is None
+
+
+def test_name_conflicts_cover_the_required_language_pairs():
+    pairs = {frozenset((a[0], b[0])) for a, b, _ in NAME_CONFLICTS}
+    for pair in (("ja", "en"), ("ko", "en"), ("zh", "en"), ("ru", "en"), ("de", "fr"), ("ar", "en")):
+        assert frozenset(pair) in pairs

@@ -2,7 +2,7 @@
 database, the default embedder, offline LLM stages): the sports results of one evening in eight
 languages are separate stories, and the two Japanese earthquakes of one day (M5.4 off Ibaraki at
 00:36, M6.1 off Iwate from 23:33) are two events, the later one refused by the events stage's
-anchor check on its magnitude."""
+anchor check on its magnitude, while the Iwate quake's two stories (ja/zh and en/ko) are one event."""
 
 from __future__ import annotations
 
@@ -72,6 +72,10 @@ def test_sports_results_and_two_quakes_through_the_hourly_job(clean_db, monkeypa
     for golds in event_golds.values():
         assert not set(QUAKES) <= golds, golds
     assert set(QUAKES) <= {g for golds in event_golds.values() for g in golds}
+    # the Iwate quake, told as 震度5強 / M6.1 (ja, zh) and as 6.1 / 규모 6.1 (en, ko), is one event: the
+    # English-Korean story joins the Japanese-Chinese event across languages
+    iwate_events = {event or story for item, story, event in rows if gold[item] == "quake-iwate-m61"}
+    assert len(iwate_events) == 1, iwate_events
     # the events stage refused the Iwate story the Ibaraki event, on the magnitudes, and says so
     magnitude_vetoes = [v for v in vetoes if "magnitudes" in v[2]]
     assert magnitude_vetoes, vetoes

@@ -7,6 +7,8 @@ Chinese."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -106,9 +108,17 @@ def test_a_story_is_compared_across_languages_only_when_none_of_its_members_is_i
     held = an.story_anchors(item(ZUGSPITZE), story)
     assert held.lang == "" and held.places == {"JP"}
     assert an.conflict(item(ZUGSPITZE), held, RULES).kinds == ("places",)
-    # an English item is compared with the story's English members by names, not by places
+    # an English item is compared with the story's English members in English: by names where both
+    # sides carry enough of them, else by places (every member's: Denver US | Tokyo, 旭川 JP)
     assert an.story_anchors(item(DENVER), story).lang == "en"
-    assert an.conflict(item(DENVER), an.story_anchors(item(DENVER), story), RULES) is None
+    in_english = an.story_anchors(item(DENVER), story)
+    assert an.conflict(item(DENVER), in_english, RULES).kinds == ("places",)
+    assert an.conflict(item(DENVER), in_english, replace(RULES, places_one_language=False)) is None
+    named = an.extract("First snow blankets the city", "Mayor Mike Johnston said crews in Denver worked overnight.", "en")
+    tokyo_named = an.extract("A cold morning for the capital", "Governor Yuriko Koike said Tokyo had its coldest day.",
+                             "en")
+    assert len(named.names) >= 2 and len(tokyo_named.names) >= 2
+    assert an.conflict(named, tokyo_named, replace(RULES, min_names=2)).kinds == ("names",)  # not the places
 
 
 _WORDS = st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=9), max_size=8)

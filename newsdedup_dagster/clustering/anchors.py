@@ -17,9 +17,11 @@ an item's headline and lead, in a form that survives translation into another la
           of country and city names in every script (places.py): "Denver" and "デンバー" are
           US, "旭川" is JP, "Deutschlands" is DE. Only used across languages.
   magnitudes  earthquake magnitudes in any language's way of writing them (numbers.py): "M6.1",
-          "magnitude 6.1", "6.1 quake", "6.1級", "규모 6.1", "магнитудой 6,1", "Stärke 6,1". The
-          seismic intensity (震度 5強, 진도 5강) is another scale and is not read.
-  scores  match results "2-1", "3:2", "102比95" (numbers.py), order-free (2-1 = 1-2); clock
+          "magnitude 6.1", "6.1 quake", "6.1級", "규모 6.1", "магнитудой 6,1", "Stärke 6,1".
+  intensities  the seismic intensity (震度 5強, 진도 5강): another scale (one quake, one intensity per
+          town), read to be shown and never compared: a side that gives only an intensity has no
+          magnitude, so it cannot conflict on magnitudes.
+  scores  match results "2-1", "3:2", "102比95", "3대1", "3 à 1" (numbers.py), order-free (2-1 = 1-2); clock
           times ("20:30") are not scores.
   sports  the sports the text names or whose leagues it names (sports.py): "프로배구" is volleyball,
           "Scottish Premiership" football or rugby, "КХЛ" ice hockey.
@@ -34,9 +36,11 @@ Two items *conflict* when both carry anchors of a kind and share none of them:
   names   both carry at least `min_names` names, share none, and are written in the same
           language (across languages the same place is spelled differently: Moskau, Moscow,
           Moscou; so names only ever veto within one language);
-  places  the two are written in different languages, both name a place the gazetteer knows,
-          and no country is shared or borders one of the other side's (a name several countries hold stands for all of them, so a
-          wrong reading of an ambiguous name can only keep a pair, not split it).
+  places  both name a place the gazetteer knows, the two are written in different languages or
+          (rules.places_one_language) one side carries fewer than `min_names` names, and no
+          country is shared or borders one of the other side's (a name several countries hold
+          stands for all of them, so a wrong reading of an ambiguous name can only keep a pair,
+          not split it).
   magnitudes  both name a magnitude and no two are within MAGNITUDE_TOLERANCE (agencies give one
           quake's magnitude 0.1-0.3 apart);
   scores  both give a result and share none;
@@ -111,17 +115,21 @@ class Anchors:
     cross_names: frozenset[str] = frozenset()     # transliterated, for other languages
     text: str = ""                                # headline and lead (romanised names search it)
     sports: frozenset[str] = frozenset()          # sports.py
+    intensities: frozenset[str] = frozenset()     # 震度 / 진도, "5+": shown, never compared (numbers.py)
+    # countries of the places named inside longer names ("Grand Paris Express"): where a side names
+    # no place, they stand for its places across languages (places.names_places)
+    name_places: frozenset[str] = frozenset()
 
     def as_dict(self) -> dict:
         out = {"years": sorted(self.years), "names": sorted(self.names), "places": self.shown("places")}
-        for kind in ("magnitudes", "scores", "sports", "romanised"):
+        for kind in ("magnitudes", "intensities", "scores", "sports", "romanised"):
             if self.shown(kind):
                 out[kind] = self.shown(kind)
         return out
 
     def shown(self, kind: str) -> list:
         if kind == "places":
-            return sorted(self.place_names) or sorted(self.places)
+            return sorted(self.place_names) or sorted(self.places) or [f"{c} (in a name)" for c in sorted(self.name_places)]
         if kind == "magnitudes":
             return [f"M{m:.1f}" for m in sorted(self.magnitudes)]
         if kind == "scores":
@@ -248,13 +256,16 @@ def extract(title: str | None, summary: str | None, lang: str | None, lead_chars
         names |= names_in(lead)
     text = head + "\n" + lead
     found = gazetteer.places_in(text, code) if places else {}
+    inside = gazetteer.names_places(text, code) if places and not found else {}
     # German capitalises every noun: across languages its acronyms and quoted names still count
     own = names if code not in _NO_NAME_CASE_LANGS else {n for n in names_in(text) if n.upper() == n}
     return Anchors(code, frozenset(years), frozenset(names),
                    frozenset().union(*found.values()),
                    frozenset(f"{name} {'/'.join(sorted(cc))}" for name, cc in found.items()),
                    frozenset(numbers.magnitudes_in(text)), frozenset(numbers.scores_in(text)),
-                   frozenset(cross_names_in(text, own, found)), text, sport_terms.sports_in(text))
+                   frozenset(cross_names_in(text, own, found)), text, sport_terms.sports_in(text),
+                   frozenset(numbers.intensities_in(text)),
+                   frozenset().union(*inside.values()))
 
 
 @dataclass(frozen=True)
@@ -267,6 +278,9 @@ class AnchorRules:
     sports: bool = True    # sports veto (sports.py)
     # 0 = names never veto across languages; 3: ITN dev, docs/CALIBRATION.md#cross-language-anchors
     min_cross_names: int = 3
+    # places veto within one language too where the names cannot decide (a side has fewer than
+    # min_names); ECB+ dev: docs/CALIBRATION.md#places-within-one-language
+    places_one_language: bool = True
 
 
 def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conflict | None:
@@ -278,9 +292,16 @@ def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conf
             and len(a.names) >= rules.min_names and len(b.names) >= rules.min_names
             and not (a.names & b.names)):
         kinds.append("names")
-    if rules.places and not (a.lang and a.lang == b.lang) and a.places and b.places:
-        if gazetteer.apart(a.places, b.places):
-            kinds.append("places")
+    one_language = bool(a.lang) and a.lang == b.lang
+    names_undecided = rules.min_names <= 0 or min(len(a.names), len(b.names)) < rules.min_names
+    if (rules.places and a.places and b.places
+            and (not one_language or (rules.places_one_language and names_undecided))
+            and gazetteer.apart(a.places, b.places)):
+        kinds.append("places")
+    elif (rules.places and not one_language and (a.places or a.name_places) and (b.places or b.name_places)
+            and (a.places or b.places) and gazetteer.apart(a.places or a.name_places, b.places or b.name_places)):
+        # across languages, a side that names no place is read by the places inside its names
+        kinds.append("places")
     if rules.numbers and a.magnitudes and b.magnitudes and not any(
             abs(x - y) <= MAGNITUDE_TOLERANCE + 1e-9 for x in a.magnitudes for y in b.magnitudes):
         kinds.append("magnitudes")
@@ -315,7 +336,9 @@ def story_anchors(item: Anchors, members: Iterable[Anchors]) -> Anchors:
                    frozenset().union(*(m.scores for m in members)),
                    frozenset().union(*(m.cross_names for m in members)),
                    "\n".join(m.text for m in members),
-                   frozenset().union(*(m.sports for m in members)))
+                   frozenset().union(*(m.sports for m in members)),
+                   frozenset().union(*(m.intensities for m in members)),
+                   frozenset().union(*(m.name_places for m in members)))
 
 
 def name_weights(anchors: Iterable[Anchors]) -> dict[str, float]:

@@ -293,7 +293,8 @@ def anchor_rules(settings: ClusterSettings) -> anchor_check.AnchorRules | None:
         return None
     return anchor_check.AnchorRules(years=settings.anchor_years, min_names=settings.anchor_min_names,
                                     places=settings.anchor_places, numbers=settings.anchor_numbers,
-                                    sports=settings.anchor_sports, min_cross_names=settings.anchor_min_cross_names)
+                                    sports=settings.anchor_sports, min_cross_names=settings.anchor_min_cross_names,
+                                    places_one_language=settings.anchor_places_one_language)
 
 
 def _anchors_for(conn, settings: ClusterSettings, hour: _Hour, ids) -> dict[str, anchor_check.Anchors]:

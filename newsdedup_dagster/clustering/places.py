@@ -151,11 +151,13 @@ def _is_capitalised(word: str) -> bool:
 
 
 def _token_places(text: str, lang: str, cased: dict[str, frozenset[str]],
-                  uncased: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+                  uncased: dict[str, frozenset[str]],
+                  inside: dict[str, frozenset[str]] | None = None) -> dict[str, frozenset[str]]:
     """Places in the words of scripts that separate words by spaces: capitalised words (cased
     scripts) or any word (Arabic, Hebrew, Indic, Hangul...), runs of up to three, longest first.
     A capitalised match next to another capitalised word that is not a function word is part of
-    a longer name and does not count ("Rishi Sunak", "Elizabeth II", "Paris Saint-Germain")."""
+    a longer name and does not count ("Rishi Sunak", "Elizabeth II", "Paris Saint-Germain"); those
+    are put in `inside` when given (names_places)."""
     words = list(_WORD.finditer(text))
     found: dict[str, frozenset[str]] = {}
 
@@ -200,6 +202,8 @@ def _token_places(text: str, lang: str, cased: dict[str, frozenset[str]],
                 (i > 0 and adjacent(i - 1, i) and capital_neighbour(i - 1)
                  and not _BOUNDARY.search(text[:words[i - 1].start()]))   # "Збірна Аргентини": a sentence's first word
                 or (i + hit[0] < len(words) and adjacent(i + hit[0] - 1, i + hit[0]) and capital_neighbour(i + hit[0]))):
+            if inside is not None:
+                inside[hit[1]] = hit[2]
             i += hit[0]
             continue
         if hit:
@@ -208,6 +212,17 @@ def _token_places(text: str, lang: str, cased: dict[str, frozenset[str]],
         else:
             i += 1
     return found
+
+
+def names_places(text: str, lang: str | None = None) -> dict[str, frozenset[str]]:
+    """The cities and countries named inside longer names ("Grand Paris Express", "Eisbären Berlin",
+    "Paris Saint-Germain"): a team, a project or a firm named after its home, so a weaker reading
+    of where a text is than places_in (anchors.py uses it only where a side names no place)."""
+    cased, uncased, _ = gazetteer()
+    code = (lang or "").split("-")[0].lower()
+    inside: dict[str, frozenset[str]] = {}
+    _token_places(unicodedata.normalize("NFC", text or ""), code, cased, uncased, inside)
+    return inside
 
 
 def _script(ch: str) -> str:

@@ -104,6 +104,11 @@ class ClusterSettings:
     anchor_places: bool = setting(True, env="NEWSDEDUP_ANCHOR_PLACES",
                                   doc="... or when the two are in different languages, both name places and no "
                                       "country is shared or borders one")
+    # ... and, within one language, where the names cannot decide (a side carries fewer than
+    # anchor_min_names): ECB+ dev, docs/CALIBRATION.md#places-within-one-language
+    anchor_places_one_language: bool = setting(True, env="NEWSDEDUP_ANCHOR_PLACES_ONE_LANGUAGE",
+                                               doc="... places veto within one language too where a side carries "
+                                                   "fewer names than anchor_min_names")
     # ... or when both name earthquake magnitudes none within 0.3 of the other's, or match results and
     # share none (clustering/numbers.py); docs/CALIBRATION.md#cross-language-anchors
     anchor_numbers: bool = setting(True, env="NEWSDEDUP_ANCHOR_NUMBERS",

@@ -27,12 +27,14 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from .. import config, db
+from ..clustering import anchors as anchor_check
 from ..embeddings import ensure_model, make_embedder
 from ..embeddings.centring_prior import PRIOR_TEXTS
 from ..embeddings.settings import EmbeddingSettings
-from ..embeddings.text import text_hash
+from ..embeddings.text import LEAD_CHARS, text_hash
 from ..events.grouping import OpenEvent, StoryCandidate, plan_hour
 from ..events.settings import GroupingSettings
+from ..events.store import group_anchors
 from . import clustering, metrics
 from .data import DATA_DIR_VARIABLE, data_directory, resolve_data_file
 
@@ -71,9 +73,27 @@ def stored_vectors(path: str, ids: list[str], settings: EmbeddingSettings) -> tu
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True), info.model
 
 
-def simulate(rows: list[dict], vectors: np.ndarray, settings: GroupingSettings) -> dict[str, str]:
-    """Run plan_hour over the rows hour by hour; returns row id -> event id."""
+def row_anchors(rows: list[dict]) -> dict[str, anchor_check.Anchors]:
+    """Each row's anchors (its blurb as headline), as the events stage reads a story's."""
+    return {r["id"]: anchor_check.extract(r.get("title"), r.get("text"), r.get("lang"), LEAD_CHARS) for r in rows}
+
+
+def simulate(rows: list[dict], vectors: np.ndarray, settings: GroupingSettings,
+             anchors: dict[str, anchor_check.Anchors] | None = None) -> dict[str, str]:
+    """Run plan_hour over the rows hour by hour; returns row id -> event id. With `anchors` (row id ->
+    anchors) each join passes the events stage's anchor check (each side the union of its rows')."""
     index = {row["id"]: i for i, row in enumerate(rows)}
+    languages = {row["id"]: frozenset({row["lang"]}) for row in rows}
+    lowest = settings.threshold - settings.cross_language_margin
+    rows_of_event: dict[str, list[str]] = {}
+
+    def veto(story_id: str, event_id: str, joined_this_hour) -> dict | None:
+        theirs = [anchors[i] for i in [*rows_of_event.get(event_id, []), *joined_this_hour]]
+        if not theirs:
+            return None
+        clash = anchor_check.conflict(anchors[story_id], group_anchors(theirs))
+        return clash.as_dict() if clash is not None else None
+
     by_hour: dict[datetime, list[dict]] = defaultdict(list)
     for row in rows:
         by_hour[row["ts"].replace(minute=0, second=0, microsecond=0)].append(row)
@@ -92,19 +112,22 @@ def simulate(rows: list[dict], vectors: np.ndarray, settings: GroupingSettings) 
             centroids = np.vstack([vectors[members[e]].mean(axis=0) for e in open_list])
             centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
             sims = batch_vecs @ centroids.T
-            for a, b in zip(*np.nonzero(sims >= settings.threshold)):
+            for a, b in zip(*np.nonzero(sims >= lowest)):
                 se[(ids[a], open_list[b])] = float(sims[a, b])
         ss: dict[tuple[str, str], float] = {}
         pair = batch_vecs @ batch_vecs.T
-        for a, b in zip(*np.nonzero(pair >= settings.threshold)):
+        for a, b in zip(*np.nonzero(pair >= lowest)):
             if a < b:
                 ss[(ids[a], ids[b])] = float(pair[a, b])
         stories = [StoryCandidate(r["id"], r["ts"], r["ts"], 10.0) for r in batch]
         events = [OpenEvent(e, *windows[e]) for e in open_list]
-        plan = plan_hour(stories, events, se, ss, hour + timedelta(hours=1), settings)
+        event_languages = {e: frozenset({rows[i]["lang"] for i in members[e]}) for e in open_list}
+        plan = plan_hour(stories, events, se, ss, hour + timedelta(hours=1), settings,
+                         veto if anchors is not None else None, {**languages, **event_languages})
         for join in plan.joins:
             assignment[join.story_id] = join.event_id
             members.setdefault(join.event_id, []).append(index[join.story_id])
+            rows_of_event.setdefault(join.event_id, []).append(join.story_id)
         open_ids |= {n.event_id for n in plan.new_events}
         for event_id, window in plan.event_windows.items():
             windows[event_id] = window
@@ -146,6 +169,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--thresholds", default="0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7")
     parser.add_argument("--quiet-hours", default="24,72,168")
+    parser.add_argument("--cross-language-margins", default="0",
+                        help="comma-separated margins: a row that shares no language with an event joins it at the "
+                             "threshold minus this")
+    parser.add_argument("--anchors", action="store_true",
+                        help="each join passes the events stage's anchor check (clustering/anchors.py)")
     parser.add_argument("--langs", help="keep only these languages (comma-separated), e.g. the 16 USE languages")
     parser.add_argument("--provider", help="embedding provider (default: NEWSDEDUP_EMBEDDING_PROVIDER / e5)")
     args = parser.parse_args(argv)
@@ -161,18 +189,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model={model} rows={len(rows)} subjects={len(set(gold.values()))}")
     print("same-subject posting gaps:", {k: round(v, 2) for k, v in cluster_gap_stats(rows).items()})
     print("pair cosine:", {k: round(v, 3) for k, v in pair_similarity_stats(rows, vectors).items()})
-    print("threshold quiet_h  P     R     F1    events largest")
+    anchors = row_anchors(rows) if args.anchors else None
+    print("threshold margin quiet_h  P     R     F1    events largest")
     for quiet in [float(q) for q in args.quiet_hours.split(",")]:
         for threshold in [float(t) for t in args.thresholds.split(",")]:
-            settings = GroupingSettings(threshold=threshold, join_gap_hours=quiet, quiet_hours=quiet,
-                                        max_span_days=3650, min_significance=0.0)
-            pred = simulate(rows, vectors, settings)
-            p, r, f1 = metrics.bcubed(pred, gold)
-            sizes = defaultdict(int)
-            for event_id in pred.values():
-                sizes[event_id] += 1
-            print(f"{threshold:9.2f} {quiet:7.0f}  {p:.3f} {r:.3f} {f1:.3f} {len(sizes):6d} {max(sizes.values()):7d}")
-            sys.stdout.flush()
+            for margin in [float(m) for m in args.cross_language_margins.split(",")]:
+                settings = GroupingSettings(threshold=threshold, join_gap_hours=quiet, quiet_hours=quiet,
+                                            max_span_days=3650, min_significance=0.0, cross_language_margin=margin)
+                pred = simulate(rows, vectors, settings, anchors)
+                p, r, f1 = metrics.bcubed(pred, gold)
+                sizes = defaultdict(int)
+                for event_id in pred.values():
+                    sizes[event_id] += 1
+                print(f"{threshold:9.2f} {margin:6.2f} {quiet:7.0f}  {p:.3f} {r:.3f} {f1:.3f} {len(sizes):6d} "
+                      f"{max(sizes.values()):7d}")
+                sys.stdout.flush()
     return 0
 
 

@@ -16,13 +16,21 @@ Rules (all thresholds in `GroupingSettings`, events/settings.py, built by config
    stories between events would rewrite narratives already sent to readers).
 3. Otherwise it joins the most similar *open* event with similarity >= threshold and
    gap <= join_gap_hours and whose span stays <= max_span_days; ties -> smaller event id.
+   When the story and the event share no language (`languages`: the languages of each story's
+   and each open event's articles), the threshold is lower by cross_language_margin: one event
+   told in two languages sits further apart than in one (the anchor check below still refuses
+   look-alikes).
    Events founded earlier in the same hour are candidates too: their similarity is the mean
    of the story's similarities to the event's members from this hour. For unit vectors the
    mean cosine is a lower bound of the cosine to their (unnormalised) average, so this never
    admits a story the SQL centroid would reject.
 4. Otherwise, if its significance >= min_significance, it founds a new event whose id is
    derived from the story id (reruns give the same ids).
-5. Otherwise it stays without an event (it is reconsidered whenever it gains articles).
+5. Otherwise it stays without an event (it is reconsidered whenever it gains articles). Once
+   every story of the hour is placed, each story left without one tries once more, by rule 3,
+   the events founded later in the same hour (a low-significance story first in its hour must
+   not miss the event a later story founds), and so do the stories of earlier hours still
+   without an event whose articles reach into the join gap (`waiting`).
    A join the anchor check refuses (the `veto` callback: the story's and the event's names,
    years, places, magnitudes or scores conflict, clustering/anchors.py) is not made: the story
    goes to the next candidate event, and the refusal is recorded (plan.vetoes).
@@ -147,6 +155,8 @@ def plan_hour(
     now: datetime,
     settings: GroupingSettings | None = None,
     veto: VetoFn | None = None,
+    languages: Mapping[str, frozenset[str]] | None = None,
+    waiting: Iterable[StoryCandidate] = (),
 ) -> GroupingPlan:
     """Decide joins / new events / closes for one hour.
 
@@ -154,15 +164,31 @@ def plan_hour(
       = below threshold or not computed). story_story_similarity: (a, b) -> cosine between two
       candidate stories of this hour, either key order.
     veto: the anchor check of a story against an event (rule 3); None = no check.
+    languages: story id or open event id -> the languages of its articles (rule 3's cross-language
+      threshold); None = one threshold for every pair.
+    waiting: stories of earlier hours without an event (rule 5): each may join an event founded in
+      this hour (story_story_similarity holds their cosines to this hour's stories). A waiting
+      story that joins is in plan.joins; one that does not is not reported.
     """
     settings = settings or GroupingSettings()
+    stories = list(stories)
     plan = GroupingPlan()
+    events_before: dict[str, int] = {}  # an unassigned story -> how many events were founded before it
     windows: dict[str, tuple[datetime, datetime]] = {
         e.event_id: (e.first_published_at, e.last_published_at) for e in open_events
     }
     open_ids = set(windows)
     members_this_hour: dict[str, list[str]] = {}  # events founded this hour -> member story ids
     max_span = timedelta(days=settings.max_span_days)
+    event_languages: dict[str, set[str]] = {e.event_id: set((languages or {}).get(e.event_id, ())) for e in open_events}
+
+    def threshold_for(story_id: str, event_id: str) -> float:
+        """Rule 3's threshold: lower by cross_language_margin when the two share no language."""
+        mine = (languages or {}).get(story_id)
+        theirs = event_languages.get(event_id)
+        if mine and theirs and not (set(mine) & theirs):
+            return settings.threshold - settings.cross_language_margin
+        return settings.threshold
 
     def similarity_to(story_id: str, event_id: str) -> float | None:
         """Rule 3: cosine to an open event's centroid; to an event founded this hour, the mean of
@@ -186,10 +212,12 @@ def plan_hour(
                 return None
             return veto(story_id, event_id, list(members_this_hour.get(event_id, [])))
 
-        best = _best_event(story, sorted(open_ids), windows, similarity_to, settings, max_span, refused, plan.vetoes)
+        best = _best_event(story, sorted(open_ids), windows, similarity_to, settings, max_span, refused, plan.vetoes,
+                           threshold_for)
         if best is not None:
             similarity, event_id, gap = best
             plan.joins.append(Join(story.story_id, event_id, round(similarity, 6), round(gap, 3)))
+            event_languages.setdefault(event_id, set()).update((languages or {}).get(story.story_id, ()))
             first, last = windows[event_id]
             windows[event_id] = (min(first, story.first_published_at), max(last, story.latest_published_at))
             if event_id in members_this_hour:
@@ -198,6 +226,7 @@ def plan_hour(
 
         significance = story.significance if story.significance is not None else float("-inf")
         if significance < settings.min_significance:
+            events_before[story.story_id] = len(plan.new_events)
             plan.unassigned.append(
                 (story.story_id, "no close event" if story.significance is not None else "no close event, not scored")
             )
@@ -208,6 +237,36 @@ def plan_hour(
         windows[event_id] = (story.first_published_at, story.latest_published_at)
         open_ids.add(event_id)
         members_this_hour[event_id] = [story.story_id]
+        event_languages[event_id] = set((languages or {}).get(story.story_id, ()))
+
+    # Rule 5: the hour's stories left without an event try the events founded after them this
+    # hour; the waiting stories of earlier hours, every event founded this hour.
+    still = []
+    by_id = {s.story_id: s for s in stories}
+    waiting = sorted(waiting, key=lambda s: (s.first_published_at, s.story_id))
+    retry = [(s.story_id, "") for s in waiting if s.story_id not in by_id] + list(plan.unassigned)
+    by_id.update({s.story_id: s for s in waiting if s.story_id not in by_id})
+    for story_id, reason in retry:
+        story = by_id[story_id]
+
+        def refused(sid: str, event_id: str) -> dict | None:
+            return None if veto is None else veto(sid, event_id, list(members_this_hour.get(event_id, [])))
+
+        later = sorted(n.event_id for n in plan.new_events[events_before.get(story_id, 0):])
+        best = _best_event(story, later, windows, similarity_to, settings, max_span, refused,
+                           plan.vetoes, threshold_for)
+        if best is None:
+            if reason:
+                still.append((story_id, reason))
+            continue
+        similarity, event_id, gap = best
+        plan.joins.append(Join(story_id, event_id, round(similarity, 6), round(gap, 3)))
+        first, last = windows[event_id]
+        windows[event_id] = (min(first, story.first_published_at), max(last, story.latest_published_at))
+        if reason:   # a story of this hour; a waiting one has no cosines to the other waiting stories
+            members_this_hour[event_id].append(story_id)
+        event_languages[event_id].update((languages or {}).get(story_id, ()))
+    plan.unassigned = still
 
     plan.closes = _closing(sorted(open_ids), windows, now, settings.quiet_hours, max_span)
     plan.event_windows = windows
@@ -222,14 +281,17 @@ def _pair_similarity(similarity: Mapping[tuple[str, str], float], a: str, b: str
 def _best_event(story: StoryCandidate, event_ids: list[str], windows: dict[str, tuple[datetime, datetime]],
                 similarity_to, settings: GroupingSettings, max_span: timedelta,
                 refused=lambda story_id, event_id: None,
-                vetoes: list[EventVeto] | None = None) -> tuple[float, str, float] | None:
+                vetoes: list[EventVeto] | None = None,
+                threshold_for=None) -> tuple[float, str, float] | None:
     """Rule 3: (similarity, event_id, gap) of the most similar open event the story may join, ties
-    to the smaller event id; None when no event passes the threshold, the gap, the span and the
-    anchor check (each refusal appended to `vetoes`)."""
+    to the smaller event id; None when no event passes the threshold (`threshold_for(story_id,
+    event_id)`, else settings.threshold), the gap, the span and the anchor check (each refusal
+    appended to `vetoes`)."""
     best: tuple[float, str, float] | None = None
     for event_id in event_ids:
         similarity = similarity_to(story.story_id, event_id)
-        if similarity is None or similarity < settings.threshold:
+        threshold = threshold_for(story.story_id, event_id) if threshold_for else settings.threshold
+        if similarity is None or similarity < threshold:
             continue
         first, last = windows[event_id]
         gap = interval_gap_hours(story.first_published_at, story.latest_published_at, first, last)

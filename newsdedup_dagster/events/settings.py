@@ -40,6 +40,8 @@ DEFAULT_MAX_SPAN_DAYS = 14.0
 # Offline scores come from a heuristic; a story needs this significance (0-10) to found an
 # event, so one-source trivia does not spawn events. Joining has no significance floor.
 DEFAULT_MIN_SIGNIFICANCE = 3.0
+# ITN dev, e5, with the anchor check: docs/CALIBRATION.md#event-grouping-across-languages
+DEFAULT_CROSS_LANGUAGE_MARGIN = 0.07
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,12 @@ class GroupingSettings:
                                    doc="an event spans at most this many days")
     min_significance: float = setting(DEFAULT_MIN_SIGNIFICANCE, env="NEWSDEDUP_EVENT_MIN_SIGNIFICANCE",
                                       doc="stories below this significance open no event")
+    # One event told in two languages sits further apart than in one; the anchor check guards the
+    # lower bar. ITN dev with the anchor check (calibrated on this file):
+    # docs/CALIBRATION.md#event-grouping-across-languages
+    cross_language_margin: float = setting(DEFAULT_CROSS_LANGUAGE_MARGIN, env="NEWSDEDUP_EVENT_CROSS_LANGUAGE_MARGIN",
+                                           doc="a story that shares no language with an event joins it at the "
+                                               "threshold minus this")
     anchor_check: bool = setting(True, env="NEWSDEDUP_EVENT_ANCHOR_CHECK",
                                  doc="a story does not join an event whose anchors (years, places, magnitudes, "
                                      "scores, names across languages) conflict with its own")
@@ -62,6 +70,8 @@ class GroupingSettings:
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
             raise ValueError(f"event threshold {self.threshold} is not a cosine similarity in [-1, 1]")
+        if not 0.0 <= self.cross_language_margin <= 1.0:
+            raise ValueError(f"event cross_language_margin {self.cross_language_margin} is not in [0, 1]")
         if self.quiet_hours <= 0 or self.join_gap_hours < 0 or self.max_span_days <= 0:
             raise ValueError("event quiet_hours and max_span_days must be > 0, join_gap_hours >= 0")
         if self.join_gap_hours > self.quiet_hours:

@@ -46,7 +46,7 @@ STORY_ANCHOR_MEMBERS = 20
 DEFAULT_ANCHOR_RULES = anchor_check.AnchorRules()
 
 
-def _union(members: list[anchor_check.Anchors]) -> anchor_check.Anchors:
+def group_anchors(members: list[anchor_check.Anchors]) -> anchor_check.Anchors:
     """The anchors of a group of items in any languages (a story, an event): the union of each
     kind, compared as across languages (no language), so a group conflicts only with what none of
     its members says."""
@@ -67,7 +67,7 @@ class _EventAnchors:
         wanted = set(story_ids) | {s for ids in self.event_stories.values() for s in ids}
         texts = story_member_texts(conn, wanted, STORY_ANCHOR_MEMBERS)
         self.story: dict[str, anchor_check.Anchors] = {
-            story: _union([anchor_check.extract(t, sm, lang, LEAD_CHARS) for t, sm, lang in by_item.values()])
+            story: group_anchors([anchor_check.extract(t, sm, lang, LEAD_CHARS) for t, sm, lang in by_item.values()])
             for story, by_item in texts.items()}
 
     def __call__(self, story_id: str, event_id: str, joined_this_hour) -> dict | None:
@@ -76,7 +76,7 @@ class _EventAnchors:
                   if s in self.story]
         if mine is None or not theirs:
             return None
-        clash = anchor_check.conflict(mine, _union(theirs), self.rules)
+        clash = anchor_check.conflict(mine, group_anchors(theirs), self.rules)
         return clash.as_dict() if clash is not None else None
 
 
@@ -93,6 +93,22 @@ class HourResult:
     def counts(self) -> dict[str, int]:
         return {"candidate_stories": self.candidates, "open_events_before": self.open_events,
                 **self.plan.summary(), "touched_events": len(self.touched_event_ids)}
+
+
+def _languages(conn: psycopg.Connection, story_ids: list[str], event_ids: list[str]) -> dict[str, frozenset[str]]:
+    """Story id / event id -> the languages of its articles (rule 3's cross-language threshold)."""
+    if not story_ids:
+        return {}
+    rows = conn.execute(db.load_sql("event_languages"), {"story_ids": story_ids, "event_ids": event_ids})
+    return {key: frozenset(langs or ()) for key, langs in rows}
+
+
+def _waiting_stories(conn: psycopg.Connection, hour: datetime, settings: GroupingSettings,
+                     candidate_ids: list[str]) -> list[StoryCandidate]:
+    rows = conn.execute(db.load_sql("event_waiting_stories"), {
+        "hour": hour, "gap_hours": settings.join_gap_hours, "candidate_ids": candidate_ids}).fetchall()
+    return [StoryCandidate(sid, first, latest, float(sig) if sig is not None else None)
+            for sid, first, latest, sig in rows]
 
 
 def _fetch_candidates(conn: psycopg.Connection, hour: datetime) -> list[StoryCandidate]:
@@ -126,26 +142,40 @@ def group_hour(
         result.candidates, result.open_events = len(candidates), len(open_events)
 
         unassigned_ids = [s.story_id for s in candidates if s.event_id is None]
+        # SQL returns pairs down to the cross-language threshold; plan_hour applies each pair's own
+        lowest = settings.threshold - settings.cross_language_margin
         story_event: dict[tuple[str, str], float] = {}
         story_story: dict[tuple[str, str], float] = {}
         if unassigned_ids and open_events:
             for sid, eid, sim in conn.execute(
                 db.load_sql("event_story_event_similarity"),
                 {"story_ids": unassigned_ids, "event_ids": [e.event_id for e in open_events],
-                 "gap_hours": settings.join_gap_hours, "k": NEAREST_EVENTS, "threshold": settings.threshold},
+                 "gap_hours": settings.join_gap_hours, "k": NEAREST_EVENTS, "threshold": lowest},
             ):
                 story_event[(sid, eid)] = float(sim)
         if len(unassigned_ids) > 1:
             for a, b, sim in conn.execute(
-                db.load_sql("event_story_pairs"), {"story_ids": unassigned_ids, "threshold": settings.threshold}
+                db.load_sql("event_story_pairs"), {"story_ids": unassigned_ids, "threshold": lowest}
             ):
                 story_story[(a, b)] = float(sim)
+
+        waiting: list[StoryCandidate] = []
+        if story_story or any(s.significance is not None and s.significance >= settings.min_significance
+                              for s in candidates if s.event_id is None):
+            waiting = _waiting_stories(conn, hour, settings, [s.story_id for s in candidates])
+            if waiting:
+                for a, b, sim in conn.execute(db.load_sql("event_waiting_pairs"), {
+                        "waiting_ids": [w.story_id for w in waiting], "story_ids": unassigned_ids, "threshold": lowest}):
+                    story_story[(a, b)] = float(sim)
+                waiting = [w for w in waiting if any(a == w.story_id for a, _ in story_story)]
+        waiting_ids = [w.story_id for w in waiting]
 
         veto = None
         if anchor_rules is not None and unassigned_ids and (story_event or story_story):
             near = sorted({e for _, e in story_event})
-            veto = _EventAnchors(conn, unassigned_ids, near, anchor_rules)
-        plan = plan_hour(candidates, open_events, story_event, story_story, now, settings, veto)
+            veto = _EventAnchors(conn, unassigned_ids + waiting_ids, near, anchor_rules)
+        languages = _languages(conn, unassigned_ids + waiting_ids, sorted({e for _, e in story_event}))
+        plan = plan_hour(candidates, open_events, story_event, story_story, now, settings, veto, languages, waiting)
         result.plan = plan
         if plan.vetoes:
             conn.execute(db.load_sql("event_vetoes_insert"), {"hour": hour, "rows": json.dumps([
