@@ -256,7 +256,8 @@ def run_stage(name: str, partition_key: str, *, postgres: PostgresResource, embe
               llm: LLMResource | None = None, options: dict | None = None, in_backfill: bool = False,
               log=None) -> MaterializeResult:
     """One hour of one hourly asset, computed outside Dagster (nothing is recorded in the instance):
-    `newsdedup ingest`. Tests of one stage go through Dagster instead (tests/hourly_helpers.py). `options` is the op config the run would carry
+    `newsdedup ingest`. Tests of one stage go through Dagster instead (tests/hourly_helpers.py).
+    `options` is the op config the run would carry
     (`{"stories": {"later_partitions": "reset"}}`), checked as a run's is."""
     published = StoryFeedsConfig.run_languages((llm or LLMResource()).settings())
     run = HourRun(log=log or logging.getLogger("newsdedup"), postgres=postgres, embedder=embedder or EmbedderResource(),
