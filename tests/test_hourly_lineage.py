@@ -54,6 +54,15 @@ FOREIGN_WRITES = {
 }
 
 
+# Reads of a later asset's earlier hours, and why: the graph cannot declare them (the later asset
+# depends on the reader, a loop across hours, which Dagster's asset graph does not allow even with a
+# partition offset); the hourly chain runs hour H-1 whole before H, so what is read is H-1's.
+EARLIER_HOURS_OF_LATER = {
+    # a story's model briefing gets the earlier stories of its event, as events grouped them up to H-1
+    "story_scores": {"events"},
+}
+
+
 def _scans(url: str) -> dict[str, tuple[int, int]]:
     """Per table: (scans, rows written)."""
     with psycopg.connect(url, autocommit=True) as conn:
@@ -117,7 +126,10 @@ def test_declared_parents_are_the_tables_each_hour_reads(clean_db, monkeypatch, 
         assert tables <= FOREIGN_WRITES.get(name, set()), (name, tables)
     unowned = {t for tables in read.values() for t in tables if _owner(t) is None}
     assert not unowned, f"tables with no owner in TABLE_OWNERS: {unowned}"
-    measured = {name: sorted({_owner(t) for t in tables} - {name}) for name, tables in read.items()}
+    for name, later in EARLIER_HOURS_OF_LATER.items():
+        assert later <= {_owner(t) for t in read[name]}, (name, later)     # the exception is still needed
+    measured = {name: sorted({_owner(t) for t in tables} - {name} - EARLIER_HOURS_OF_LATER.get(name, set()))
+                for name, tables in read.items()}
     declared = {stage.key.to_user_string(): sorted(p.to_user_string() for p in graph.get(stage.key).parent_keys)
                 for stage in STAGES}
     assert declared == measured, {"declared": declared, "measured": measured, "tables": read}

@@ -121,10 +121,12 @@ STORY_SCORES_SPEC = AssetSpec(
     skippable=True,
     description="Significance (6 dimensions + overall), rewritten headline and 2-3 sentence summary per "
                 "story new or substantially changed in the hour; offline heuristic without an endpoint. Then a "
-                "briefing (category, key points, quotes with their speakers, each line citing the story's "
-                "articles) for every story whose articles or pages changed: one model call per story, every "
-                "line checked against its articles, extractive from the articles' text offline or when the "
-                "call fails.",
+                "briefing (category, summary, key points, quotes with their speakers, perspectives, "
+                "background and what to watch, players and places, each line citing the story's articles) for "
+                "every story whose articles or pages changed: one model call per story, given the earlier "
+                "stories of its event as `events` grouped them up to the previous hour (a read of events' "
+                "earlier hours the graph cannot declare), every line checked against what it cites, "
+                "extractive from the articles' text offline or when the call fails.",
 )
 
 
