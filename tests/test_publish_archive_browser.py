@@ -5,17 +5,12 @@ first column on the right). Screenshots go to `tests/output/screenshots/`."""
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
-import sys
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from test_events_fixtures import add_story
-from test_publish_browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS
+from test_publish_browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, serve_site
 
 from newsdedup_dagster.config import PublishSettings
 from newsdedup_dagster.publish.build import publish_hour
@@ -37,16 +32,8 @@ def archive_server(clean_db, conn, tmp_path):
         hour = datetime(day.year, day.month, day.day, 10 if day == date(2026, 11, 2) else 23, tzinfo=UTC)
         assert publish_hour(conn, hour, PublishSettings(output_dir=out), LANGS, now=hour + timedelta(hours=1),
                             force=True).skipped is None
-    newsdedup = shutil.which("newsdedup") or str(Path(sys.executable).with_name("newsdedup"))
-    proc = subprocess.Popen([newsdedup, "serve", "--port", "0", "--dir", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env=dict(os.environ))
-    try:
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/", proc.stdout.readline())
-        assert match
-        yield f"http://127.0.0.1:{match.group(1)}/"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with serve_site(out) as url:
+        yield url
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (apt-get install -y chromium)")

@@ -5,6 +5,7 @@ Hindi are written to `tests/output/screenshots/` (look at them after a change to
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -45,8 +46,9 @@ def site(clean_db, conn, tmp_path, monkeypatch):
     return out
 
 
-@pytest.fixture()
-def server(site):
+@contextlib.contextmanager
+def serve_site(site: Path):
+    """`newsdedup serve` on a free port over `site`; yields its base URL."""
     newsdedup = shutil.which("newsdedup") or str(Path(sys.executable).with_name("newsdedup"))
     proc = subprocess.Popen([newsdedup, "serve", "--port", "0", "--dir", str(site)], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True, env=dict(os.environ))
@@ -58,6 +60,12 @@ def server(site):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture()
+def server(site):
+    with serve_site(site) as url:
+        yield url
 
 
 def test_server_is_read_only_and_serves_feed_types(server):
@@ -164,16 +172,8 @@ def world_site(clean_db, conn, tmp_path, monkeypatch):
 
 @pytest.fixture()
 def world_server(world_site):
-    newsdedup = shutil.which("newsdedup") or str(Path(sys.executable).with_name("newsdedup"))
-    proc = subprocess.Popen([newsdedup, "serve", "--port", "0", "--dir", str(world_site)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env=dict(os.environ))
-    try:
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/", proc.stdout.readline())
-        assert match
-        yield f"http://127.0.0.1:{match.group(1)}/"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with serve_site(world_site) as url:
+        yield url
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (apt-get install -y chromium)")
