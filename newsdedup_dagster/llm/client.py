@@ -379,8 +379,7 @@ class LLMClient:
     ):
         if settings.offline:
             raise ValueError("LLMClient needs NEWSDEDUP_LLM_BASE_URL; use the offline fallback instead")
-        import httpx  # deferred on purpose: the openai client stack loads only when an endpoint is used
-        import openai  # deferred on purpose (as httpx)
+        import openai  # deferred on purpose: the openai client stack loads only when an endpoint is used
 
         self.settings = settings
         self.recorder = recorder or MemoryRecorder()
@@ -401,7 +400,8 @@ class LLMClient:
             base_url=settings.base_url,
             # Local servers (vLLM, Ollama) accept any key; the client library insists on one.
             api_key=settings.api_key or "no-key",
-            timeout=httpx.Timeout(settings.timeout_s, connect=min(10.0, settings.timeout_s)),
+            # The client library's own Timeout: openai 3.61+ runs on httpx2 and refuses an httpx.Timeout.
+            timeout=openai.Timeout(settings.timeout_s, connect=min(10.0, settings.timeout_s)),
             max_retries=0,  # our own loop: it honours Retry-After, records every attempt and jitters
         )
         self._openai_errors = openai
