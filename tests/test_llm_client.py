@@ -280,3 +280,36 @@ def test_a_paid_answer_and_its_call_record_commit_together(fake, clean_db):
         answers = conn.execute("SELECT cache_key, xmin::text FROM llm_results").fetchall()
         calls = conn.execute("SELECT cache_key, xmin::text FROM llm_calls WHERE status = 'ok'").fetchall()
     assert len(answers) == 1 and calls == answers
+
+
+def test_a_paid_answer_is_stored_when_its_call_record_is_refused(fake, clean_db, caplog):
+    """After PostgreSQL's crash recovery the llm_calls sequence can hand out an id a row already has
+    (seen in the crash suite, on a database copied from a template just before the server was
+    stopped in immediate mode). The refused call row must not take the paid answer with it: the
+    answer is stored, the call recorded on its own, and the next run reuses the answer."""
+    fake.push(Reply.json({"scale": 6, "impact": 7, "novelty": 5, "breadth": 4, "credibility": 8, "urgency": 6,
+                          "significance": 6.5, "headline": "Quake hits coast",
+                          "summary": "A strong quake hit the coast. Dozens were hurt."}))
+    with db.connection(clean_db) as conn:  # the id the sequence hands out next is taken already
+        conn.execute("INSERT INTO llm_calls (id, task, model, status) VALUES (1, 'score', 'deepseek-chat', 'ok')")
+        conn.commit()
+    settings = LLMSettings(base_url=fake.base_url, api_key=KEY, timeout_s=2.0, max_attempts=3)
+
+    def ask():
+        with LLMClient(settings, PostgresCallRecorder(clean_db), backoff=FAST,
+                       cache=PostgresResultCache(clean_db)) as client:
+            return client.complete_json("score", "deepseek-chat", scoring.system_prompt("en"), "articles...",
+                                        scoring.validate_score, story_id="s1", prompt_version=scoring.PROMPT_VERSION,
+                                        target_langs=("en",), input_material="articles...")
+
+    with caplog.at_level(logging.ERROR, logger="newsdedup_dagster.llm.client"):
+        first, usage = ask()
+    assert usage.reused == 0 and "call record was refused" in caplog.text
+    with db.connection(clean_db) as conn:
+        answers = conn.execute("SELECT cache_key FROM llm_results").fetchall()
+        paid = conn.execute("SELECT cache_key FROM llm_calls WHERE status = 'ok' AND NOT cached"
+                            " AND cache_key IS NOT NULL").fetchall()
+    assert len(answers) == 1 and paid == answers  # the answer, and its call recorded apart
+    requests = fake.count()
+    again, usage = ask()
+    assert usage.reused == 1 and again == first and fake.count() == requests

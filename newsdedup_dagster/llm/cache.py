@@ -77,6 +77,10 @@ class ResultCache(Protocol):
     def put(self, key: CacheKey, answer: CachedAnswer) -> None: ...
 
 
+class CallRecordRefused(Exception):
+    """put_with_call stored the answer, but the database refused the call's llm_calls row."""
+
+
 # Waits before each try of a cache read or write whose connection the server dropped (7.5 s in all).
 RECONNECT_WAITS_S = (0.0, 0.5, 1.0, 2.0, 4.0)
 
@@ -125,13 +129,31 @@ class PostgresResultCache:
     def put_with_call(self, key: CacheKey, answer: CachedAnswer, call: dict) -> None:
         """The answer and the llm_calls row of the attempt that paid for it, in one transaction: a
         process killed between two separate writes would leave a paid call without its answer, and
-        the rerun would pay for it again."""
+        the rerun would pay for it again.
+
+        A call row the database refuses (a duplicate id: after a crash recovery that set llm_calls'
+        sequence back below rows already written) does not take the answer with it: the answer is
+        then written on its own and CallRecordRefused tells the caller to record the call apart. Lost,
+        the answer would be paid for again by the next run that asks, or never stored at all when
+        the caller's rows were committed (a saved translation is not asked for again). An answer
+        the database refuses fails as before."""
+        refused: list[psycopg.Error] = []
+
         def write(conn) -> None:
-            with conn.transaction():
+            refused.clear()
+            try:
+                with conn.transaction():
+                    conn.execute(db.load_sql("llm_result_put"), self._row(key, answer))
+                    conn.execute(db.load_sql("llm_record_call"), call)
+            except psycopg.OperationalError:
+                raise  # the connection or the server failed: nothing committed, tried again
+            except psycopg.Error as exc:  # the database refused a row: the answer on its own
+                refused.append(exc)
                 conn.execute(db.load_sql("llm_result_put"), self._row(key, answer))
-                conn.execute(db.load_sql("llm_record_call"), call)
 
         self._with_connection(write)
+        if refused:
+            raise CallRecordRefused(str(refused[0]))
 
     @staticmethod
     def _row(key: CacheKey, answer: CachedAnswer) -> dict:

@@ -74,7 +74,7 @@ from typing import Any, Protocol
 from .. import db
 from ..redaction import add_log_redaction, redact, remove_log_redaction
 from . import pricing
-from .cache import CachedAnswer, CacheKey, ResultCache, cache_key
+from .cache import CachedAnswer, CacheKey, CallRecordRefused, ResultCache, cache_key
 from .settings import BackoffPolicy, LLMSettings
 from .text import clean_model_output
 
@@ -673,6 +673,11 @@ class LLMClient:
                 getattr(self.recorder, "database_url", object()):
             try:
                 together(key, answer, dataclasses.asdict(rec))
+                return
+            except CallRecordRefused as exc:  # the answer is stored; its call row is written apart
+                log.error("an llm answer was stored, but its call record was refused (%s); recording it again",
+                          self._error_text(str(exc)))
+                self._record(rec)
                 return
             except Exception as exc:  # the answer is still good for this run; the call is still recorded
                 log.error("could not store an llm answer for reuse: %s", self._error_text(str(exc)))
