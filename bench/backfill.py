@@ -62,6 +62,11 @@ print(json.dumps({t: [len(r), hashlib.sha256("\n".join(r).encode()).hexdigest()[
 """
 
 
+# The first run's events that mark where the time after a backfill's launch goes.
+TIMELINE = ("PIPELINE_ENQUEUED", "PIPELINE_DEQUEUED", "PIPELINE_STARTING", "PIPELINE_START", "STEP_START",
+            "ASSET_MATERIALIZATION", "STEP_SUCCESS", "PIPELINE_SUCCESS")
+
+
 def base_env(home: Path, sources: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEWSDEDUP_", "DAGSTER_"))}
     env.update({"NEWSDEDUP_HOME": str(home), "NEWSDEDUP_SOURCES": str(sources), "NEWSDEDUP_FETCH_MODE": "replay"})
@@ -112,18 +117,28 @@ class Dev(DagsterDeployment):
         """Assets whose partitions did not land in time order (by materialisation storage id)."""
         code = (
             "import json, sys\nfrom dagster import AssetKey, AssetRecordsFilter, DagsterInstance\n"
+            f"TIMELINE = {TIMELINE!r}\n"
             "instance = DagsterInstance.get()\nout = {}\n"
             "for name in sys.argv[1:]:\n"
             "    records = instance.fetch_materializations(AssetRecordsFilter(asset_key=AssetKey(name)), limit=10000).records\n"
             "    out[name] = [r.partition_key for r in sorted(records, key=lambda r: r.storage_id)]\n"
             "runs = instance.get_run_records()\n"
             "out['_runs'] = [[r.start_time, r.end_time] for r in runs if r.start_time and r.end_time]\n"
+            "marks = {}\n"
+            "for r in runs:\n"
+            "    marks.setdefault('run created', r.create_timestamp.timestamp())\n"
+            "    for e in instance.all_logs(r.dagster_run.run_id):\n"
+            "        if e.dagster_event and e.dagster_event.event_type_value in TIMELINE:\n"
+            "            marks.setdefault(e.dagster_event.event_type_value, e.timestamp)\n"
+            "out['_marks'] = marks\n"
             "print(json.dumps(out))\n")
         env = {**self.env, "DAGSTER_HOME": str(Path(self.env["NEWSDEDUP_HOME"]) / "dagster")}
         out = subprocess.run([sys.executable, "-c", code, *HOURLY_ASSETS], env=env, capture_output=True, text=True,
                              check=True)
         landed = json.loads(out.stdout.strip().splitlines()[-1])
         runs = landed.pop("_runs")
+        # Where the time between the launch and the run's start goes (the first run's events).
+        self.timeline = sorted((t - self.launched_at, name) for name, t in landed.pop("_marks").items())
         self.run_seconds = sum(end - start for start, end in runs)
         # The data is complete when the last run ends; the backfill is marked done at the daemon's next tick.
         self.data_seconds = max(end for _, end in runs) - self.launched_at
@@ -183,6 +198,8 @@ def backfill_once(root: Path, name: str, sources: Path, partitions: list[str]) -
         print(f"  (the run(s) themselves: {dev.run_seconds:.1f} s from start to end; every hour materialised "
               f"{dev.data_seconds:.1f} s after the launch; the rest is the daemon's ticks, the queue and the run "
               "worker's start)")
+        print("  timeline after the launch: " + ", ".join(f"{name} {t:.1f} s" for t, name in dev.timeline)
+              + f", backfill marked done {seconds:.1f} s")
         return seconds, status, dev.runs(), disorder, fingerprint(dev.env)
 
 
