@@ -338,6 +338,9 @@ def test_an_hour_is_written_once_centred_bit_for_bit_as_raw_then_centred(conn, m
         writes = conn.execute("SELECT op, count(*) FROM test_embedding_writes GROUP BY op").fetchall()
         conn.commit()
         assert writes == [("INSERT", len(first))]  # each row written once, centred; never rewritten
+        embed_partition(conn, fake, H0, H0 + timedelta(hours=1), settings)
+        assert conn.execute("SELECT count(*) FROM test_embedding_writes").fetchone()[0] == len(first)  # rerun: none
+        conn.commit()
         for table in ("item_embeddings", "embedding_language_means", "test_embedding_writes"):
             conn.execute(f"DELETE FROM {table}")
         conn.commit()
