@@ -282,6 +282,121 @@ def test_centring_uses_only_earlier_partitions_and_a_backfill_reproduces_it(conn
     assert all(np.allclose(_stored(conn)[i], raw[i]) for i, *_ in first)
 
 
+def _stored_bits(conn) -> dict:
+    """Every stored row and partition sum, bit for bit (vector_send: the binary form)."""
+    rows = conn.execute("SELECT item_id, text_hash, partition_hour, vector_send(embedding), vector_send(raw_embedding)"
+                        " FROM item_embeddings ORDER BY item_id").fetchall()
+    sums = conn.execute("SELECT lang, partition_hour::text, item_count, vector_send(vec_sum) FROM embedding_language_means"
+                        " ORDER BY partition_hour, lang").fetchall()
+    conn.commit()
+    return {"rows": rows, "sums": sums}
+
+
+def _centring_scenario(conn, fake, settings) -> list[dict]:
+    """Two hours of several languages, then the reruns that move things: an item of the first hour
+    becomes a duplicate (the first hour's sums change, so the second hour's means move), an item of
+    the second hour changes its time. The stored state after each run."""
+    h1, h2 = H0 + timedelta(hours=1), H0 + timedelta(hours=2)
+    states = []
+    for start, end in ((H0, h1), (h1, h2)):
+        embed_partition(conn, fake, start, end, settings)
+        states.append(_stored_bits(conn))
+    conn.execute("INSERT INTO item_duplicates (item_id, canonical_item_id, rule, partition_hour)"
+                 " VALUES ('u-2', 'u-1', 'near', %s)", (H0,))
+    conn.commit()
+    for start, end in ((H0, h1), (h1, h2)):
+        embed_partition(conn, fake, start, end, settings)
+        states.append(_stored_bits(conn))
+    conn.execute("UPDATE items SET published_at = published_at + interval '1 minute' WHERE id = 'q1-b'")
+    conn.commit()
+    embed_partition(conn, fake, h1, h2, settings)
+    embed_partition(conn, fake, h1, h2, settings)  # nothing changed: nothing written
+    states.append(_stored_bits(conn))
+    return states
+
+
+def test_an_hour_is_written_once_centred_bit_for_bit_as_raw_then_centred(conn, monkeypatch):
+    # Each write of `embedding` is an insert into two HNSW indexes (item_embeddings' and, through
+    # its trigger, cluster_recent_items'). Writing the raw vectors and then the centred ones over
+    # them cost every row twice, and at 20,000 items an hour the centring statement ran for minutes.
+    from newsdedup_dagster import db
+    from newsdedup_dagster.embeddings import store
+
+    first, second = _centring_rows()
+    insert_items(conn, first, H0)
+    insert_items(conn, second, H0 + timedelta(hours=1))
+    fake = CountingEmbedder(dims=16, name="fake:centred16")
+    settings = EmbeddingSettings(centre="on")
+    conn.execute("CREATE TABLE test_embedding_writes (op text NOT NULL)")
+    conn.execute("CREATE FUNCTION test_embedding_write() RETURNS trigger LANGUAGE plpgsql AS"
+                 " $$ BEGIN INSERT INTO test_embedding_writes VALUES (TG_OP); RETURN NULL; END $$")
+    conn.execute("CREATE TRIGGER test_embedding_write AFTER INSERT OR UPDATE OF embedding ON item_embeddings"
+                 " FOR EACH ROW EXECUTE FUNCTION test_embedding_write()")
+    conn.commit()
+    try:
+        embed_partition(conn, fake, H0, H0 + timedelta(hours=1), settings)
+        writes = conn.execute("SELECT op, count(*) FROM test_embedding_writes GROUP BY op").fetchall()
+        conn.commit()
+        assert writes == [("INSERT", len(first))]  # each row written once, centred; never rewritten
+        embed_partition(conn, fake, H0, H0 + timedelta(hours=1), settings)
+        assert conn.execute("SELECT count(*) FROM test_embedding_writes").fetchone()[0] == len(first)  # rerun: none
+        conn.commit()
+        for table in ("item_embeddings", "embedding_language_means", "test_embedding_writes"):
+            conn.execute(f"DELETE FROM {table}")
+        conn.commit()
+        once = _centring_scenario(conn, fake, settings)
+        # the same runs through the raw write and the centring UPDATE over it: the same bits
+        for table in ("item_embeddings", "embedding_language_means", "item_duplicates"):
+            conn.execute(f"DELETE FROM {table}")
+        conn.execute("UPDATE items SET published_at = published_at - interval '1 minute' WHERE id = 'q1-b'")
+        conn.commit()
+
+        def raw_then_centred(conn, info, start, end, ids, hashes):
+            conn.execute(db.load_sql("embed_upsert"), {"model": info.model, "ids": ids, "hashes": hashes,
+                                                       "centred": True})
+            return store.centre_partition(conn, info, start, end)
+
+        monkeypatch.setattr(store, "upsert_centred", raw_then_centred)
+        assert _centring_scenario(conn, fake, settings) == once
+    finally:
+        conn.rollback()
+        conn.execute("DROP TRIGGER IF EXISTS test_embedding_write ON item_embeddings")
+        conn.execute("DROP FUNCTION IF EXISTS test_embedding_write()")
+        conn.execute("DROP TABLE IF EXISTS test_embedding_writes")
+        conn.commit()
+
+
+def _most_loops(node: dict, kind: str) -> int:
+    """The most times any `kind` node of an EXPLAIN (ANALYZE, FORMAT JSON) plan ran."""
+    here = node.get("Actual Loops", 0) if node.get("Node Type") == kind else 0
+    return max([here, *(_most_loops(child, kind) for child in node.get("Plans", []))])
+
+
+def test_the_centring_means_are_computed_once_per_statement(conn):
+    # Inlined, the means' aggregates ran once per row written (a nested loop planned on statistics
+    # without the hour), over every hour's sums: rows x hours of history.
+    from newsdedup_dagster import db
+    from newsdedup_dagster.embeddings.store import _centre_params
+
+    first, second = _centring_rows()
+    h1, h2 = H0 + timedelta(hours=1), H0 + timedelta(hours=2)
+    insert_items(conn, first, H0)
+    insert_items(conn, second, h1)
+    fake = CountingEmbedder(dims=16, name="fake:centred16")
+    settings = EmbeddingSettings(centre="on")
+    info = ensure_model(conn, fake, settings)
+    conn.commit()
+    for start, end in ((H0, h1), (h1, h2)):
+        embed_partition(conn, fake, start, end, settings)
+    ids, hashes = map(list, zip(*conn.execute("SELECT item_id, text_hash FROM item_embeddings"
+                                               " WHERE partition_hour = %s ORDER BY item_id", (h1,))))
+    params = {**_centre_params(info, h1, h2), "ids": ids, "hashes": hashes}
+    for name in ("embed_centre_apply", "embed_upsert_centred"):
+        plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + db.load_sql(name), params).fetchone()[0][0]["Plan"]
+        conn.rollback()
+        assert _most_loops(plan, "Aggregate") == 1, name
+
+
 def test_centring_defaults_per_model():
     from newsdedup_dagster.embeddings.providers import centring_enabled
 

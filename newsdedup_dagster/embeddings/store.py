@@ -199,8 +199,9 @@ def switch_centring(conn: psycopg.Connection, info: ModelInfo, centring: bool,
     the model's own vectors. Returns the rows rewritten. Story centroids were computed from the old
     vectors: backfill stories afterwards.
 
-    On: per partition in time order, exactly as the hourly runs do (embed_centre_*.sql), so the
-    result equals a fresh backfill with centring on. Off: embedding = raw_embedding.
+    On: per partition in time order, the same sums and means as the hourly runs (embed_centre_*.sql;
+    they write each row centred at once, upsert_centred), so the result equals a fresh backfill with
+    centring on. Off: embedding = raw_embedding.
     The embedder (optional) embeds the centring prior's texts if the cache lacks them.
     """
     if centring and embedder is not None:
@@ -291,11 +292,12 @@ def embed_partition(
         stats.removed = conn.execute(
             db.load_sql("embed_delete_stale"), {"model": info.model, "start": start, "end": end, "ids": ids}
         ).rowcount
-        stats.written = conn.execute(
-            db.load_sql("embed_upsert"), {"model": info.model, "ids": ids, "hashes": hashes, "centred": centred}
-        ).rowcount
         if centred:
-            centre_partition(conn, info, start, end)
+            stats.written = upsert_centred(conn, info, start, end, ids, hashes)
+        else:
+            stats.written = conn.execute(
+                db.load_sql("embed_upsert"), {"model": info.model, "ids": ids, "hashes": hashes, "centred": False}
+            ).rowcount
     stats.seconds = time.perf_counter() - t0
     return stats
 
@@ -386,6 +388,26 @@ def fill_cache(conn: psycopg.Connection, embedder: Embedder, info: ModelInfo, un
     return len(unique) - len(missing), computed
 
 
+def _centre_params(info: ModelInfo, start: datetime, end: datetime) -> dict:
+    return {"model": info.model, "start": start, "end": end, "dims": int(info.dims),
+            "lang_prior": CENTRE_MIN_LANG_ITEMS, "prior_lang": PRIOR_LANG, "prior_weight": PRIOR_WEIGHT,
+            "prior_hashes": [text_hash(t) for t in PRIOR_TEXTS]}
+
+
+def upsert_centred(conn: psycopg.Connection, info: ModelInfo, start: datetime, end: datetime,
+                   ids: list[str], hashes: list[str]) -> int:
+    """The hourly write with centring on (inside the caller's transaction, after embed_delete_stale):
+    the partition's sums from the vectors about to be stored, then each row written once, centred.
+    Stores bit for bit what the raw upsert (embed_upsert.sql) followed by centre_partition stores,
+    without writing every row twice (each write of `embedding` is an insert into two HNSW indexes).
+    Returns the rows inserted or changed."""
+    params = {**_centre_params(info, start, end), "ids": ids, "hashes": hashes}
+    conn.execute(db.load_sql("embed_centre_prior"), params)
+    conn.execute(db.load_sql("embed_centre_delete"), params)
+    conn.execute(db.load_sql("embed_centre_sums_incoming"), params)
+    return conn.execute(db.load_sql("embed_upsert_centred"), params).rowcount
+
+
 def centre_partition(conn: psycopg.Connection, info: ModelInfo, start: datetime, end: datetime) -> int:
     """Per-language centring of the partition's stored vectors, in SQL (inside the caller's
     transaction, after all of the partition's items are embedded):
@@ -401,9 +423,7 @@ def centre_partition(conn: psycopg.Connection, info: ModelInfo, start: datetime,
     centred on itself. The means come from per-partition sums (embedding_language_means), so a rerun
     rewrites only this partition's sums and a backfill in time order reproduces the hourly runs.
     """
-    params = {"model": info.model, "start": start, "end": end, "dims": int(info.dims),
-              "lang_prior": CENTRE_MIN_LANG_ITEMS, "prior_lang": PRIOR_LANG, "prior_weight": PRIOR_WEIGHT,
-              "prior_hashes": [text_hash(t) for t in PRIOR_TEXTS]}
+    params = _centre_params(info, start, end)
     conn.execute(db.load_sql("embed_centre_prior"), params)
     conn.execute(db.load_sql("embed_centre_delete"), params)
     conn.execute(db.load_sql("embed_centre_sums"), params)

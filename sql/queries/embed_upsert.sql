@@ -1,6 +1,6 @@
 -- One vector per canonical item, copied from the cache (Python never round-trips cached vectors).
--- Both columns get the raw vector; for models with centring on, embed_centre.sql then replaces
--- `embedding` with the centred one (same transaction).
+-- Both columns get the raw vector. Models with centring on write through embed_upsert_centred.sql
+-- instead (each row once, centred: what this statement followed by embed_centre_apply.sql stores).
 INSERT INTO item_embeddings (item_id, model, text_hash, embedding, raw_embedding, partition_hour, published_at)
 SELECT i.id, %(model)s, u.h, c.embedding, c.embedding, i.partition_hour, i.published_at
   FROM unnest(%(ids)s::text[], %(hashes)s::text[]) AS u(id, h)
