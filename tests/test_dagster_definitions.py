@@ -303,5 +303,42 @@ def test_a_failed_stage_is_retried_with_its_own_policy(clean_db, monkeypatch, fa
         assert not result.success and len(calls) == flaky.retry.max_retries + 1
         failure = next(e for e in result.all_events if e.event_type == DagsterEventType.STEP_FAILURE)
         error = failure.event_specific_data.error.to_string()
-        assert "Exceeded max_retries of 2" in error and f"StageFailed: story_scores[{key(H0)}]: ConnectionError" in error
+        assert f"StageFailed: story_scores[{key(H0)}]: ConnectionError" in error
+        assert "retried 2 times, story_scores's max_retries" in error and "Exceeded max_retries" not in error
         assert materialized == []   # the hour's stages are reported together, or not at all
+
+
+@pytest.mark.slow
+def test_each_stage_has_its_own_retries_in_one_run(clean_db, monkeypatch):
+    """story_scores fails once, then events twice, in one run: four attempts of the step, three
+    retries, each stage within its own max_retries of 2, so the run succeeds (Dagster alone counts
+    the step's retries and would give up at the third)."""
+    from clustering_fixtures import H0, QUAKE_DAY1, insert_items, key
+
+    from newsdedup_dagster.assets import hourly
+    from newsdedup_dagster.instance import QUIET_RUN_CONFIG
+    from newsdedup_dagster.resources import EmbedderResource, PostgresResource
+
+    monkeypatch.setenv("NEWSDEDUP_FETCH_MODE", "replay")
+    with db.connection(clean_db) as conn:
+        insert_items(conn, QUAKE_DAY1, H0)
+        conn.commit()
+    scores, events = hourly.stage_named("story_scores"), hourly.stage_named("events")
+    flaky_scores, score_calls = _flaky(scores, 1)
+    flaky_events, event_calls = _flaky(events, 2)
+    swap = {scores.key: flaky_scores, events.key: flaky_events}
+    monkeypatch.setattr(hourly, "STAGES", [swap.get(s.key, s) for s in hourly.STAGES])
+    resources = {"postgres": PostgresResource(database_url=clean_db), "embedder": EmbedderResource(),
+                 "llm": LLMResource()}
+    result = materialize([hourly.hourly_chain], partition_key=key(H0), resources=resources, raise_on_error=False,
+                         run_config=QUIET_RUN_CONFIG)
+    retries = [e.event_specific_data for e in result.all_events if e.event_type == DagsterEventType.STEP_UP_FOR_RETRY]
+    failed_stage = ["story_scores" if "StageFailed: story_scores[" in r.error.to_string() else "events"
+                    for r in retries]
+    assert failed_stage == ["story_scores", "events", "events"]
+    # Each stage's waits start from its own first delay.
+    assert [r.seconds_to_wait for r in retries] == pytest.approx(
+        [flaky_scores.retry.delay_s, flaky_events.retry.delay_s, 2 * flaky_events.retry.delay_s])
+    assert result.success, [e.event_specific_data.error.to_string() for e in result.all_events
+                            if e.event_type == DagsterEventType.STEP_FAILURE]
+    assert len(event_calls) == 3 and len(score_calls) == 4   # the hour starts again after each retry

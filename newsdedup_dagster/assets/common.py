@@ -83,9 +83,9 @@ class HourRun:
 @dataclass(frozen=True)
 class StageRetry:
     """How Dagster retries the hourly op when this stage's hour raised: at most `max_retries` times
-    (counted over the step, whatever stage failed before), the first after `delay_s`, each later one
-    after twice the wait before it. Asked for with `RetryRequested`, Dagster's per-failure retry: the
-    hourly assets share one op, and a `RetryPolicy` is per op."""
+    for this stage's failures in one run (another stage's earlier retries do not count), the first
+    after `delay_s`, each later one after twice the wait before it. Asked for with `RetryRequested`,
+    Dagster's per-failure retry: the hourly assets share one op, and a `RetryPolicy` is per op."""
 
     max_retries: int = 2
     delay_s: float = 30.0

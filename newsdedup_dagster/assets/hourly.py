@@ -25,7 +25,8 @@ keeps a backfill identical to the hourly runs.
 A run reports an hour's materialisations when the hour's last selected stage is done, so a failure
 at hour k leaves hours before k materialised and hour k of none. The failed stage's own policy
 (`HourlyStage.retry`: feeds, database, model endpoint) decides how often and after how long Dagster
-retries the step (`RetryRequested`; a `RetryPolicy` is per op). A retry of the step in the same run,
+retries the step (`RetryRequested`; a `RetryPolicy` is per op), counted per stage: an earlier retry
+for another stage's failure does not use up this stage's. A retry of the step in the same run,
 or a re-execution from failure, continues where it stopped: the (asset, hour)s materialised by the
 run, or by the runs it resumes, are not computed again. Each check is a partitioned check: its result
 is recorded for the hour it checked, in single-hour and ranged runs alike, and a ranged run stops at
@@ -128,6 +129,20 @@ def _landed(context: AssetExecutionContext) -> set[tuple[AssetKey, str]]:
     return landed
 
 
+def _stage_retries(context: AssetExecutionContext, stage: HourlyStage) -> int:
+    """How often this run's step was already retried for a failure of `stage` (its StageFailed names
+    it first): each stage has its own budget (`HourlyStage.retry`), where Dagster counts the step's."""
+    if context.retry_number == 0:
+        return 0
+    prefix = f"StageFailed: {stage.key.to_user_string()}["
+    return sum(1 for record in context.instance.all_logs(context.run.run_id, of_type=DagsterEventType.STEP_UP_FOR_RETRY)
+               if prefix in _error_text(record.dagster_event.event_specific_data.error))
+
+
+def _error_text(error) -> str:
+    return error.to_string() if error is not None else ""
+
+
 def _for(key: AssetKey, result: AssetCheckResult) -> AssetCheckResult:
     """A stage's check result with its asset's key (the op holds the checks of every asset)."""
     return AssetCheckResult(asset_key=key, check_name=result.check_name, passed=result.passed,
@@ -217,11 +232,14 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
                 # stage's own policy; the retry starts this hour again (none of it was reported).
                 failed = StageFailed(f"{stage.key.to_user_string()}[{hour}]: {type(exc).__name__}: {exc}")
                 failed.__cause__ = exc
-                wait = stage.retry.seconds_to_wait(context.retry_number)
-                if context.retry_number < stage.retry.max_retries:
-                    context.log.warning("%s; retry %d of %d in %g s", failed, context.retry_number + 1,
-                                        stage.retry.max_retries, wait)
-                raise RetryRequested(max_retries=stage.retry.max_retries, seconds_to_wait=wait) from failed
+                earlier = _stage_retries(context, stage)
+                if earlier >= stage.retry.max_retries:
+                    raise Failure(description=f"{failed} (retried {earlier} times, {stage.key.to_user_string()}'s "
+                                              f"max_retries)", allow_retries=False) from failed
+                wait = stage.retry.seconds_to_wait(earlier)
+                context.log.warning("%s; retry %d of %d in %g s", failed, earlier + 1, stage.retry.max_retries, wait)
+                # Dagster counts retries per step: one more than the step's so far is this stage's retry.
+                raise RetryRequested(max_retries=context.retry_number + 1, seconds_to_wait=wait) from failed
             metadata = {**result.metadata, "stage_seconds": MetadataValue.float(round(time.perf_counter() - started, 3))}
             check_results = [r for r in (result.check_results or [])
                              if AssetCheckKey(stage.key, r.check_name) in selected_checks]
