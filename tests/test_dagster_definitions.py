@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 
+import dagster
 import pytest
 from dagster import (
     AssetKey,
@@ -342,3 +343,33 @@ def test_each_stage_has_its_own_retries_in_one_run(clean_db, monkeypatch):
     assert result.success, [e.event_specific_data.error.to_string() for e in result.all_events
                             if e.event_type == DagsterEventType.STEP_FAILURE]
     assert len(event_calls) == 3 and len(score_calls) == 4   # the hour starts again after each retry
+
+
+def test_dagster_oss_event_storage_does_not_keep_asset_failure_events(clean_db):
+    """Why a failed hourly stage is named in the step's error and the alert (`stories[<hour>]: ...`)
+    and not marked on its own asset: Dagster 1.13.27 has an event for an asset that failed to
+    materialise (ASSET_FAILED_TO_MATERIALIZE, `AssetMaterializationFailure`), but its open-source
+    event storages refuse to store it (`can_store_asset_failure_events` is False, and
+    `DagsterInstance.should_store_event` drops it), and nothing in its execution emits it. Should an
+    upgrade store them, this test fails: then the op can report the failed stage's hour itself."""
+    from dagster import AssetKey, DagsterInstance
+    from dagster._core.definitions.events import (
+        AssetMaterializationFailure,
+        AssetMaterializationFailureReason,
+        AssetMaterializationFailureType,
+    )
+    from dagster._core.events import DagsterEvent
+    from dagster._core.events.log import EventLogEntry
+    from dagster_postgres import PostgresEventLogStorage
+
+    assert dagster.__version__ == "1.13.27", "the behaviour below was seen on 1.13.27: check it again"
+    storage = PostgresEventLogStorage(db.sqlalchemy_psycopg2_url(clean_db), should_autocreate_tables=False)
+    assert storage.can_store_asset_failure_events is False
+    failure = AssetMaterializationFailure(
+        asset_key=AssetKey("stories"), partition="2026-11-02-05:00",
+        failure_type=AssetMaterializationFailureType.FAILED, reason=AssetMaterializationFailureReason.FAILED_TO_MATERIALIZE)
+    event = DagsterEvent.build_asset_failed_to_materialize_event("hourly_pipeline", "hourly_chain", failure)
+    entry = EventLogEntry(error_info=None, level="ERROR", user_message="", run_id="r", timestamp=0.0,
+                          dagster_event=event)
+    with DagsterInstance.ephemeral() as instance:
+        assert instance.should_store_event(entry) is False
