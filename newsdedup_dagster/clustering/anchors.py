@@ -320,6 +320,30 @@ def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conf
     return Conflict(tuple(kinds), {k: a.shown(k) for k in kinds}, {k: b.shown(k) for k in kinds})
 
 
+def agreement(a: Anchors, b: Anchors) -> tuple[str, ...]:
+    """The kinds on which a and b positively agree: both name the same earthquake magnitude (to
+    its one decimal: a number with a unit, "M6.1" = "6.1級" = "규모 6.1"). Evidence that two texts in
+    two languages tell one event, where the embedding's cross-language cosines are low; shared
+    countries, years and common names are too frequent to count (every Japanese story shares JP)."""
+    kinds = []
+    if a.magnitudes and b.magnitudes and any(abs(x - y) < 0.05 for x in a.magnitudes for y in b.magnitudes):
+        kinds.append("magnitudes")
+    return tuple(kinds)
+
+
+def joins_across_languages(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> tuple[str, ...]:
+    """The agreeing kinds that let a pair in two languages join below the threshold (by the
+    clustering setting cross_language_margin): a and b are written in different languages (b may
+    be a story's anchors with no member in a's language: story_anchors gives it no language),
+    they agree on at least one kind (agreement) and conflict on none; () otherwise."""
+    if not a.lang or a.lang == b.lang:
+        return ()
+    kinds = agreement(a, b)
+    if not kinds or conflict(a, b, rules) is not None:
+        return ()
+    return kinds
+
+
 def story_anchors(item: Anchors, members: Iterable[Anchors]) -> Anchors:
     """The anchors a story holds against `item`: every member's years, and the names of the
     members written in the item's language (the union: a story conflicts only with what none of
@@ -330,6 +354,24 @@ def story_anchors(item: Anchors, members: Iterable[Anchors]) -> Anchors:
     return Anchors(item.lang if same else "",
                    frozenset().union(*(m.years for m in members)),
                    frozenset().union(*(m.names for m in same)),
+                   frozenset().union(*(m.places for m in members)),
+                   frozenset().union(*(m.place_names for m in members)),
+                   frozenset().union(*(m.magnitudes for m in members)),
+                   frozenset().union(*(m.scores for m in members)),
+                   frozenset().union(*(m.cross_names for m in members)),
+                   "\n".join(m.text for m in members),
+                   frozenset().union(*(m.sports for m in members)),
+                   frozenset().union(*(m.intensities for m in members)),
+                   frozenset().union(*(m.name_places for m in members)))
+
+
+def group_anchors(members: Iterable[Anchors]) -> Anchors:
+    """The anchors of a group of items written in other languages than the group it is compared
+    with: every member's, with no language (so names do not veto, places and romanised names do)."""
+    members = list(members)
+    return Anchors("",
+                   frozenset().union(*(m.years for m in members)),
+                   frozenset().union(*(m.names for m in members)),
                    frozenset().union(*(m.places for m in members)),
                    frozenset().union(*(m.place_names for m in members)),
                    frozenset().union(*(m.magnitudes for m in members)),

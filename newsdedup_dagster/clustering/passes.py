@@ -38,6 +38,7 @@ from . import anchors as anchor_check, decisions, store
 from .guard import (
     attach_leftovers,
     guarded_components,
+    join_across_languages,
     split_by_anchors,
     undirected_edges,
 )
@@ -191,6 +192,8 @@ class _Hour:
     vetoed_edges: list[tuple[str, str, float, anchor_check.Conflict]] = field(default_factory=list)
     vetoes: dict[str, list[list]] = field(default_factory=dict)   # story_id -> rows (story_decisions.vetoes)
     anchor_splits: list = field(default_factory=list)   # (guard.AnchorSplit, anchors) made in pass 2
+    # pass-2 edges (a, b, weight) whose agreeing anchors joined two groups across languages
+    cross_language_joins: list = field(default_factory=list)
 
 
 def cluster_partition(
@@ -307,8 +310,12 @@ def _anchors_for(conn, settings: ClusterSettings, hour: _Hour, ids) -> dict[str,
 
 def _anchor_check_edges(conn, settings: ClusterSettings, hour: _Hour, raw: list[Edge],
                         result: ClusterResult) -> list[Edge]:
-    """Pass-2 edges without those whose ends' anchors conflict (kept for the explanation)."""
+    """Pass-2 edges without those whose ends' anchors conflict (kept for the explanation), and
+    without the edges below item_threshold (the KNN returns them down to the cross-language bar)
+    but those between two languages whose anchors agree (anchors.joins_across_languages)."""
     rules = anchor_rules(settings)
+    if rules is None:  # nothing can agree: the item threshold alone
+        raw = [e for e in raw if e[2] >= settings.item_threshold]
     if (rules is None and not settings.anchor_split) or not raw:
         return raw
     found = _anchors_for(conn, settings, hour, {n for a, b, _ in raw for n in (a, b)})
@@ -317,6 +324,11 @@ def _anchor_check_edges(conn, settings: ClusterSettings, hour: _Hour, raw: list[
     kept, vetoed = [], {}
     for a, b, sim in raw:
         pair = (a, b) if a < b else (b, a)
+        if sim < settings.item_threshold:
+            if (sim >= settings.item_threshold - settings.cross_language_margin and pair[0] in found and pair[1] in found
+                    and anchor_check.joins_across_languages(found[pair[0]], found[pair[1]], rules)):
+                kept.append((a, b, sim))
+            continue
         if pair in vetoed:
             vetoed[pair] = (max(vetoed[pair][0], sim), vetoed[pair][1])
             continue
@@ -402,7 +414,7 @@ def _pass2_components(info: ModelInfo, settings: ClusterSettings, hour: _Hour, r
     def components(nodes, edges, params):
         groups = guarded_components(nodes, edges, params)
         if not settings.anchor_split or not hour.anchors:
-            return groups
+            return _join_across_languages(settings, groups, edges, hour.anchors, hour)
         found = hour.anchors
         weights = anchor_check.name_weights(found[n] for n in nodes if n in found)
 
@@ -412,7 +424,7 @@ def _pass2_components(info: ModelInfo, settings: ClusterSettings, hour: _Hour, r
         groups, made = split_by_anchors(groups, undirected_edges(edges), cosine,
                                         settings.anchor_split_resolution, settings.anchor_split_margin)
         splits.extend((split, found) for split in made)
-        return groups
+        return _join_across_languages(settings, groups, edges, found, hour)
 
     hour.stories, groups, raw = pass2_groups(
         info.model, set(hour.remaining), raw,
@@ -423,6 +435,31 @@ def _pass2_components(info: ModelInfo, settings: ClusterSettings, hour: _Hour, r
     result.anchor_splits = len(splits)
     result.edges = len(undirected(raw))
     return groups, raw
+
+
+def _join_across_languages(settings: ClusterSettings, groups: list[list[str]], edges: list[Edge],
+                           found: dict[str, anchor_check.Anchors], hour: _Hour) -> list[list[str]]:
+    """The guard's groups, those joined by an edge whose ends agree across languages merged
+    (guard.join_across_languages; cross_language_margin 0 = off)."""
+    rules = anchor_rules(settings)
+    if settings.cross_language_margin <= 0 or rules is None or not found:
+        return groups
+    pairs = {pair: w for pair, w in undirected_edges(edges).items() if pair[0] in found and pair[1] in found
+             and found[pair[0]].lang != found[pair[1]].lang}
+    if not pairs:
+        return groups
+
+    def agree(a: str, b: str) -> bool:
+        return bool(anchor_check.joins_across_languages(found[a], found[b], rules))
+
+    def compatible(x: list[str], y: list[str]) -> bool:
+        return anchor_check.conflict(anchor_check.group_anchors(found[m] for m in x if m in found),
+                                     anchor_check.group_anchors(found[m] for m in y if m in found), rules) is None
+
+    joined, made = join_across_languages(groups, pairs, agree, lambda m: found[m].lang if m in found else "",
+                                         compatible)
+    hour.cross_language_joins.extend(made)
+    return joined
 
 
 def _write_pass2(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: _Hour,
@@ -438,7 +475,10 @@ def _write_pass2(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, 
             sim, neighbour = s.best[m]
             gap = abs((published[m] - published[neighbour]).total_seconds()) / 3600.0
             age = (published[m] - first).total_seconds() / 3600.0
-            rows.append((m, s.story_id, 2, sim, gap, age, neighbour, settings.item_threshold))
+            # a member held by an edge below the item threshold came in at the cross-language bar
+            bar = settings.item_threshold if sim >= settings.item_threshold - 1e-9 \
+                else settings.item_threshold - settings.cross_language_margin
+            rows.append((m, s.story_id, 2, sim, gap, age, neighbour, bar))
     store.attach(conn, h, rows)
     edge_rows, cut_rows = decisions.component_records(
         [(s.story_id, s.members) for s in stories], groups, raw)
@@ -558,6 +598,7 @@ def check_invariants(conn: psycopg.Connection, info: ModelInfo, h: datetime, set
     }).fetchone()
     pairs = conn.execute(db.load_sql("cluster_check_pass2_edges"), {
         "h": h, "model": info.model, "threshold": settings.item_threshold,
+        "cross_threshold": settings.item_threshold - settings.cross_language_margin,
     }).fetchall()
     members = conn.execute(
         db.load_sql("cluster_pass2_members"), (h,)
