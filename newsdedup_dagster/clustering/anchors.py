@@ -173,8 +173,9 @@ def _title_case(text: str) -> bool:
     return capitalised / len(words) >= _TITLE_CASE_SHARE
 
 
-def names_in(text: str) -> set[str]:
-    """Folded capitalised words not at a sentence or clause start, and acronyms (2-5 capitals)."""
+def names_in(text: str, acronyms_only: bool = False) -> set[str]:
+    """Folded capitalised words not at a sentence or clause start, and acronyms (2-5 capitals);
+    acronyms_only: the acronyms alone (German, whose nouns are all capitalised)."""
     out = set()
     shouting = text.upper() == text
     for match in _WORD.finditer(text):
@@ -188,7 +189,7 @@ def names_in(text: str) -> set[str]:
             if not shouting and 2 <= len(word) <= 5:
                 out.add(key)
             continue
-        if _BOUNDARY.search(text[:match.start()]):
+        if acronyms_only or _BOUNDARY.search(text[:match.start()]):
             continue
         out.add(key)
     return out
@@ -258,7 +259,7 @@ def extract(title: str | None, summary: str | None, lang: str | None, lead_chars
     found = gazetteer.places_in(text, code) if places else {}
     inside = gazetteer.names_places(text, code) if places and not found else {}
     # German capitalises every noun: across languages its acronyms and quoted names still count
-    own = names if code not in _NO_NAME_CASE_LANGS else {n for n in names_in(text) if n.upper() == n}
+    own = names if code not in _NO_NAME_CASE_LANGS else names_in(text, acronyms_only=True)
     return Anchors(code, frozenset(years), frozenset(names),
                    frozenset().union(*found.values()),
                    frozenset(f"{name} {'/'.join(sorted(cc))}" for name, cc in found.items()),
