@@ -71,6 +71,12 @@ def test_a_same_language_pair_never_joins_below_the_threshold():
     assert an.joins_across_languages(anchors(IWATE["ja1"]), anchors(IWATE["ja2"])) == ()
 
 
+def test_an_item_of_unknown_language_never_joins_below_the_threshold():
+    unknown = anchors(("", IWATE["en"][1], IWATE["en"][2]))
+    assert an.joins_across_languages(unknown, anchors(IWATE["zh"])) == ()
+    assert an.joins_across_languages(anchors(IWATE["zh"]), unknown) == ()
+
+
 def test_agreement_is_the_same_magnitude_to_its_decimal_not_the_tolerance():
     ru = anchors(("ru", "У берегов Японии произошло землетрясение магнитудой 6,0", ""))
     en = anchors(IWATE["en"])

@@ -333,11 +333,10 @@ def agreement(a: Anchors, b: Anchors) -> tuple[str, ...]:
 
 
 def joins_across_languages(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> tuple[str, ...]:
-    """The agreeing kinds that let a pair in two languages join below the threshold (by the
-    clustering setting cross_language_margin): a and b are written in different languages (b may
-    be a story's anchors with no member in a's language: story_anchors gives it no language),
-    they agree on at least one kind (agreement) and conflict on none; () otherwise."""
-    if not a.lang or a.lang == b.lang:
+    """The agreeing kinds that let two items in two languages join below the threshold (by the
+    clustering setting cross_language_margin): a and b are written in different languages, both
+    known, they agree on at least one kind (agreement) and conflict on none; () otherwise."""
+    if not a.lang or not b.lang or a.lang == b.lang:
         return ()
     kinds = agreement(a, b)
     if not kinds or conflict(a, b, rules) is not None:
