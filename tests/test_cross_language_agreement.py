@@ -2,8 +2,9 @@
 clustering/guard.py join_across_languages, the clustering setting cross_language_margin): two
 items in different languages that name the same earthquake magnitude and conflict on nothing are
 joined down to item_threshold minus the margin, and the guard's groups such an edge joins are one
-story when they share no language. Pairs that conflict, that share only a common word, or that are
-written in one language keep the item threshold. Pure: anchors are read from text, edges are given,
+story when they share no language; an item joins a story with no member in its language down to
+story_threshold minus the margin on the same terms (passes 1 and 3). Pairs that conflict, that share
+only a common word, or that are written in one language keep the thresholds. Pure: anchors are read from text, edges are given,
 no database."""
 
 from __future__ import annotations
@@ -173,3 +174,40 @@ def test_pass2_keeps_a_low_edge_only_across_languages_where_the_anchors_agree():
     off = settings_for(_Info.model, {"cross_language_margin": 0.0})
     assert passes._anchor_check_edges(None, off, hour, raw, passes.ClusterResult(partition=h, model="m")) \
         == [("en", "ko", 0.45)]
+
+
+# ----------------------------------------------------------------- passes 1 and 3: an item and a story
+def _attach(matches, members, margin=0.10):
+    settings = settings_for(_Info.model, {"cross_language_margin": margin})
+    h = datetime(2026, 11, 3, 0, tzinfo=UTC)
+    items = dict(IWATE, en2=IWATE_EN_BIS, trains=JAPAN_TRAINS_KO, ibaraki=IBARAKI_KO)
+    hour = passes._Hour(published={k: h for k in items})
+    hour.anchors = {k: anchors(v) for k, v in items.items()}
+    result = passes.ClusterResult(partition=h, model=_Info.model)
+    return passes._anchor_check_attachments(None, settings, hour, matches, 1, result, members=members), hour
+
+
+def test_an_item_joins_a_story_in_other_languages_below_the_story_threshold_when_they_agree():
+    story = {"s": ["ja1", "ja2", "zh"]}
+    kept, hour = _attach([("en", "s", 0.31), ("ko", "s", 0.36)], story)
+    assert kept == [("en", "s", 0.31), ("ko", "s", 0.36)]
+    assert not hour.vetoes                                     # nothing was refused
+    # below the bar, or no margin: not kept
+    assert _attach([("en", "s", 0.29)], story)[0] == []
+    assert _attach([("en", "s", 0.36)], story, margin=0.0)[0] == []
+
+
+def test_an_item_below_the_story_threshold_stays_out_when_the_story_has_its_language_or_nothing_agrees():
+    assert _attach([("en2", "s", 0.35)], {"s": ["en", "zh"]})[0] == []          # an English member
+    assert _attach([("trains", "s", 0.35)], {"s": ["ja1", "ja2", "zh"]})[0] == []   # no magnitude
+    assert _attach([("ibaraki", "s", 0.35)], {"s": ["ja1", "ja2", "zh"]})[0] == []  # 5.4 | 6.1
+    # at the story threshold the rule is the anchor check's, as before
+    kept, hour = _attach([("ibaraki", "s", 0.45), ("trains", "s", 0.45)], {"s": ["ja1", "ja2", "zh"]})
+    assert kept == [("trains", "s", 0.45)] and "magnitudes" in hour.vetoes["s"][0][4]
+
+
+def test_the_threshold_an_attachment_is_recorded_with():
+    settings = settings_for(_Info.model, {"cross_language_margin": 0.10})
+    assert passes.story_bar(settings, 0.45) == pytest.approx(0.40)
+    assert passes.story_bar(settings, 0.40) == pytest.approx(0.40)
+    assert passes.story_bar(settings, 0.33) == pytest.approx(0.30)

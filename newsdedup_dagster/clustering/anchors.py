@@ -383,6 +383,21 @@ def group_anchors(members: Iterable[Anchors]) -> Anchors:
                    frozenset().union(*(m.name_places for m in members)))
 
 
+def joins_story_across_languages(item: Anchors, members: Iterable[Anchors],
+                                 rules: AnchorRules = AnchorRules()) -> tuple[str, ...]:
+    """joins_across_languages for an item and a story: the story has members, none in the item's
+    language (every language known), and the item agrees with their anchors (group_anchors) and
+    conflicts with them on nothing; () otherwise."""
+    members = list(members)
+    if not item.lang or not members or any(not m.lang or m.lang == item.lang for m in members):
+        return ()
+    story = group_anchors(members)
+    kinds = agreement(item, story)
+    if not kinds or conflict(item, story, rules) is not None:
+        return ()
+    return kinds
+
+
 def name_weights(anchors: Iterable[Anchors]) -> dict[str, float]:
     """Inverse document frequency of each name over these items (the hour's pass-2 graph): a name
     most items carry ("Navy" in a piracy topic) tells little, a rare one ("Sukanya") a lot."""

@@ -11,6 +11,10 @@ docs/ARCHITECTURE.md#sources).
   anchors a pass-2 edge, a pass-1 or pass-3 attachment is refused when the two sides' years,
           same-language names or cross-language places (places.py) conflict, and a pass-2 community whose names say "two events" is
           split again (anchors.py, guard.split_by_anchors); each refusal is recorded on the story
+  across  two sides in different languages that name the same magnitude and conflict on nothing
+          join below the thresholds by cross_language_margin: a pass-2 edge, the guard's groups it
+          joins when they share no language (guard.join_across_languages), a pass-1 / pass-3
+          attachment to a story with no member in the item's language
   after   centroid (avg of the 3 most recent members), first/latest published, representative, in SQL
   explain what admitted each member (pass, similarity, neighbour, threshold: story_items) and, for
           pass-2 stories, the edges that held them and the communities the guard cut (decisions.py)
@@ -271,7 +275,7 @@ def _pass1(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: 
     ids = list(published)
     matches = store.pass1_matches(conn, info, h, published, settings)
     matches = _anchor_check_attachments(conn, settings, hour, matches, 1, result)
-    store.attach(conn, h, [(i, s, 1, sim, gap, age, None, settings.story_threshold)
+    store.attach(conn, h, [(i, s, 1, sim, gap, age, None, story_bar(settings, sim))
                            for i, s, sim, gap, age in matches])
     hour.attached_to = {s for _, s, *_ in matches}
     assigned = {m[0] for m in matches}
@@ -343,13 +347,25 @@ def _anchor_check_edges(conn, settings: ClusterSettings, hour: _Hour, raw: list[
     return kept
 
 
+def story_bar(settings: ClusterSettings, sim: float) -> float:
+    """The threshold a pass-1 / pass-3 attachment at this cosine came in by: story_threshold, or the
+    cross-language bar below it (story_items.threshold)."""
+    return settings.story_threshold if sim >= settings.story_threshold - 1e-9 \
+        else settings.story_threshold - settings.cross_language_margin
+
+
 def _anchor_check_attachments(conn, settings: ClusterSettings, hour: _Hour, matches: list[tuple],
                               pass_no: int, result: ClusterResult,
                               members: dict[str, list[str]] | None = None) -> list[tuple]:
     """Centroid attachments (item, story, sim, ...) without those whose item's anchors conflict
     with the story's (anchors.story_anchors over its most recent members); each refusal is
-    recorded on the story. members: {story_id: member ids} when known (pass 3), else read."""
+    recorded on the story. A match below story_threshold (the search goes down to the
+    cross-language bar) is kept only when the story has no member in the item's language and the
+    two agree and conflict on nothing (anchors.joins_across_languages); dropping it is no refusal.
+    members: {story_id: member ids} when known (pass 3), else read."""
     rules = anchor_rules(settings)
+    if rules is None:  # nothing can agree: the story threshold alone
+        matches = [m for m in matches if m[2] >= settings.story_threshold]
     if rules is None or not matches:
         return matches
     if members is None:
@@ -364,6 +380,11 @@ def _anchor_check_attachments(conn, settings: ClusterSettings, hour: _Hour, matc
     for match in matches:
         item, story, sim = match[0], match[1], match[2]
         theirs = [found[m] for m in members.get(story, ()) if m in found]
+        if sim < settings.story_threshold:
+            if (sim >= settings.story_threshold - settings.cross_language_margin and item in found
+                    and anchor_check.joins_story_across_languages(found[item], theirs, rules)):
+                kept.append(match)
+            continue
         clash = None
         if item in found and theirs:
             clash = anchor_check.conflict(found[item], anchor_check.story_anchors(found[item], theirs), rules)
@@ -545,7 +566,7 @@ def pass3_rows(conn: psycopg.Connection, info: ModelInfo, stories: list[NewStory
         sims.update(store.nearest_centroids(conn, info, list(items), gs, settings.batch_size))
         return sims
 
-    best = attach_leftovers(leftovers, groups, nearest, settings.story_threshold)
+    best = attach_leftovers(leftovers, groups, nearest, settings.story_threshold - settings.cross_language_margin)
     rows = []
     for item, g in sorted(best.items()):
         members = groups[g]
@@ -555,7 +576,7 @@ def pass3_rows(conn: psycopg.Connection, info: ModelInfo, stories: list[NewStory
         age = (published[item] - first).total_seconds() / 3600.0
         if gap > settings.max_gap_hours or age > settings.story_max_age_hours:
             continue
-        rows.append((item, stories[g].story_id, 3, sims[item][1], gap, age, None, settings.story_threshold))
+        rows.append((item, stories[g].story_id, 3, sims[item][1], gap, age, None, story_bar(settings, sims[item][1])))
     return rows
 
 
@@ -593,7 +614,8 @@ def check_invariants(conn: psycopg.Connection, info: ModelInfo, h: datetime, set
     # are planned for an empty hour (nested loops over every membership); docs/OPERATIONS.md#past-one-machine
     conn.execute(db.load_sql("cluster_analyze_hour_tables"))
     row = conn.execute(db.load_sql("cluster_check_invariants"), {
-        "h": h, "story_threshold": settings.story_threshold, "max_gap_hours": settings.max_gap_hours,
+        "h": h, "story_threshold": settings.story_threshold, "cross_margin": settings.cross_language_margin,
+        "max_gap_hours": settings.max_gap_hours,
         "story_max_age_hours": settings.story_max_age_hours, "window": settings.centroid_window,
     }).fetchone()
     pairs = conn.execute(db.load_sql("cluster_check_pass2_edges"), {

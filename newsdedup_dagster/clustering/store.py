@@ -155,7 +155,10 @@ def pass1_matches(conn, info: ModelInfo, h: datetime, published: dict[str, datet
     if candidate is None:
         return []
     params = {
-        "model": info.model, "h": h, "k": settings.knn_k, "threshold": settings.story_threshold,
+        # down to the cross-language bar: the caller keeps a match below story_threshold only for an
+        # item that shares no language with the story and agrees with it (passes._anchor_check_attachments)
+        "model": info.model, "h": h, "k": settings.knn_k,
+        "threshold": settings.story_threshold - settings.cross_language_margin,
         "max_gap_s": settings.max_gap_hours * 3600.0, "max_age_s": settings.story_max_age_hours * 3600.0,
     }
     boundary = stories_boundary(conn, info)
