@@ -211,3 +211,23 @@ def test_the_threshold_an_attachment_is_recorded_with():
     assert passes.story_bar(settings, 0.45) == pytest.approx(0.40)
     assert passes.story_bar(settings, 0.40) == pytest.approx(0.40)
     assert passes.story_bar(settings, 0.33) == pytest.approx(0.30)
+
+
+def test_explain_marks_an_edge_below_the_item_threshold_and_measures_margins_from_the_item_threshold():
+    from newsdedup_dagster.clustering import explain
+
+    h = datetime(2026, 11, 2, 23, tzinfo=UTC)
+
+    def member(item, lang, sim, threshold, via):
+        return explain.Member(item, item, lang, "src", h, 2, sim, threshold, 0.0, via, None, h)
+
+    story = explain.Explanation("st_x", "headline", h, 3, members=[
+        member("ja1", "ja", 0.565, 0.40, "zh"), member("zh", "zh", 0.565, 0.40, "ja1"),
+        member("en", "en", 0.369, 0.30, "zh")])
+    story.edges = [explain.Edge("ja1", "zh", 0.565, 2, True, None, h), explain.Edge("en", "zh", 0.369, 2, True, None, h)]
+    story.weakest = explain.weakest_admission(story)
+    assert story.weakest.threshold == pytest.approx(0.40) and story.weakest.margin == pytest.approx(-0.031)
+    text = explain.render_text(story)
+    line = next(x for x in text.splitlines() if "-- zh" in x and "0.369" in x)
+    assert "below the item threshold: two languages, the same magnitude" in line
+    assert "below the item threshold" not in next(x for x in text.splitlines() if "ja1" in x and "-- zh" in x)
