@@ -128,6 +128,16 @@ def test_cross_names_are_transliterated_and_leave_places_out():
     assert "mannheim" not in anchors(EISHOCKEY_DE).cross_names   # a place: the place check compares it
 
 
+def test_german_acronyms_and_quoted_names_count_across_languages_its_nouns_do_not():
+    got = anchors(EISHOCKEY_DE)
+    assert "del" in got.cross_names                        # the league's acronym, DEL
+    assert not got.names                                   # German capitals name no one within the language
+    assert not {"eishockey", "meister", "verlangerung", "tabellenfuhrung"} & got.cross_names
+    eu = anchors(("de", "EU und USA einigen sich im Zollstreit",
+                  "Die Unterhändler der EU-Kommission und die «Trump»-Regierung legten den Streit bei, teilte die CDU mit."))
+    assert {"eu", "cdu", "trump"} <= eu.cross_names and "usa" not in eu.cross_names   # USA: a place
+
+
 def test_a_story_holds_its_members_numbers():
     members = [anchors(QUAKE_IWATE_JA), anchors(SHINDO_ONLY_JA)]
     story = an.story_anchors(anchors(QUAKE_IBARAKI_KO), members)

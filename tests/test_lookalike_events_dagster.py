@@ -2,7 +2,8 @@
 database, the default embedder, offline LLM stages): the sports results of one evening in eight
 languages are separate stories, and the two Japanese earthquakes of one day (M5.4 off Ibaraki at
 00:36, M6.1 off Iwate from 23:33) are two events, the later one refused by the events stage's
-anchor check on its magnitude, while the Iwate quake's two stories (ja/zh and en/ko) are one event."""
+anchor check on its magnitude, while the Iwate quake, told in four languages, is one story (its
+ja/zh and en/ko groups joined across languages on the magnitude they agree on) in one event."""
 
 from __future__ import annotations
 
@@ -76,6 +77,10 @@ def test_sports_results_and_two_quakes_through_the_hourly_job(clean_db, monkeypa
     # English-Korean story joins the Japanese-Chinese event across languages
     iwate_events = {event or story for item, story, event in rows if gold[item] == "quake-iwate-m61"}
     assert len(iwate_events) == 1, iwate_events
+    # ... and one story: its ja/zh and en/ko groups are joined in pass 2 on the same magnitude (M6.1,
+    # 6.1级, 6.1, 규모 6.1) at the item threshold minus the cross-language margin
+    iwate = [(item, story) for item, story, _ in rows if gold[item] == "quake-iwate-m61"]
+    assert len(iwate) == 5 and len({story for _, story in iwate}) == 1, iwate
     # the events stage refused the Iwate story the Ibaraki event, on the magnitudes, and says so
     magnitude_vetoes = [v for v in vetoes if "magnitudes" in v[2]]
     assert magnitude_vetoes, vetoes

@@ -173,8 +173,9 @@ def _title_case(text: str) -> bool:
     return capitalised / len(words) >= _TITLE_CASE_SHARE
 
 
-def names_in(text: str) -> set[str]:
-    """Folded capitalised words not at a sentence or clause start, and acronyms (2-5 capitals)."""
+def names_in(text: str, acronyms_only: bool = False) -> set[str]:
+    """Folded capitalised words not at a sentence or clause start, and acronyms (2-5 capitals);
+    acronyms_only: the acronyms alone (German, whose nouns are all capitalised)."""
     out = set()
     shouting = text.upper() == text
     for match in _WORD.finditer(text):
@@ -188,7 +189,7 @@ def names_in(text: str) -> set[str]:
             if not shouting and 2 <= len(word) <= 5:
                 out.add(key)
             continue
-        if _BOUNDARY.search(text[:match.start()]):
+        if acronyms_only or _BOUNDARY.search(text[:match.start()]):
             continue
         out.add(key)
     return out
@@ -258,7 +259,7 @@ def extract(title: str | None, summary: str | None, lang: str | None, lead_chars
     found = gazetteer.places_in(text, code) if places else {}
     inside = gazetteer.names_places(text, code) if places and not found else {}
     # German capitalises every noun: across languages its acronyms and quoted names still count
-    own = names if code not in _NO_NAME_CASE_LANGS else {n for n in names_in(text) if n.upper() == n}
+    own = names if code not in _NO_NAME_CASE_LANGS else names_in(text, acronyms_only=True)
     return Anchors(code, frozenset(years), frozenset(names),
                    frozenset().union(*found.values()),
                    frozenset(f"{name} {'/'.join(sorted(cc))}" for name, cc in found.items()),
@@ -320,6 +321,29 @@ def conflict(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> Conf
     return Conflict(tuple(kinds), {k: a.shown(k) for k in kinds}, {k: b.shown(k) for k in kinds})
 
 
+def agreement(a: Anchors, b: Anchors) -> tuple[str, ...]:
+    """The kinds on which a and b positively agree: both name the same earthquake magnitude (to
+    its one decimal: a number with a unit, "M6.1" = "6.1級" = "규모 6.1"). Evidence that two texts in
+    two languages tell one event, where the embedding's cross-language cosines are low; shared
+    countries, years and common names are too frequent to count (every Japanese story shares JP)."""
+    kinds = []
+    if a.magnitudes and b.magnitudes and any(abs(x - y) < 0.05 for x in a.magnitudes for y in b.magnitudes):
+        kinds.append("magnitudes")
+    return tuple(kinds)
+
+
+def joins_across_languages(a: Anchors, b: Anchors, rules: AnchorRules = AnchorRules()) -> tuple[str, ...]:
+    """The agreeing kinds that let two items in two languages join below the threshold (by the
+    clustering setting cross_language_margin): a and b are written in different languages, both
+    known, they agree on at least one kind (agreement) and conflict on none; () otherwise."""
+    if not a.lang or not b.lang or a.lang == b.lang:
+        return ()
+    kinds = agreement(a, b)
+    if not kinds or conflict(a, b, rules) is not None:
+        return ()
+    return kinds
+
+
 def story_anchors(item: Anchors, members: Iterable[Anchors]) -> Anchors:
     """The anchors a story holds against `item`: every member's years, and the names of the
     members written in the item's language (the union: a story conflicts only with what none of
@@ -339,6 +363,39 @@ def story_anchors(item: Anchors, members: Iterable[Anchors]) -> Anchors:
                    frozenset().union(*(m.sports for m in members)),
                    frozenset().union(*(m.intensities for m in members)),
                    frozenset().union(*(m.name_places for m in members)))
+
+
+def group_anchors(members: Iterable[Anchors]) -> Anchors:
+    """The anchors of a group of items written in other languages than the group it is compared
+    with: every member's, with no language (so names do not veto, places and romanised names do)."""
+    members = list(members)
+    return Anchors("",
+                   frozenset().union(*(m.years for m in members)),
+                   frozenset().union(*(m.names for m in members)),
+                   frozenset().union(*(m.places for m in members)),
+                   frozenset().union(*(m.place_names for m in members)),
+                   frozenset().union(*(m.magnitudes for m in members)),
+                   frozenset().union(*(m.scores for m in members)),
+                   frozenset().union(*(m.cross_names for m in members)),
+                   "\n".join(m.text for m in members),
+                   frozenset().union(*(m.sports for m in members)),
+                   frozenset().union(*(m.intensities for m in members)),
+                   frozenset().union(*(m.name_places for m in members)))
+
+
+def joins_story_across_languages(item: Anchors, members: Iterable[Anchors],
+                                 rules: AnchorRules = AnchorRules()) -> tuple[str, ...]:
+    """joins_across_languages for an item and a story: the story has members, none in the item's
+    language (every language known), and the item agrees with their anchors (group_anchors) and
+    conflicts with them on nothing; () otherwise."""
+    members = list(members)
+    if not item.lang or not members or any(not m.lang or m.lang == item.lang for m in members):
+        return ()
+    story = group_anchors(members)
+    kinds = agreement(item, story)
+    if not kinds or conflict(item, story, rules) is not None:
+        return ()
+    return kinds
 
 
 def name_weights(anchors: Iterable[Anchors]) -> dict[str, float]:

@@ -149,6 +149,13 @@ def load(conn: psycopg.Connection, story_id: str) -> Explanation:
     return out
 
 
+def _item_threshold(story: Explanation) -> float | None:
+    """The pass-2 item threshold in force (a member held only by an edge across languages below it
+    has the cross-language bar as its own threshold: the highest is the item threshold)."""
+    return max((m.threshold for m in story.members
+                if m.duplicate_of is None and m.pass_no == 2 and m.threshold is not None), default=None)
+
+
 def weakest_admission(story: Explanation) -> Weakest | None:
     """The admission with the least to spare: the bottleneck edge of the pass-2 founding (by its
     margin over the pass-2 threshold) or the weakest centroid attachment (by its margin)."""
@@ -160,7 +167,7 @@ def weakest_admission(story: Explanation) -> Weakest | None:
         link = weakest_link(pass2, kept)
         if link:
             a, b, sim = link
-            threshold = next((m.threshold for m in canonical if m.pass_no == 2 and m.threshold is not None), None)
+            threshold = _item_threshold(story)
             sides = _sides(pass2, kept, (a, b))
             candidates.append(Weakest("edge", a, b, sim, threshold,
                                       None if threshold is None else sim - threshold, sides))
@@ -231,9 +238,12 @@ def render_text(story: Explanation, width: int = 100) -> str:
     if kept:
         lines.append("")
         lines.append(f"edges holding the pass-2 story ({len(kept)}, weakest first; ** = mutual neighbours):")
+        bar = _item_threshold(story)
         for e in kept[:12]:
             mark = ">>" if w is not None and w.kind == "edge" and {e.item_a, e.item_b} == {w.item_a, w.item_b} else "  "
-            lines.append(f"{mark} {e.item_a[:14]:<14} -- {e.item_b[:14]:<14} {e.similarity:.3f}{' **' if e.directions == 2 else ''}")
+            below = bar is not None and e.similarity < bar - 1e-6
+            lines.append(f"{mark} {e.item_a[:14]:<14} -- {e.item_b[:14]:<14} {e.similarity:.3f}{' **' if e.directions == 2 else ''}"
+                         f"{' below the item threshold: two languages, the same magnitude' if below else ''}")
         if len(kept) > 12:
             lines.append(f"   … {len(kept) - 12} stronger edges")
     if story.cut_groups:

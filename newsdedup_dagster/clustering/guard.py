@@ -382,3 +382,56 @@ def split_by_anchors(
         out.extend(pieces)
     out.sort(key=lambda m: _key(m[0]))
     return out, splits
+
+
+# Joins across languages (clustering/anchors.py joins_across_languages). One event told in two
+# languages can form two dense groups, one per set of languages, joined by a few cross-language
+# edges at cosines near or below the item threshold: the guard cuts such a bridge as it cuts a
+# chain. Where an edge's two ends agree on a specific anchor (the same earthquake magnitude) and
+# the two groups share no language and their anchors conflict on nothing, the groups are one
+# story. Sample day's Iwate quake (ja/zh | en/ko); docs/CALIBRATION.md#cross-language-agreement.
+GroupsCompatibleFn = Callable[[Sequence[T], Sequence[T]], bool]
+
+
+def join_across_languages(
+    groups: Sequence[Sequence[T]],
+    pairs: Mapping[tuple[T, T], float],
+    agree: Callable[[T, T], bool],
+    languages: Callable[[T], str],
+    compatible: GroupsCompatibleFn,
+) -> tuple[list[list[T]], list[tuple[T, T, float]]]:
+    """The guard's groups with those joined by an agreeing edge merged (see above). pairs: {(a, b):
+    weight}; agree(a, b): the two items' anchors agree and do not conflict (the caller knows they
+    are in different languages); languages(item): its language ("" unknown: never joined);
+    compatible(members_a, members_b): the two groups' anchors conflict on nothing. An item in no
+    group is a group of its own. Edges are tried strongest first (ties by ids), so the result does
+    not depend on the input order. Returns (groups of >= 2 ordered by first member, the edges that
+    joined two groups)."""
+    members: dict[int, list[T]] = {}
+    where: dict[T, int] = {}
+    for i, group in enumerate(groups):
+        members[i] = sorted(group, key=_key)
+        for m in group:
+            where[m] = i
+    langs = {i: {languages(m) for m in ms} for i, ms in members.items()}
+    joined: list[tuple[T, T, float]] = []
+    for (a, b), w in sorted(pairs.items(), key=lambda kv: (-kv[1], _key(kv[0][0]), _key(kv[0][1]))):
+        for node in (a, b):
+            if node not in where:
+                where[node] = len(members)
+                members[where[node]] = [node]
+                langs[where[node]] = {languages(node)}
+        i, j = where[a], where[b]
+        if i == j or "" in langs[i] or "" in langs[j] or langs[i] & langs[j]:
+            continue
+        if not agree(a, b) or not compatible(members[i], members[j]):
+            continue
+        keep, gone = min(i, j), max(i, j)
+        members[keep] = sorted(members[keep] + members.pop(gone), key=_key)
+        langs[keep] |= langs.pop(gone)
+        for m in members[keep]:
+            where[m] = keep
+        joined.append((a, b, w))
+    out = [ms for ms in members.values() if len(ms) >= 2]
+    out.sort(key=lambda m: _key(m[0]))
+    return out, joined

@@ -11,6 +11,10 @@ docs/ARCHITECTURE.md#sources).
   anchors a pass-2 edge, a pass-1 or pass-3 attachment is refused when the two sides' years,
           same-language names or cross-language places (places.py) conflict, and a pass-2 community whose names say "two events" is
           split again (anchors.py, guard.split_by_anchors); each refusal is recorded on the story
+  across  two sides in different languages that name the same magnitude and conflict on nothing
+          join below the thresholds by cross_language_margin: a pass-2 edge, the guard's groups it
+          joins when they share no language (guard.join_across_languages), a pass-1 / pass-3
+          attachment to a story with no member in the item's language
   after   centroid (avg of the 3 most recent members), first/latest published, representative, in SQL
   explain what admitted each member (pass, similarity, neighbour, threshold: story_items) and, for
           pass-2 stories, the edges that held them and the communities the guard cut (decisions.py)
@@ -38,6 +42,7 @@ from . import anchors as anchor_check, decisions, store
 from .guard import (
     attach_leftovers,
     guarded_components,
+    join_across_languages,
     split_by_anchors,
     undirected_edges,
 )
@@ -191,6 +196,8 @@ class _Hour:
     vetoed_edges: list[tuple[str, str, float, anchor_check.Conflict]] = field(default_factory=list)
     vetoes: dict[str, list[list]] = field(default_factory=dict)   # story_id -> rows (story_decisions.vetoes)
     anchor_splits: list = field(default_factory=list)   # (guard.AnchorSplit, anchors) made in pass 2
+    # pass-2 edges (a, b, weight) whose agreeing anchors joined two groups across languages
+    cross_language_joins: list = field(default_factory=list)
 
 
 def cluster_partition(
@@ -268,7 +275,7 @@ def _pass1(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: 
     ids = list(published)
     matches = store.pass1_matches(conn, info, h, published, settings)
     matches = _anchor_check_attachments(conn, settings, hour, matches, 1, result)
-    store.attach(conn, h, [(i, s, 1, sim, gap, age, None, settings.story_threshold)
+    store.attach(conn, h, [(i, s, 1, sim, gap, age, None, story_bar(settings, sim))
                            for i, s, sim, gap, age in matches])
     hour.attached_to = {s for _, s, *_ in matches}
     assigned = {m[0] for m in matches}
@@ -307,8 +314,12 @@ def _anchors_for(conn, settings: ClusterSettings, hour: _Hour, ids) -> dict[str,
 
 def _anchor_check_edges(conn, settings: ClusterSettings, hour: _Hour, raw: list[Edge],
                         result: ClusterResult) -> list[Edge]:
-    """Pass-2 edges without those whose ends' anchors conflict (kept for the explanation)."""
+    """Pass-2 edges without those whose ends' anchors conflict (kept for the explanation), and
+    without the edges below item_threshold (the KNN returns them down to the cross-language bar)
+    but those between two languages whose anchors agree (anchors.joins_across_languages)."""
     rules = anchor_rules(settings)
+    if rules is None:  # nothing can agree: the item threshold alone
+        raw = [e for e in raw if e[2] >= settings.item_threshold]
     if (rules is None and not settings.anchor_split) or not raw:
         return raw
     found = _anchors_for(conn, settings, hour, {n for a, b, _ in raw for n in (a, b)})
@@ -317,6 +328,11 @@ def _anchor_check_edges(conn, settings: ClusterSettings, hour: _Hour, raw: list[
     kept, vetoed = [], {}
     for a, b, sim in raw:
         pair = (a, b) if a < b else (b, a)
+        if sim < settings.item_threshold:
+            if (sim >= settings.item_threshold - settings.cross_language_margin and pair[0] in found and pair[1] in found
+                    and anchor_check.joins_across_languages(found[pair[0]], found[pair[1]], rules)):
+                kept.append((a, b, sim))
+            continue
         if pair in vetoed:
             vetoed[pair] = (max(vetoed[pair][0], sim), vetoed[pair][1])
             continue
@@ -331,13 +347,25 @@ def _anchor_check_edges(conn, settings: ClusterSettings, hour: _Hour, raw: list[
     return kept
 
 
+def story_bar(settings: ClusterSettings, sim: float) -> float:
+    """The threshold a pass-1 / pass-3 attachment at this cosine came in by: story_threshold, or the
+    cross-language bar below it (story_items.threshold)."""
+    return settings.story_threshold if sim >= settings.story_threshold - 1e-9 \
+        else settings.story_threshold - settings.cross_language_margin
+
+
 def _anchor_check_attachments(conn, settings: ClusterSettings, hour: _Hour, matches: list[tuple],
                               pass_no: int, result: ClusterResult,
                               members: dict[str, list[str]] | None = None) -> list[tuple]:
     """Centroid attachments (item, story, sim, ...) without those whose item's anchors conflict
     with the story's (anchors.story_anchors over its most recent members); each refusal is
-    recorded on the story. members: {story_id: member ids} when known (pass 3), else read."""
+    recorded on the story. A match below story_threshold (the search goes down to the
+    cross-language bar) is kept only when the story has no member in the item's language and the
+    two agree and conflict on nothing (anchors.joins_across_languages); dropping it is no refusal.
+    members: {story_id: member ids} when known (pass 3), else read."""
     rules = anchor_rules(settings)
+    if rules is None:  # nothing can agree: the story threshold alone
+        matches = [m for m in matches if m[2] >= settings.story_threshold]
     if rules is None or not matches:
         return matches
     if members is None:
@@ -352,6 +380,11 @@ def _anchor_check_attachments(conn, settings: ClusterSettings, hour: _Hour, matc
     for match in matches:
         item, story, sim = match[0], match[1], match[2]
         theirs = [found[m] for m in members.get(story, ()) if m in found]
+        if sim < settings.story_threshold:
+            if (sim >= settings.story_threshold - settings.cross_language_margin and item in found
+                    and anchor_check.joins_story_across_languages(found[item], theirs, rules)):
+                kept.append(match)
+            continue
         clash = None
         if item in found and theirs:
             clash = anchor_check.conflict(found[item], anchor_check.story_anchors(found[item], theirs), rules)
@@ -402,7 +435,7 @@ def _pass2_components(info: ModelInfo, settings: ClusterSettings, hour: _Hour, r
     def components(nodes, edges, params):
         groups = guarded_components(nodes, edges, params)
         if not settings.anchor_split or not hour.anchors:
-            return groups
+            return _join_across_languages(settings, groups, edges, hour.anchors, hour)
         found = hour.anchors
         weights = anchor_check.name_weights(found[n] for n in nodes if n in found)
 
@@ -412,7 +445,7 @@ def _pass2_components(info: ModelInfo, settings: ClusterSettings, hour: _Hour, r
         groups, made = split_by_anchors(groups, undirected_edges(edges), cosine,
                                         settings.anchor_split_resolution, settings.anchor_split_margin)
         splits.extend((split, found) for split in made)
-        return groups
+        return _join_across_languages(settings, groups, edges, found, hour)
 
     hour.stories, groups, raw = pass2_groups(
         info.model, set(hour.remaining), raw,
@@ -423,6 +456,31 @@ def _pass2_components(info: ModelInfo, settings: ClusterSettings, hour: _Hour, r
     result.anchor_splits = len(splits)
     result.edges = len(undirected(raw))
     return groups, raw
+
+
+def _join_across_languages(settings: ClusterSettings, groups: list[list[str]], edges: list[Edge],
+                           found: dict[str, anchor_check.Anchors], hour: _Hour) -> list[list[str]]:
+    """The guard's groups, those joined by an edge whose ends agree across languages merged
+    (guard.join_across_languages; cross_language_margin 0 = off)."""
+    rules = anchor_rules(settings)
+    if settings.cross_language_margin <= 0 or rules is None or not found:
+        return groups
+    pairs = {pair: w for pair, w in undirected_edges(edges).items() if pair[0] in found and pair[1] in found
+             and found[pair[0]].lang != found[pair[1]].lang}
+    if not pairs:
+        return groups
+
+    def agree(a: str, b: str) -> bool:
+        return bool(anchor_check.joins_across_languages(found[a], found[b], rules))
+
+    def compatible(x: list[str], y: list[str]) -> bool:
+        return anchor_check.conflict(anchor_check.group_anchors(found[m] for m in x if m in found),
+                                     anchor_check.group_anchors(found[m] for m in y if m in found), rules) is None
+
+    joined, made = join_across_languages(groups, pairs, agree, lambda m: found[m].lang if m in found else "",
+                                         compatible)
+    hour.cross_language_joins.extend(made)
+    return joined
 
 
 def _write_pass2(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: _Hour,
@@ -438,7 +496,10 @@ def _write_pass2(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, 
             sim, neighbour = s.best[m]
             gap = abs((published[m] - published[neighbour]).total_seconds()) / 3600.0
             age = (published[m] - first).total_seconds() / 3600.0
-            rows.append((m, s.story_id, 2, sim, gap, age, neighbour, settings.item_threshold))
+            # a member held by an edge below the item threshold came in at the cross-language bar
+            bar = settings.item_threshold if sim >= settings.item_threshold - 1e-9 \
+                else settings.item_threshold - settings.cross_language_margin
+            rows.append((m, s.story_id, 2, sim, gap, age, neighbour, bar))
     store.attach(conn, h, rows)
     edge_rows, cut_rows = decisions.component_records(
         [(s.story_id, s.members) for s in stories], groups, raw)
@@ -505,7 +566,7 @@ def pass3_rows(conn: psycopg.Connection, info: ModelInfo, stories: list[NewStory
         sims.update(store.nearest_centroids(conn, info, list(items), gs, settings.batch_size))
         return sims
 
-    best = attach_leftovers(leftovers, groups, nearest, settings.story_threshold)
+    best = attach_leftovers(leftovers, groups, nearest, settings.story_threshold - settings.cross_language_margin)
     rows = []
     for item, g in sorted(best.items()):
         members = groups[g]
@@ -515,7 +576,7 @@ def pass3_rows(conn: psycopg.Connection, info: ModelInfo, stories: list[NewStory
         age = (published[item] - first).total_seconds() / 3600.0
         if gap > settings.max_gap_hours or age > settings.story_max_age_hours:
             continue
-        rows.append((item, stories[g].story_id, 3, sims[item][1], gap, age, None, settings.story_threshold))
+        rows.append((item, stories[g].story_id, 3, sims[item][1], gap, age, None, story_bar(settings, sims[item][1])))
     return rows
 
 
@@ -553,11 +614,13 @@ def check_invariants(conn: psycopg.Connection, info: ModelInfo, h: datetime, set
     # are planned for an empty hour (nested loops over every membership); docs/OPERATIONS.md#past-one-machine
     conn.execute(db.load_sql("cluster_analyze_hour_tables"))
     row = conn.execute(db.load_sql("cluster_check_invariants"), {
-        "h": h, "story_threshold": settings.story_threshold, "max_gap_hours": settings.max_gap_hours,
+        "h": h, "story_threshold": settings.story_threshold, "cross_margin": settings.cross_language_margin,
+        "max_gap_hours": settings.max_gap_hours,
         "story_max_age_hours": settings.story_max_age_hours, "window": settings.centroid_window,
     }).fetchone()
     pairs = conn.execute(db.load_sql("cluster_check_pass2_edges"), {
         "h": h, "model": info.model, "threshold": settings.item_threshold,
+        "cross_threshold": settings.item_threshold - settings.cross_language_margin,
     }).fetchall()
     members = conn.execute(
         db.load_sql("cluster_pass2_members"), (h,)

@@ -123,6 +123,18 @@ class ClusterSettings:
     anchor_min_cross_names: int = setting(3, env="NEWSDEDUP_ANCHOR_MIN_CROSS_NAMES", bounds=(0, 1000),
                                           doc="... or when the two are in different languages, both carry at least "
                                               "this many transliterated names and none is alike; 0 = off")
+    # an edge between two items in different languages that agree on an anchor (anchors.agreement:
+    # the same earthquake magnitude) and conflict on none is kept down to item_threshold minus this,
+    # and the guard's groups such an edge joins are one story when they share no language
+    # (guard.join_across_languages); an item joins a story none of whose members is in its language
+    # down to story_threshold minus this on the same terms (passes 1 and 3); 0 = off. ITN dev:
+    # docs/CALIBRATION.md#cross-language-agreement
+    cross_language_margin: float = setting(
+        0.10, env="NEWSDEDUP_CROSS_LANGUAGE_MARGIN", bounds=(0.0, 1.0),
+        doc="two items in different languages that name the same magnitude and conflict on no anchor are joined "
+            "at item_threshold minus this (pass 2; the groups they join are one story when they share no "
+            "language), an item and a story with no member in its language at story_threshold minus this "
+            "(passes 1 and 3); 0 = off")
     # pass 2: a community of >= 6 items is split again on its own edges weighted by name agreement
     # (Louvain at this resolution) when names agree more inside the parts than across them by at
     # least anchor_split_margin (mean IDF-weighted name cosine); clustering/guard.py split_by_anchors

@@ -155,7 +155,10 @@ def pass1_matches(conn, info: ModelInfo, h: datetime, published: dict[str, datet
     if candidate is None:
         return []
     params = {
-        "model": info.model, "h": h, "k": settings.knn_k, "threshold": settings.story_threshold,
+        # down to the cross-language bar: the caller keeps a match below story_threshold only for an
+        # item that shares no language with the story and agrees with it (passes._anchor_check_attachments)
+        "model": info.model, "h": h, "k": settings.knn_k,
+        "threshold": settings.story_threshold - settings.cross_language_margin,
         "max_gap_s": settings.max_gap_hours * 3600.0, "max_age_s": settings.story_max_age_hours * 3600.0,
     }
     boundary = stories_boundary(conn, info)
@@ -196,11 +199,14 @@ def window_start(h: datetime, settings) -> datetime:
 
 def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings,
                 readers: list[SnapshotReader] | tuple = ()) -> list[tuple]:
-    """[(item_id, neighbour_id, sim, neighbour_published_at)] KNN edges >= item_threshold among the
-    window's unassigned items, searched in cluster_recent_items (sync_recent must have run). With
-    readers, the ids are shared out (at least KNN_SPLIT_MIN_ITEMS each) and searched at the same time."""
+    """[(item_id, neighbour_id, sim, neighbour_published_at)] KNN edges >= item_threshold minus
+    cross_language_margin among the window's unassigned items (the caller keeps those below
+    item_threshold only across languages, where the anchors agree: passes._anchor_check_edges),
+    searched in cluster_recent_items (sync_recent must have run). With readers, the ids are shared
+    out (at least KNN_SPLIT_MIN_ITEMS each) and searched at the same time."""
     params = {
-        "model": info.model, "k": settings.knn_k, "threshold": settings.item_threshold,
+        "model": info.model, "k": settings.knn_k,
+        "threshold": settings.item_threshold - settings.cross_language_margin,
         "window_start": window_start(h, settings), "h_end": h + timedelta(hours=1),
         "max_gap_s": settings.max_gap_hours * 3600.0, "freed": [], "attached": [],
     }

@@ -1,7 +1,10 @@
 -- Invariant figures for partition H's stories (asset checks). One row.
 --  multi_story_items: H's articles (canonical or duplicate) that appear in more than one story
 --  pass1_gate_violations: H's pass-1 attachments whose stored similarity / gap / age broke the gates,
---                         plus pass-3 attachments without a stored similarity >= story_threshold
+--                         plus pass-3 attachments without a stored similarity >= story_threshold;
+--                         an attachment whose stored threshold is below story_threshold (one
+--                         across languages, clustering/passes.py story_bar) is held to that
+--                         threshold, never below story_threshold - cross_margin
 --  age_violations: H's memberships (any pass) made after the story's maximum age
 --  centroid_max_error: max L2 distance between a touched story's centroid and the avg of its
 --                      `window` most recent members, recomputed here
@@ -20,11 +23,11 @@ SELECT
       AS multi_story_items,
   (SELECT count(*) FROM story_items si
     WHERE si.partition_hour = %(h)s AND si.pass = 1
-      AND (si.similarity < %(story_threshold)s - 1e-5 OR si.gap_hours > %(max_gap_hours)s + 1e-3
+      AND (si.similarity < greatest(least(coalesce(si.threshold, %(story_threshold)s), %(story_threshold)s), %(story_threshold)s - %(cross_margin)s) - 1e-5 OR si.gap_hours > %(max_gap_hours)s + 1e-3
            OR si.similarity IS NULL OR si.gap_hours IS NULL))
   + (SELECT count(*) FROM story_items si
     WHERE si.partition_hour = %(h)s AND si.pass = 3
-      AND (si.similarity < %(story_threshold)s - 1e-5 OR si.similarity IS NULL))
+      AND (si.similarity < greatest(least(coalesce(si.threshold, %(story_threshold)s), %(story_threshold)s), %(story_threshold)s - %(cross_margin)s) - 1e-5 OR si.similarity IS NULL))
       AS pass1_gate_violations,
   (SELECT count(*) FROM story_items si
     WHERE si.partition_hour = %(h)s AND si.pass = 1 AND si.story_age_hours > %(story_max_age_hours)s + 1e-3)
