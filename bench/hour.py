@@ -180,8 +180,9 @@ def page_html(lang: str, title: str, lead: str, address: str) -> bytes:
 
 
 # ------------------------------------------------------------------ the window
-def build_window(url: str, n: int, hours: int, hour: datetime) -> dict:
-    """n items over the `hours` before `hour`, with vectors, in stories, mirrored and indexed."""
+def build_window(url: str, n: int, hours: int, hour: datetime, build_memory_mb: int) -> dict:
+    """n items over the `hours` before `hour`, with vectors, in stories, mirrored and indexed (with
+    build_memory_mb for the bulk index builds, as NEWSDEDUP_INDEX_BUILD_MEMORY_MB gives the hour)."""
     import numpy as np
     from clustering import BENCH_SQL, DIMS, MODEL, Generator, SyntheticEmbedder, copy_rows
     from pgvector.psycopg import register_vector
@@ -214,9 +215,10 @@ def build_window(url: str, n: int, hours: int, hour: datetime) -> dict:
                                                            "half": False})
         conn.execute("ANALYZE")
         conn.commit()
-        info = ensure_model(conn, SyntheticEmbedder(), EmbeddingSettings(centre="on"))
+        info = ensure_model(conn, SyntheticEmbedder(),
+                            EmbeddingSettings(centre="on", index_build_memory_mb=build_memory_mb))
         conn.commit()
-        settings = settings_for(info.model, {})
+        settings = settings_for(info.model, {"index_build_memory_mb": build_memory_mb})
         with conn.transaction():
             store.begin_clustering(conn, settings.ef_search, 600)
             store.sync_recent(conn, info, hour - timedelta(hours=1), settings)
@@ -652,7 +654,10 @@ def main() -> int:
     with db.connect(url, autocommit=True) as conn:
         conn.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public; CREATE EXTENSION IF NOT EXISTS vector")
     db.migrate(url)
-    window = build_window(url, args.window, args.window_hours, hour)
+    # A deployment of this size sets the HNSW build memory to its window (about 2 KB a row,
+    # NEWSDEDUP_INDEX_BUILD_MEMORY_MB): the hour's first run builds the mirror's index in bulk.
+    build_memory_mb = int(os.environ.setdefault("NEWSDEDUP_INDEX_BUILD_MEMORY_MB", str(max(256, args.window // 400))))
+    window = build_window(url, args.window, args.window_hours, hour, build_memory_mb)
     print(f"window: {window['items']} items in {window['stories']} stories over {args.window_hours} h "
           f"(built in {window['seconds']} s)", flush=True)
 

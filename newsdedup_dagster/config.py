@@ -105,10 +105,12 @@ def dedup_settings() -> DedupSettings:
 
 
 def embedding_settings() -> EmbeddingSettings:
-    # The item index's HNSW parameters are the clustering keys hnsw_m / hnsw_ef_construction.
+    # The item index's HNSW parameters are the clustering keys hnsw_m / hnsw_ef_construction /
+    # index_build_memory_mb.
     return merged(load_settings(EmbeddingSettings),
                   hnsw_m=load_setting(ClusterSettings, "hnsw_m", default=None),
-                  hnsw_ef_construction=load_setting(ClusterSettings, "hnsw_ef_construction", default=None))
+                  hnsw_ef_construction=load_setting(ClusterSettings, "hnsw_ef_construction", default=None),
+                  index_build_memory_mb=load_setting(ClusterSettings, "index_build_memory_mb", default=None))
 
 
 def clustering_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -100,6 +100,25 @@ def test_large_models_get_halfvec_indexes(conn):
     conn.commit()
 
 
+def test_index_build_memory_is_the_setting_for_the_build_transaction_only(conn, monkeypatch):
+    """NEWSDEDUP_INDEX_BUILD_MEMORY_MB reaches the embedding stage (item and centroid indexes) and the
+    clustering settings (the mirror's index), and applies to the build's transaction only."""
+    from newsdedup_dagster import config
+    from newsdedup_dagster.clustering.settings import settings_for
+    from newsdedup_dagster.embeddings.store import index_build_memory
+
+    monkeypatch.setenv("NEWSDEDUP_INDEX_BUILD_MEMORY_MB", "2048")
+    assert config.embedding_settings().index_build_memory_mb == 2048
+    assert settings_for("fake:model", environment=config.clustering_environment()).index_build_memory_mb == 2048
+    before = conn.execute("SHOW maintenance_work_mem").fetchone()[0]
+    conn.commit()
+    with conn.transaction():   # as ensure_indexes builds: a transaction of its own
+        index_build_memory(conn, 2048)
+        assert conn.execute("SHOW maintenance_work_mem").fetchone()[0] == "2GB"
+    assert conn.execute("SHOW maintenance_work_mem").fetchone()[0] == before != "2GB"
+    conn.commit()
+
+
 class _EmbeddingsHandler(BaseHTTPRequestHandler):
     """OpenAI-compatible /v1/embeddings: records requests and concurrency; optional latency, 503s
     (fail_next) and 429s with Retry-After (throttle_next)."""

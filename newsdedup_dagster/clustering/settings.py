@@ -66,6 +66,13 @@ class ClusterSettings:
                           doc="HNSW build parameter m of the item index (also set on the embedding stage)")
     hnsw_ef_construction: int = setting(64, env="NEWSDEDUP_HNSW_EF_CONSTRUCTION", bounds=(4, 1000),
                                         doc="HNSW build parameter ef_construction of the item index, at least 2 x m")
+    # pgvector builds an HNSW index fast while its graph fits in maintenance_work_mem and slowly once
+    # it spills: about 2 KB per 384-d row, so 256 MB holds about 100,000 rows (docs/OPERATIONS.md#past-one-machine)
+    index_build_memory_mb: int = setting(256, env="NEWSDEDUP_INDEX_BUILD_MEMORY_MB", bounds=(64, 1_048_576),
+                                         doc="memory (MB, PostgreSQL's maintenance_work_mem) for building an HNSW "
+                                             "index in bulk (the item, mirror and centroid indexes): about 2 KB per "
+                                             "row of 384 dimensions, so ten times production's 600,000-item window "
+                                             "wants 2048 (also set on the embedding stage)")
     # pass 2: also fetch the neighbourhoods of the window's old items that H's items reach, so a
     # guard sees every known edge of a component (doubles the KNN queries; off unless the guard
     # needs it: bench/clustering.py, 10k window, pass 2 took 2.2 s with it)

@@ -18,7 +18,7 @@ from psycopg import sql as pgsql
 from psycopg.types.json import Jsonb
 
 from .. import db
-from ..embeddings.store import ModelInfo, create_index
+from ..embeddings.store import ModelInfo, create_index, index_build_memory
 
 # Advisory-lock key: two clustering runs never overlap (held for the whole transaction).
 CLUSTER_LOCK_KEY = 727_031
@@ -303,7 +303,7 @@ def ensure_recent_index(conn, info: ModelInfo, settings) -> None:
     name = recent_index_name(info.model)
     if conn.execute(db.load_sql("index_exists"), (name,)).fetchone():
         return
-    conn.execute(db.load_sql("index_build_memory"))
+    index_build_memory(conn, settings.index_build_memory_mb)
     create_index(conn, info, name, "cluster_recent_items", "embedding", settings.hnsw_m, settings.hnsw_ef_construction)
 
 

@@ -56,6 +56,7 @@ class EmbeddingSettings:
     # The same variables are the clustering keys hnsw_m / hnsw_ef_construction, declared there.
     hnsw_m: int = 16
     hnsw_ef_construction: int = 64
+    index_build_memory_mb: int = 256
     # The searchable stories' centroid index (an insert per new story and per moved centroid): the
     # hour's story writes 0.94 -> 0.55 s at m 8, pass 1 still identical to exact with 1M history
     # (bench/clustering.py, synthetic); ef_construction 32 cost ITN F1 0.723 -> 0.717 (newsdedup eval,

@@ -79,14 +79,18 @@ def hnsw_index_name(table: str, model: str) -> str:
     return f"{table}_hnsw_{hashlib.sha1(model.encode()).hexdigest()[:10]}"
 
 
+def index_build_memory(conn: psycopg.Connection, megabytes: int) -> None:
+    """maintenance_work_mem for the rest of the transaction (sql/queries/index_build_memory.sql)."""
+    conn.execute(db.load_sql("index_build_memory"), {"memory": f"{int(megabytes)}MB"})
+
+
 def ensure_indexes(conn: psycopg.Connection, info: ModelInfo, m: int = 16, ef_construction: int = 64,
-                   centroid_m: int = 8, centroid_ef_construction: int = 64) -> None:
+                   centroid_m: int = 8, centroid_ef_construction: int = 64, build_memory_mb: int = 256) -> None:
     """HNSW (cosine) on item_embeddings.embedding and on the searchable stories' centroids
     (migration 035) for this model. The item index is never rebuilt here (millions of rows:
     REINDEX by hand); the centroid index is (ensure_centroid_index)."""
     with conn.transaction():
-        # Index builds spill to disk at the 64 MB default around 28k rows (design notes).
-        conn.execute(db.load_sql("index_build_memory"))
+        index_build_memory(conn, build_memory_mb)
         create_index(conn, info, hnsw_index_name("item_embeddings", info.model), "item_embeddings", "embedding",
                      m, ef_construction)
         ensure_centroid_index(conn, info, centroid_m, centroid_ef_construction)
@@ -169,7 +173,7 @@ def ensure_model(
             f"`{REEMBED_COMMAND}` (rewrites the stored vectors in place) and then backfill stories"
         )
     ensure_indexes(conn, current, settings.hnsw_m, settings.hnsw_ef_construction,
-                   settings.centroid_hnsw_m, settings.centroid_hnsw_ef_construction)
+                   settings.centroid_hnsw_m, settings.centroid_hnsw_ef_construction, settings.index_build_memory_mb)
     return current
 
 
