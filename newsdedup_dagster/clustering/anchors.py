@@ -351,27 +351,21 @@ def story_anchors(item: Anchors, members: Iterable[Anchors]) -> Anchors:
     one without, across languages (places, every member's)."""
     members = list(members)
     same = [m for m in members if m.lang and m.lang == item.lang]
-    return Anchors(item.lang if same else "",
-                   frozenset().union(*(m.years for m in members)),
-                   frozenset().union(*(m.names for m in same)),
-                   frozenset().union(*(m.places for m in members)),
-                   frozenset().union(*(m.place_names for m in members)),
-                   frozenset().union(*(m.magnitudes for m in members)),
-                   frozenset().union(*(m.scores for m in members)),
-                   frozenset().union(*(m.cross_names for m in members)),
-                   "\n".join(m.text for m in members),
-                   frozenset().union(*(m.sports for m in members)),
-                   frozenset().union(*(m.intensities for m in members)),
-                   frozenset().union(*(m.name_places for m in members)))
+    return _merged(item.lang if same else "", members, same)
 
 
 def group_anchors(members: Iterable[Anchors]) -> Anchors:
     """The anchors of a group of items written in other languages than the group it is compared
     with: every member's, with no language (so names do not veto, places and romanised names do)."""
     members = list(members)
-    return Anchors("",
+    return _merged("", members, members)
+
+
+def _merged(lang: str, members: list[Anchors], named: list[Anchors]) -> Anchors:
+    """The union of `members`' anchors, with the names of `named` only, as written in `lang`."""
+    return Anchors(lang,
                    frozenset().union(*(m.years for m in members)),
-                   frozenset().union(*(m.names for m in members)),
+                   frozenset().union(*(m.names for m in named)),
                    frozenset().union(*(m.places for m in members)),
                    frozenset().union(*(m.place_names for m in members)),
                    frozenset().union(*(m.magnitudes for m in members)),
