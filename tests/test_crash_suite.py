@@ -57,7 +57,8 @@ KILL_POINTS = {
 }
 PG_STOP_POINTS = {"stories": "stories.after_pass1", "story_translations": "story_translations.after_first_batch"}
 # Stages after which the hourly step's retry policy retries the step in the same run once the
-# database came back (after 30 s +- jitter); the retry continues with the stage that failed.
+# database came back (after the stage's own wait, from NEWSDEDUP_STEP_RETRY_DELAY: 1 s in these runs);
+# the retry continues with the stage that failed.
 RETRY_POINTS = {"raw_items": "raw_items.after_upsert",
                 "story_translations": "story_translations.after_first_batch"}
 
@@ -258,7 +259,7 @@ def test_postgres_stopped_immediately_inside_step_then_rerun_matches(suite, asse
         stop_database_at(server, proc, point, tmp_path)
         # The stage's next statement meets a dead connection and the hourly step fails. The process
         # is stopped as soon as Dagster reports that (its retry policy would otherwise retry the step
-        # in the same run, 30 s +- jitter later): what follows is the rerun of the hour, as after any crash.
+        # in the same run, after the stage's own wait): what follows is the rerun of the hour, as after any crash.
         failed = False
         deadline = time.monotonic() + 60
         while not failed and time.monotonic() < deadline and (proc.poll() is None or not lines.empty()):
