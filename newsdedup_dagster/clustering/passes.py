@@ -347,11 +347,15 @@ def _anchor_check_edges(conn, settings: ClusterSettings, hour: _Hour, raw: list[
     return kept
 
 
+def admitted_bar(threshold: float, margin: float, sim: float) -> float:
+    """The bar a member at this cosine came in by (story_items.threshold): `threshold`, or the
+    cross-language bar `margin` below it."""
+    return threshold if sim >= threshold - 1e-9 else threshold - margin
+
+
 def story_bar(settings: ClusterSettings, sim: float) -> float:
-    """The threshold a pass-1 / pass-3 attachment at this cosine came in by: story_threshold, or the
-    cross-language bar below it (story_items.threshold)."""
-    return settings.story_threshold if sim >= settings.story_threshold - 1e-9 \
-        else settings.story_threshold - settings.cross_language_margin
+    """The bar of a pass-1 / pass-3 attachment at this cosine: story_threshold or the cross-language bar."""
+    return admitted_bar(settings.story_threshold, settings.cross_language_margin, sim)
 
 
 def _anchor_check_attachments(conn, settings: ClusterSettings, hour: _Hour, matches: list[tuple],
@@ -497,8 +501,7 @@ def _write_pass2(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, 
             gap = abs((published[m] - published[neighbour]).total_seconds()) / 3600.0
             age = (published[m] - first).total_seconds() / 3600.0
             # a member held by an edge below the item threshold came in at the cross-language bar
-            bar = settings.item_threshold if sim >= settings.item_threshold - 1e-9 \
-                else settings.item_threshold - settings.cross_language_margin
+            bar = admitted_bar(settings.item_threshold, settings.cross_language_margin, sim)
             rows.append((m, s.story_id, 2, sim, gap, age, neighbour, bar))
     store.attach(conn, h, rows)
     edge_rows, cut_rows = decisions.component_records(
