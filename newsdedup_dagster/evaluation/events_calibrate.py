@@ -34,7 +34,6 @@ from ..embeddings.settings import EmbeddingSettings
 from ..embeddings.text import LEAD_CHARS, text_hash
 from ..events.grouping import OpenEvent, StoryCandidate, plan_hour
 from ..events.settings import GroupingSettings
-from ..events.store import group_anchors
 from . import clustering, metrics
 from .data import DATA_DIR_VARIABLE, data_directory, resolve_data_file
 
@@ -91,7 +90,7 @@ def simulate(rows: list[dict], vectors: np.ndarray, settings: GroupingSettings,
         theirs = [anchors[i] for i in [*rows_of_event.get(event_id, []), *joined_this_hour]]
         if not theirs:
             return None
-        clash = anchor_check.conflict(anchors[story_id], group_anchors(theirs))
+        clash = anchor_check.conflict(anchors[story_id], anchor_check.group_anchors(theirs))
         return clash.as_dict() if clash is not None else None
 
     by_hour: dict[datetime, list[dict]] = defaultdict(list)

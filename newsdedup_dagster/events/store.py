@@ -46,13 +46,6 @@ STORY_ANCHOR_MEMBERS = 20
 DEFAULT_ANCHOR_RULES = anchor_check.AnchorRules()
 
 
-def group_anchors(members: list[anchor_check.Anchors]) -> anchor_check.Anchors:
-    """The anchors of a group of items in any languages (a story, an event): the union of each
-    kind, compared as across languages (no language), so a group conflicts only with what none of
-    its members says."""
-    return anchor_check.story_anchors(anchor_check.Anchors(""), members)
-
-
 class _EventAnchors:
     """The anchor check of rule 3 over this hour's stories and the open events' stories (their
     members' headlines and leads, read once)."""
@@ -67,7 +60,7 @@ class _EventAnchors:
         wanted = set(story_ids) | {s for ids in self.event_stories.values() for s in ids}
         texts = story_member_texts(conn, wanted, STORY_ANCHOR_MEMBERS)
         self.story: dict[str, anchor_check.Anchors] = {
-            story: group_anchors([anchor_check.extract(t, sm, lang, LEAD_CHARS) for t, sm, lang in by_item.values()])
+            story: anchor_check.group_anchors([anchor_check.extract(t, sm, lang, LEAD_CHARS) for t, sm, lang in by_item.values()])
             for story, by_item in texts.items()}
 
     def __call__(self, story_id: str, event_id: str, joined_this_hour) -> dict | None:
@@ -76,7 +69,7 @@ class _EventAnchors:
                   if s in self.story]
         if mine is None or not theirs:
             return None
-        clash = anchor_check.conflict(mine, group_anchors(theirs), self.rules)
+        clash = anchor_check.conflict(mine, anchor_check.group_anchors(theirs), self.rules)
         return clash.as_dict() if clash is not None else None
 
 
