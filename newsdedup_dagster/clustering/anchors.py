@@ -256,8 +256,8 @@ def extract(title: str | None, summary: str | None, lang: str | None, lead_chars
             names |= names_in(head)
         names |= names_in(lead)
     text = head + "\n" + lead
-    found = gazetteer.places_in(text, code) if places else {}
-    inside = gazetteer.names_places(text, code) if places and not found else {}
+    found, inside = gazetteer.places_and_names_places(text, code) if places else ({}, {})
+    inside = {} if found else inside   # a side's own places come first
     # German capitalises every noun: across languages its acronyms and quoted names still count
     own = names if code not in _NO_NAME_CASE_LANGS else names_in(text, acronyms_only=True)
     return Anchors(code, frozenset(years), frozenset(names),

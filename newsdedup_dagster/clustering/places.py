@@ -218,11 +218,7 @@ def names_places(text: str, lang: str | None = None) -> dict[str, frozenset[str]
     """The cities and countries named inside longer names ("Grand Paris Express", "Eisbären Berlin",
     "Paris Saint-Germain"): a team, a project or a firm named after its home, so a weaker reading
     of where a text is than places_in (anchors.py uses it only where a side names no place)."""
-    cased, uncased, _ = gazetteer()
-    code = (lang or "").split("-")[0].lower()
-    inside: dict[str, frozenset[str]] = {}
-    _token_places(unicodedata.normalize("NFC", text or ""), code, cased, uncased, inside)
-    return inside
+    return places_and_names_places(text, lang)[1]
 
 
 def _script(ch: str) -> str:
@@ -266,12 +262,19 @@ def _cjk_places(text: str, uncased: dict[str, frozenset[str]], longest: int) -> 
 
 def places_in(text: str, lang: str | None = None) -> dict[str, frozenset[str]]:
     """The places this text names: {the name as matched: the countries it may be in}."""
+    return places_and_names_places(text, lang)[0]
+
+
+def places_and_names_places(text: str, lang: str | None = None
+                            ) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """(places_in, names_places) of one text, read in one pass over its words."""
     cased, uncased, longest = gazetteer()
     code = (lang or "").split("-")[0].lower()
     text = unicodedata.normalize("NFC", text or "")
-    found = _token_places(text, code, cased, uncased)
+    inside: dict[str, frozenset[str]] = {}
+    found = _token_places(text, code, cased, uncased, inside)
     found.update(_cjk_places(text, uncased, longest))
-    return found
+    return found, inside
 
 
 @functools.lru_cache(maxsize=1)
