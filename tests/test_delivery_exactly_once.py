@@ -20,7 +20,7 @@ from test_events_fixtures import add_story
 
 from newsdedup_dagster import db
 from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.send import CRASH_EXIT_CODE, LOCK_SPACE, deliver_day
+from newsdedup_dagster.digest.send import CRASH_EXIT_CODE, LOCK_SPACE, deliver_day, seed_deliveries
 from newsdedup_dagster.digest.settings import SmtpSettings
 
 DAY = date(2026, 11, 2)
@@ -263,3 +263,36 @@ def test_live_claims_are_left_alone_and_lapsed_ones_taken_over(clean_db, conn, t
                 other.commit()
     assert sorted(_received(server).elements()) == sorted(emails + emails[:2])
     assert json.dumps(lapsed.as_metadata())   # metadata stays JSON
+
+
+def test_a_claim_in_flight_in_another_run_is_not_counted_as_left_undone(clean_db, conn, tmp_path):
+    """Another run's claim of the last rows has locked them but not committed when this run finds
+    nothing left to claim and counts what is left: it waits for that claim instead of reading the
+    rows as still pending (which failed the run and asked Dagster for a retry for nothing)."""
+    emails = _seed(conn, 4)
+    result = render_day(conn, DAY, ["en", "fr"], outbox_dir=tmp_path)
+    digest_ids = list(result.by_digest_id())
+    with SmtpServer() as server, db.connection(clean_db) as other:
+        seed_deliveries(conn, DAY, "en")
+        conn.commit()
+        other.execute("SELECT pg_advisory_lock(%s, 42)", (LOCK_SPACE,))   # the other run, alive
+        other.commit()
+        # Its claim, in flight: the gate held shared and every row of the day locked, not committed.
+        other.execute(db.load_sql("digest_claim_gate_shared"), {"lock_space": LOCK_SPACE})
+        other.execute("SELECT 1 FROM deliveries WHERE digest_date = %s AND digest_id = ANY(%s) FOR UPDATE",
+                      (DAY, digest_ids))
+        reports = []
+        this_run = threading.Thread(target=lambda: reports.append(
+            deliver_day(conn, DAY, result.by_digest_id(), _smtp(server), tmp_path)))
+        this_run.start()
+        this_run.join(timeout=2)
+        assert this_run.is_alive()          # waiting for the claim in flight before counting
+        other.execute("UPDATE deliveries SET status = 'sending', claim_token = 42,"
+                      " claimed_until = now() + interval '1 hour' WHERE digest_date = %s", (DAY,))
+        other.commit()
+        this_run.join(timeout=30)
+        assert not this_run.is_alive()
+        other.execute("SELECT pg_advisory_unlock_all()")
+        other.commit()
+    assert reports[0].attempted == 0 and reports[0].retryable == 0, reports[0]   # the other run's job
+    assert _statuses(conn) == {"sending": len(emails)}

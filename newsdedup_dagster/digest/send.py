@@ -6,6 +6,8 @@ subscriber, created once) is also the work queue:
 
 1. claim: a run takes a batch of due rows with `FOR UPDATE SKIP LOCKED` and marks them
    'sending' under its claim token, committed. Two runs of the same day take disjoint rows.
+   A claim holds a shared gate until it commits; a run counting what is left of the day waits
+   on the gate, so another run's claim in flight never reads as work left undone.
    The run's session holds an advisory lock on its token while it delivers; a 'sending' row
    whose token nobody holds was left by a crashed run and is taken over by the next one
    (`claimed_until` also lapses a claim whose run is alive but stuck).
@@ -266,10 +268,12 @@ class _Run:
         return now
 
     def _claim(self, pass_started) -> list[_Due]:
+        now = self.clock()
+        self.conn.execute(db.load_sql("digest_claim_gate_shared"), {"lock_space": LOCK_SPACE})
         rows = self.conn.execute(db.load_sql("digest_deliveries_claim"), {
             "day": self.day, "day_end": self.day_end, "digest_ids": list(self.digests), "pass_started": pass_started,
             "max_attempts": self.smtp.max_attempts, "lock_space": LOCK_SPACE, "limit": self.smtp.batch_size,
-            "token": self.claimant.token, "lease_s": self.smtp.lease_s, "now": self.clock()}).fetchall()
+            "token": self.claimant.token, "lease_s": self.smtp.lease_s, "now": now}).fetchall()
         self.conn.commit()
         due = sorted((_Due(*row) for row in rows), key=lambda d: d.subscriber_id)
         for d in due:
@@ -505,9 +509,12 @@ def deliver_day(
     run.run(sleep)
     report.failed = sum(1 for status in run.outcome.values() if status.startswith("failed"))
     report.permanent_failures = sum(1 for status in run.outcome.values() if status == "failed_permanent")
+    now = run.clock()
+    # A concurrent run's claim in flight would read as pending here: wait for it to commit first.
+    conn.execute(db.load_sql("digest_claim_gate_wait"), {"lock_space": LOCK_SPACE})
     pending, failed, abandoned, scheduled = conn.execute(db.load_sql("digest_deliveries_outstanding"), {
         "day": day, "day_end": day_end(day), "digest_ids": list(digests), "max_attempts": smtp.max_attempts,
-        "lock_space": LOCK_SPACE, "now": run.clock()}).fetchone()
+        "lock_space": LOCK_SPACE, "now": now}).fetchone()
     conn.commit()
     report.retryable = int(pending) + int(failed) + int(abandoned)
     report.scheduled = int(scheduled)
