@@ -6,7 +6,7 @@ as six one-hour runs in time order, and as one ranged run (the partition range t
 single run carries), both with `stories.later_partitions=reset` as the demo replays a day. Every
 application table must hold the same rows (the crash suite's fingerprint idea: every column but
 serial ids, the columns referring to them and write times), and each (asset, hour) must have been
-materialised with that hour's partition key, once.
+materialised with that hour's partition key, once. The publish directories hold the same files.
 """
 
 from __future__ import annotations
@@ -135,6 +135,15 @@ def test_a_ranged_run_leaves_the_rows_of_the_hourly_runs(clean_db, tmp_path, mon
 
         got = table_rows(urls["ranged"], IGNORED_COLUMNS)
         assert got == want, differences(got, want)
+        # The ranged run publishes each hour in a worker while it computes the next hour's stages
+        # (publish/background.py): the site and feeds it leaves are the hourly runs', byte for byte.
+        published = {how: {str(p.relative_to(tmp_path / f"public-{how}")): p.read_bytes()
+                           for p in sorted((tmp_path / f"public-{how}").rglob("*")) if p.is_file()}
+                     for how in ("hourly", "ranged")}
+        assert len(published["hourly"]) > 20
+        assert published["ranged"] == published["hourly"], sorted(
+            name for name in set(published["ranged"]) | set(published["hourly"])
+            if published["ranged"].get(name) != published["hourly"].get(name))[:5]
         # Everything went through the runs' postgres resource: the default database stayed empty.
         with db.connection(database_url) as conn:
             assert conn.execute("SELECT count(*) FROM items").fetchone()[0] == 0

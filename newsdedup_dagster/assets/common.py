@@ -113,6 +113,9 @@ class HourlyStage:
     check_specs: Sequence[AssetCheckSpec]
     materialize_hour: Callable[[HourRun, str], MaterializeResult]
     retry: StageRetry = DATABASE_RETRY
+    # A stage that can compute hour H in the background while a ranged run goes on with hour H+1's
+    # other stages: (run, hour, publisher) -> a function that waits for (result, seconds).
+    in_background: Callable[..., Callable[[], tuple[MaterializeResult, float]]] | None = None
 
     @property
     def key(self) -> AssetKey:

@@ -10,7 +10,10 @@ schedule selects all of them; "Materialize" on one asset, or a backfill of a few
 A run of one hour computes that hour of each selected asset in graph order. A run of a partition
 range (every backfill: the backfill policy is a single run) computes hour H of every selected asset
 before hour H+1 of any, so each hour sees exactly what the earlier hours left, as the hourly runs
-did; one run, one process, one set of loaded models for the whole range.
+did; one run, one process, one set of loaded models for the whole range. In such a run the last
+stage of hour H (publishing, the longest and almost all Python) runs in a worker process at the
+database snapshot hour H's other stages left, while this process computes hour H+1's stages
+(publish/background.py); hour H is reported once it is published.
 
 Several assets read their own previous hour (canonical items, per-language means, story centroids,
 open events). That is said by the tag `newsdedup/reads_previous_hour` and in the asset's
@@ -34,9 +37,11 @@ the first hour whose blocking check fails.
 """
 
 
+import contextlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from dagster import (
     AssetCheckEvaluation,
@@ -66,6 +71,7 @@ from pydantic import Field
 
 from .. import config as app_config
 from ..partitions import HOURLY_PARTITIONS
+from ..publish.background import BackgroundPublisher
 from ..resources import EmbedderResource, LLMResource, PostgresResource
 from . import articles, embeddings, events, ingest, llm, neardup, publish, stories
 from .common import HourlyStage, HourRun
@@ -214,43 +220,13 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
     # range), recomputes history in time order: later hours are rebuilt, not mixed with old ones.
     run = HourRun(log=context.log, postgres=postgres, embedder=embedder, llm=llm, options=options,
                   in_backfill=bool(context.run.tags.get("dagster/backfill")) or ranged)
-    for hour in hours:
-        # An hour is reported when all its selected stages are done: a failure inside hour k leaves
-        # hours before k materialised and hour k of none, and a retry starts hour k again from its
-        # first stage that had not landed.
-        done: list[tuple[HourlyStage, dict, list[AssetCheckResult]]] = []
-        for stage in stages:
-            if (stage.key, hour) in landed:
-                continue
-            started = time.perf_counter()
-            try:
-                result = stage.materialize_hour(run, hour)
-            except (Failure, RetryRequested):
-                raise
-            except Exception as exc:
-                # Name the asset and hour that failed (the alert's first line), and retry with that
-                # stage's own policy; the retry starts this hour again (none of it was reported).
-                failed = StageFailed(f"{stage.key.to_user_string()}[{hour}]: {type(exc).__name__}: {exc}")
-                failed.__cause__ = exc
-                earlier = _stage_retries(context, stage)
-                if earlier >= stage.retry.max_retries:
-                    raise Failure(description=f"{failed} (retried {earlier} times, {stage.key.to_user_string()}'s "
-                                              f"max_retries)", allow_retries=False) from failed
-                wait = stage.retry.seconds_to_wait(earlier)
-                context.log.warning("%s; retry %d of %d in %g s", failed, earlier + 1, stage.retry.max_retries, wait)
-                # Dagster counts retries per step: one more than the step's so far is this stage's retry.
-                raise RetryRequested(max_retries=context.retry_number + 1, seconds_to_wait=wait) from failed
-            metadata = {**result.metadata, "stage_seconds": MetadataValue.float(round(time.perf_counter() - started, 3))}
-            check_results = [r for r in (result.check_results or [])
-                             if AssetCheckKey(stage.key, r.check_name) in selected_checks]
-            failed = stage.blocking_failures(check_results)
-            if failed:
-                yield from (_evaluation(stage, hour, r) for r in check_results)
-                raise Failure(
-                    description=f"{stage.key.to_user_string()}[{hour}]: blocking check failed ({', '.join(failed)}); "
-                                "the assets after it and the later hours were not computed",
-                    allow_retries=False)
-            done.append((stage, metadata, check_results))
+    # Over a range, the last stage (publishing) of hour H runs in a worker process while hour H+1's
+    # other stages run here (publish/background.py); hour H is reported when it is done.
+    background = stages[-1] if ranged and len(stages) > 1 and stages[-1].in_background else None
+    publisher = BackgroundPublisher(postgres.url()) if background else None
+    pending: _Pending | None = None
+
+    def report(hour: str, done: list[tuple[HourlyStage, dict, list[AssetCheckResult]]]) -> Iterator:
         for stage, metadata, check_results in done:
             if ranged:
                 yield AssetMaterialization(asset_key=stage.key, partition=hour, metadata=metadata)
@@ -261,6 +237,102 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
             else:
                 yield MaterializeResult(asset_key=stage.key, metadata=metadata,
                                         check_results=[_for(stage.key, r) for r in check_results])
+
+    def finish(waiting: _Pending) -> Iterator:
+        """Wait for the hour being published and report that hour."""
+        try:
+            result, seconds = waiting.wait()
+        except (Failure, RetryRequested):
+            raise
+        except Exception as exc:
+            error = _stage_failure(context, waiting.stage, waiting.hour, exc)
+            raise error from error.__cause__
+        metadata = {**result.metadata, "stage_seconds": MetadataValue.float(seconds)}
+        yield from report(waiting.hour, [*waiting.done, (waiting.stage, metadata, [])])
+
+    try:
+        for hour in hours:
+            # An hour is reported when all its selected stages are done: a failure inside hour k leaves
+            # hours before k materialised and hour k of none, and a retry starts hour k again from its
+            # first stage that had not landed.
+            done: list[tuple[HourlyStage, dict, list[AssetCheckResult]]] = []
+            for stage in stages:
+                if (stage.key, hour) in landed:
+                    continue
+                started = time.perf_counter()
+                try:
+                    if stage is background:
+                        if pending is not None:
+                            earlier, pending = pending, None
+                            yield from finish(earlier)
+                        pending = _Pending(stage, hour, done, stage.in_background(run, hour, publisher))
+                        break
+                    result = stage.materialize_hour(run, hour)
+                except Exception as exc:
+                    # An earlier hour still being published is reported (or fails) first.
+                    if pending is not None:
+                        earlier, pending = pending, None
+                        yield from finish(earlier)
+                    if isinstance(exc, (Failure, RetryRequested)):
+                        raise
+                    error = _stage_failure(context, stage, hour, exc)
+                    raise error from error.__cause__
+                metadata = {**result.metadata,
+                            "stage_seconds": MetadataValue.float(round(time.perf_counter() - started, 3))}
+                check_results = [r for r in (result.check_results or [])
+                                 if AssetCheckKey(stage.key, r.check_name) in selected_checks]
+                failed = stage.blocking_failures(check_results)
+                if failed:
+                    if pending is not None:
+                        earlier, pending = pending, None
+                        yield from finish(earlier)
+                    yield from (_evaluation(stage, hour, r) for r in check_results)
+                    raise Failure(
+                        description=f"{stage.key.to_user_string()}[{hour}]: blocking check failed ({', '.join(failed)}); "
+                                    "the assets after it and the later hours were not computed",
+                        allow_retries=False)
+                done.append((stage, metadata, check_results))
+            if pending is None or pending.hour != hour:
+                yield from report(hour, done)
+        if pending is not None:
+            earlier, pending = pending, None
+            yield from finish(earlier)
+    finally:
+        if pending is not None:   # the run stops (interrupted): let the hour's publishing end first
+            with contextlib.suppress(Exception):
+                pending.wait()
+        if publisher is not None:
+            publisher.close()
+
+
+@dataclass
+class _Pending:
+    """An hour whose last stage runs in the background: its other stages' results wait with it."""
+
+    stage: HourlyStage
+    hour: str
+    done: list
+    wait: Callable[[], tuple[MaterializeResult, float]]
+
+
+def _stage_failure(context: AssetExecutionContext, stage: HourlyStage, hour: str, exc: Exception) -> Exception:
+    """What to raise when `stage`'s `hour` raised `exc`: a retry with that stage's own policy (the
+    retry starts this hour again; none of it was reported), or the run's failure past its retries."""
+    # Name the asset and hour that failed (the alert's first line).
+    failed = StageFailed(f"{stage.key.to_user_string()}[{hour}]: {type(exc).__name__}: {exc}")
+    failed.__cause__ = exc
+    earlier = _stage_retries(context, stage)
+    if earlier >= stage.retry.max_retries:
+        error = Failure(description=f"{failed} (retried {earlier} times, {stage.key.to_user_string()}'s max_retries)",
+                        allow_retries=False)
+        error.__cause__ = failed
+        return error
+    wait = stage.retry.seconds_to_wait(earlier)
+    context.log.warning("%s; retry %d of %d in %g s", failed, earlier + 1, stage.retry.max_retries, wait)
+    # Dagster counts retries per step: one more than the step's so far is this stage's retry.
+    retry = RetryRequested(max_retries=context.retry_number + 1, seconds_to_wait=wait)
+    retry.__cause__ = failed
+    return retry
 
 
 def stage_named(name: str) -> HourlyStage:

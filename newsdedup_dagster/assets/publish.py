@@ -3,6 +3,7 @@ and a static site (today's index, a page per story and per event), written atomi
 NEWSDEDUP_PUBLISH_DIR. Thin: the rules live in newsdedup_dagster/publish/.
 """
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from dagster import AssetSpec, MaterializeResult, MetadataValue
@@ -10,7 +11,8 @@ from pydantic import Field
 
 from .. import config as app_config
 from ..partitions import HOURLY_PARTITIONS, hour_start
-from ..publish.build import publish_hour
+from ..publish.background import BackgroundPublisher
+from ..publish.build import PublishResult, publish_hour
 from .common import OWNERS, HourlyStage, HourRun
 from .run_options import RunOptions, language_type
 
@@ -44,15 +46,36 @@ STORY_FEEDS_SPEC = AssetSpec(
 )
 
 
-def story_feeds_hour(run: HourRun, partition_key: str) -> MaterializeResult:
+def _publish_plan(run: HourRun, partition_key: str):
+    """What publishing the hour takes: the settings, languages, hour, clock and force flag."""
     published = StoryFeedsConfig.run_languages(run.llm.settings())
     config = run.options.story_feeds
-    postgres = run.postgres
-    settings = app_config.publish_settings()
     langs = list(dict.fromkeys(config.langs or published))
-    hour = hour_start(partition_key)
-    with postgres.connection() as conn:
-        result = publish_hour(conn, hour, settings, langs, now=datetime.now(UTC), force=config.force)
+    return app_config.publish_settings(), langs, hour_start(partition_key), datetime.now(UTC), config.force
+
+
+def story_feeds_hour(run: HourRun, partition_key: str) -> MaterializeResult:
+    settings, langs, hour, now, force = _publish_plan(run, partition_key)
+    with run.postgres.connection() as conn:
+        result = publish_hour(conn, hour, settings, langs, now=now, force=force)
+    return _materialization(run, partition_key, settings, result)
+
+
+def story_feeds_in_background(run: HourRun, partition_key: str,
+                              publisher: BackgroundPublisher) -> Callable[[], tuple[MaterializeResult, float]]:
+    """Start publishing the hour in the publisher's worker, at the database state of now (the
+    hour's other stages done); the returned function waits for it (result and the worker's seconds)."""
+    settings, langs, hour, now, force = _publish_plan(run, partition_key)
+    pending = publisher.submit(hour, settings, langs, now, force)
+
+    def wait() -> tuple[MaterializeResult, float]:
+        result, seconds = pending.result()
+        return _materialization(run, partition_key, settings, result), seconds
+
+    return wait
+
+
+def _materialization(run: HourRun, partition_key: str, settings, result: PublishResult) -> MaterializeResult:
     if result.skipped:
         run.log.info("story_feeds %s: skipped: %s", partition_key, result.skipped)
         return MaterializeResult(metadata={"skipped": MetadataValue.text(result.skipped),
@@ -74,4 +97,4 @@ def story_feeds_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     })
 
 
-STORY_FEEDS = HourlyStage(STORY_FEEDS_SPEC, (), story_feeds_hour)
+STORY_FEEDS = HourlyStage(STORY_FEEDS_SPEC, (), story_feeds_hour, in_background=story_feeds_in_background)

@@ -23,11 +23,13 @@ Layout of the output directory:
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 
 from .. import db
 from ..briefings.taxonomy import CATEGORIES, category_name
@@ -171,19 +173,36 @@ def _event_stories(conn: psycopg.Connection, event_ids: list[str]) -> dict[str, 
 
 
 def publish_hour(conn: psycopg.Connection, hour: datetime, settings: PublishSettings,
-                 langs: list[str] | tuple[str, ...], *, now: datetime, force: bool = False) -> PublishResult:
+                 langs: list[str] | tuple[str, ...], *, now: datetime, force: bool = False,
+                 snapshot: str | None = None) -> PublishResult:
     """Write the feeds and site as of the end of `hour`. Idempotent: unchanged stories keep their
     stamps, so a rerun writes the same bytes. An hour older than the newest one already written
-    to the directory is skipped unless `force` (a backfill must not roll a live feed back)."""
+    to the directory is skipped unless `force` (a backfill must not roll a live feed back).
+    `snapshot`: read the database through this exported snapshot (publish/background.py), not
+    as it is now."""
     lock = {"output_dir": str(settings.output_dir)}
     conn.execute(db.load_sql("publish_lock"), lock)
     conn.commit()
     try:
+        if snapshot is not None:
+            read_at_snapshot(conn, snapshot)
         return _publish_locked(conn, hour, settings, list(dict.fromkeys(langs)), now, force)
     finally:
         conn.rollback()  # a failed statement must not keep the unlock from running
         conn.execute(db.load_sql("publish_unlock"), lock)
         conn.commit()
+
+
+# What pg_export_snapshot() returns ("00000003-0000001B-1"): checked before it is spelt into SQL.
+_SNAPSHOT_ID = re.compile(r"[0-9A-F]{1,16}-[0-9A-F]{1,16}-[0-9]{1,10}")
+
+
+def read_at_snapshot(conn: psycopg.Connection, snapshot: str) -> None:
+    """Begin `conn`'s next transaction at the exported `snapshot` (REPEATABLE READ): every read of
+    that transaction sees the database as the exporting transaction did."""
+    if not _SNAPSHOT_ID.fullmatch(snapshot):
+        raise ValueError(f"not a snapshot id: {snapshot[:40]!r}")
+    conn.execute(sql.SQL(db.load_sql("publish_read_at_snapshot")).format(snapshot=sql.Literal(snapshot)))
 
 
 def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishSettings, langs: list[str],
