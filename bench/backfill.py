@@ -62,6 +62,10 @@ print(json.dumps({t: [len(r), hashlib.sha256("\n".join(r).encode()).hexdigest()[
 """
 
 
+# Dagster 1.13.27's backfill daemon loop (dagster/_daemon/controller.py DEFAULT_DAEMON_INTERVAL_SECONDS,
+# not configurable).
+DAEMON_TICK_S = 30
+
 # The first run's events that mark where the time after a backfill's launch goes.
 TIMELINE = ("PIPELINE_ENQUEUED", "PIPELINE_DEQUEUED", "PIPELINE_STARTING", "PIPELINE_START", "STEP_START",
             "ASSET_MATERIALIZATION", "STEP_SUCCESS", "PIPELINE_SUCCESS")
@@ -188,7 +192,10 @@ def render_days(out: Path, days: int) -> Path:
     return out / "sources.yaml"
 
 
-def backfill_once(root: Path, name: str, sources: Path, partitions: list[str]) -> tuple[float, str, int, list[str], dict]:
+def backfill_once(root: Path, name: str, sources: Path, partitions: list[str]
+                  ) -> tuple[float, str, int, list[str], dict, float]:
+    """(seconds, status, runs, assets out of order, the tables' fingerprint, the seconds with the
+    daemon's two tick waits at their mean)."""
     with contextlib.ExitStack() as stack:
         dev = Dev(root / name, sources)
         stack.callback(dev.stop)  # also when the UI never comes up
@@ -200,7 +207,15 @@ def backfill_once(root: Path, name: str, sources: Path, partitions: list[str]) -
               "worker's start)")
         print("  timeline after the launch: " + ", ".join(f"{name} {t:.1f} s" for t, name in dev.timeline)
               + f", backfill marked done {seconds:.1f} s")
-        return seconds, status, dev.runs(), disorder, fingerprint(dev.env)
+        # Dagster's backfill daemon loops every DAEMON_TICK_S: the run is created at its first tick after
+        # the launch and the backfill marked done at its first tick after the run, each wait 0..30 s. This
+        # benchmark launches just after `dagster dev` started (the daemon's first tick), so its first wait
+        # is near the longest; an operator launches at any moment, half a tick from the next on average.
+        created = dict((name, t) for t, name in dev.timeline).get("run created", 0.0)
+        ticks = created + (seconds - dev.data_seconds)
+        print(f"  waiting for the daemon's ticks: {created:.1f} s for the run, {seconds - dev.data_seconds:.1f} s "
+              f"for the end ({DAEMON_TICK_S} s apart; {DAEMON_TICK_S / 2:.0f} s each on average)")
+        return seconds, status, dev.runs(), disorder, fingerprint(dev.env), seconds - ticks + DAEMON_TICK_S
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -217,9 +232,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"newsdedup demo, 24 hours + digest: {demo_s:7.1f} s", flush=True)
 
         day = hours_of(DAY, 1)
-        seconds, status, runs, disorder, got = backfill_once(root, "backfill-day", sample_sources, day)
+        seconds, status, runs, disorder, got, typical = backfill_once(root, "backfill-day", sample_sources, day)
         print(f"UI backfill, 24 hours x {len(HOURLY_ASSETS)} assets: {seconds:7.1f} s  ({status}, {runs} run(s))  "
-              f"ratio {seconds / demo_s:.2f}x (target <= 1x)", flush=True)
+              f"ratio {seconds / demo_s:.2f}x (target <= 1x); with the daemon's mean tick waits {typical:.1f} s = "
+              f"{typical / demo_s:.2f}x", flush=True)
         hourly_tables = sorted(t for t in demo_print if not t.startswith(NOT_HOURLY) and not any(x in t for x in NOT_HOURLY))
         differ = [t for t in hourly_tables if got.get(t) != demo_print[t]]
         print(f"  tables compared with the demo: {len(hourly_tables)}, differing: {differ or 'none'}")
@@ -229,9 +245,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.days > 1:
             sources = render_days(root / "days", args.days)
             hours = hours_of(DAY, args.days)
-            seconds, status, runs, disorder, _ = backfill_once(root, "backfill-days", sources, hours)
+            seconds, status, runs, disorder, _, typical = backfill_once(root, "backfill-days", sources, hours)
             print(f"UI backfill, {len(hours)} hours x {len(HOURLY_ASSETS)} assets: {seconds:7.1f} s  ({status}, "
-                  f"{runs} run(s))  ratio to one demo day {seconds / demo_s:.2f}x (target <= 4x)", flush=True)
+                  f"{runs} run(s))  ratio to one demo day {seconds / demo_s:.2f}x (target <= 4x); with the "
+                  f"daemon's mean tick waits {typical / demo_s:.2f}x", flush=True)
             print(f"  assets whose hours landed out of order or incomplete: {disorder or 'none'}")
             failed |= bool(disorder) or status not in ("COMPLETED", "COMPLETED_SUCCESS")
         print(f"load average at end: {os.getloadavg()[0]:.2f}")

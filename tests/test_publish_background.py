@@ -6,7 +6,13 @@ same snapshot, and the next hour gets a new worker."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 from test_events_fixtures import add_story
 from test_publish_asset import H, _seed
@@ -81,3 +87,19 @@ def test_a_worker_that_dies_is_replaced_by_the_run_at_the_same_snapshot(clean_db
         assert "s9" in again.feed_stories
     finally:
         publisher.close()
+
+
+def test_the_worker_ends_when_the_run_is_killed(tmp_path):
+    """A run killed with SIGKILL never shuts its pool down: the worker notices and ends."""
+    script = ("import os, signal\nfrom newsdedup_dagster.publish.background import BackgroundPublisher\n"
+              "pool = BackgroundPublisher('unused').worker_pool()\n"
+              "print(pool.submit(os.getpid).result(), flush=True)\n"
+              "os.kill(os.getpid(), signal.SIGKILL)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    worker = int(done.stdout.split()[-1])
+    deadline = time.monotonic() + 20
+    while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not Path(f"/proc/{worker}").exists() or "Z" in Path(f"/proc/{worker}/stat").read_text().split()[2]

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -42,6 +44,17 @@ def publish_at_snapshot(database_url: str, hour: datetime, settings: PublishSett
     with db.connect(database_url) as conn:
         result = publish_hour(conn, hour, settings, list(langs), now=now, force=force, snapshot=snapshot)
     return result, round(time.perf_counter() - started, 3)
+
+
+def _exit_with(parent_pid: int) -> None:
+    """The worker ends when the run's process does (a killed run would leave it waiting forever:
+    a process pool's worker outlives a parent that dies without shutting the pool down)."""
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-run", daemon=True).start()
 
 
 def _publish_in_worker(*call) -> tuple[PublishResult, float]:
@@ -86,18 +99,22 @@ class BackgroundPublisher:
             holder.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
             snapshot = holder.execute(db.load_sql("snapshot_export")).fetchone()[0]
             call = (self.database_url, hour, settings, tuple(langs), now, force, snapshot)
-            if self._pool is None:
-                # spawn, not fork: the run's process holds threads and open connections.
-                self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
             try:
-                future = self._pool.submit(_publish_in_worker, *call)
+                future = self.worker_pool().submit(_publish_in_worker, *call)
             except BrokenProcessPool:     # the worker died with the previous hour: a new one
-                self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-                future = self._pool.submit(_publish_in_worker, *call)
+                self._pool = None
+                future = self.worker_pool().submit(_publish_in_worker, *call)
         except BaseException:
             holder.close()
             raise
         return PendingPublish(future, holder, call)
+
+    def worker_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # spawn, not fork: the run's process holds threads and open connections.
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_exit_with, initargs=(os.getpid(),))
+        return self._pool
 
     def close(self) -> None:
         if self._pool is not None:
