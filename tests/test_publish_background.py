@@ -90,10 +90,9 @@ def test_a_worker_that_dies_is_replaced_by_the_run_at_the_same_snapshot(clean_db
 
 
 def test_the_worker_ends_when_the_run_is_killed(tmp_path):
-    """A run killed with SIGKILL never shuts its pool down: the worker notices and ends."""
+    """A run killed with SIGKILL never closes its worker: the worker notices and ends."""
     script = ("import os, signal\nfrom newsdedup_dagster.publish.background import BackgroundPublisher\n"
-              "pool = BackgroundPublisher('unused').worker_pool()\n"
-              "print(pool.submit(os.getpid).result(), flush=True)\n"
+              "print(BackgroundPublisher('unused').worker().process.pid, flush=True)\n"
               "os.kill(os.getpid(), signal.SIGKILL)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
@@ -103,3 +102,21 @@ def test_the_worker_ends_when_the_run_is_killed(tmp_path):
     while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not Path(f"/proc/{worker}").exists() or "Z" in Path(f"/proc/{worker}/stat").read_text().split()[2]
+
+
+def test_a_script_without_a_main_guard_is_not_run_again_by_the_worker(tmp_path):
+    """The worker is a program of its own, not a multiprocessing child (which would import the run's
+    main script again and, unguarded, run it again); it answers with the error of a failed hour."""
+    marker = tmp_path / "runs.txt"
+    script = (f"open({str(marker)!r}, 'a').write('ran\\n')\n"
+              "from newsdedup_dagster.publish.background import BackgroundPublisher, WorkerError\n"
+              "worker = BackgroundPublisher('unused').worker()\n"
+              "worker.send(('postgresql://nobody@/none?host=/nonexistent', None, None, (), None, False, 'x'))\n"
+              "try:\n    worker.receive()\nexcept WorkerError as exc:\n    print('answered:', exc)\n"
+              "worker.close()\n")
+    (tmp_path / "run.py").write_text(script)   # a file: a child would import it again by its path
+    done = subprocess.run([sys.executable, "run.py"], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert done.returncode == 0, done.stderr
+    assert "answered: DatabaseError" in done.stdout, done.stdout
+    assert marker.read_text() == "ran\n"

@@ -14,15 +14,16 @@ publishing tables change hour after hour as in hourly runs.
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
-import threading
+import socket
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
+from multiprocessing.connection import Connection
+from pathlib import Path
 
 import psycopg
 
@@ -33,7 +34,10 @@ from .settings import PublishSettings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BackgroundPublisher", "PendingPublish", "publish_at_snapshot"]
+# The folder holding the newsdedup_dagster package: the worker imports it from where the run did.
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+__all__ = ["BackgroundPublisher", "PendingPublish", "WorkerError", "publish_at_snapshot"]
 
 
 def publish_at_snapshot(database_url: str, hour: datetime, settings: PublishSettings, langs: Sequence[str],
@@ -46,27 +50,59 @@ def publish_at_snapshot(database_url: str, hour: datetime, settings: PublishSett
     return result, round(time.perf_counter() - started, 3)
 
 
-def _exit_with(parent_pid: int) -> None:
-    """The worker ends when the run's process does (a killed run would leave it waiting forever:
-    a process pool's worker outlives a parent that dies without shutting the pool down)."""
-    def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="exit-with-run", daemon=True).start()
-
-
 def _publish_in_worker(*call) -> tuple[PublishResult, float]:
     crash_point("story_feeds.background_worker")   # test-only: the worker dies here
     return publish_at_snapshot(*call)
+
+
+class WorkerError(RuntimeError):
+    """What publishing raised in the worker (its type and message)."""
+
+
+class _Worker:
+    """A worker process of its own (`python -m newsdedup_dagster.publish.background FD`), not a
+    multiprocessing child: those re-run the main script of the run's process when it lacks an
+    `if __name__ == "__main__"` guard. One call at a time over a socket pair; it ends when the
+    run's end of the socket closes (the run ended, or was killed)."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            p for p in (str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+        try:
+            self.process = subprocess.Popen([sys.executable, "-m", __name__, str(theirs.fileno())],
+                                            pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL)
+        finally:
+            theirs.close()
+        self.conn = Connection(ours.detach())
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def send(self, call: tuple) -> None:
+        self.conn.send(call)
+
+    def receive(self) -> tuple[PublishResult, float]:
+        status, payload = self.conn.recv()     # EOFError when the worker died
+        if status == "error":
+            raise WorkerError(payload)
+        return payload
+
+    def close(self) -> None:
+        self.conn.close()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 @dataclass
 class PendingPublish:
     """An hour being published in the worker; `result()` waits for it."""
 
-    future: Future
+    worker: _Worker
     holder: psycopg.Connection          # the open transaction whose snapshot the worker reads
     call: tuple
 
@@ -75,8 +111,8 @@ class PendingPublish:
         once more here, at the same snapshot; an error then is the hour's error."""
         try:
             try:
-                return self.future.result()
-            except Exception as exc:  # the worker's error, or BrokenProcessPool when it died
+                return self.worker.receive()
+            except (WorkerError, EOFError, OSError) as exc:
                 log.warning("publishing %s in the background failed (%s: %s); publishing it here",
                             self.call[1], type(exc).__name__, exc)
                 return publish_at_snapshot(*self.call)
@@ -90,7 +126,7 @@ class BackgroundPublisher:
 
     def __init__(self, database_url: str):
         self.database_url = database_url
-        self._pool: ProcessPoolExecutor | None = None
+        self._worker: _Worker | None = None
 
     def submit(self, hour: datetime, settings: PublishSettings, langs: Sequence[str], now: datetime,
                force: bool) -> PendingPublish:
@@ -99,24 +135,48 @@ class BackgroundPublisher:
             holder.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
             snapshot = holder.execute(db.load_sql("snapshot_export")).fetchone()[0]
             call = (self.database_url, hour, settings, tuple(langs), now, force, snapshot)
+            worker = self.worker()
             try:
-                future = self.worker_pool().submit(_publish_in_worker, *call)
-            except BrokenProcessPool:     # the worker died with the previous hour: a new one
-                self._pool = None
-                future = self.worker_pool().submit(_publish_in_worker, *call)
+                worker.send(call)
+            except OSError:               # it died since its last hour: a new one
+                worker = self.worker(replace=True)
+                worker.send(call)
         except BaseException:
             holder.close()
             raise
-        return PendingPublish(future, holder, call)
+        return PendingPublish(worker, holder, call)
 
-    def worker_pool(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            # spawn, not fork: the run's process holds threads and open connections.
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_exit_with, initargs=(os.getpid(),))
-        return self._pool
+    def worker(self, replace: bool = False) -> _Worker:
+        if self._worker is not None and (replace or not self._worker.alive):
+            self._worker.close()
+            self._worker = None
+        if self._worker is None:
+            self._worker = _Worker()
+        return self._worker
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+
+def _serve(fd: int) -> None:
+    """The worker's loop: publish each hour sent, answer with its result or its error."""
+    conn = Connection(fd)
+    while True:
+        try:
+            call = conn.recv()
+        except EOFError:                 # the run ended (or was killed)
+            return
+        try:
+            answer = ("ok", _publish_in_worker(*call))
+        except Exception as exc:  # the run publishes the hour itself and reports its own error
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            conn.send(answer)
+        except OSError:                  # the run is gone
+            return
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]))
