@@ -238,12 +238,14 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
                 yield MaterializeResult(asset_key=stage.key, metadata=metadata,
                                         check_results=[_for(stage.key, r) for r in check_results])
 
-    def finish(waiting: _Pending) -> Iterator:
-        """Wait for the hour being published and report that hour."""
+    def drain() -> Iterator:
+        """Wait for the hour still being published, if any, and report that hour (or raise its failure)."""
+        nonlocal pending
+        if pending is None:
+            return
+        waiting, pending = pending, None
         try:
             result, seconds = waiting.wait()
-        except (Failure, RetryRequested):
-            raise
         except Exception as exc:
             error = _stage_failure(context, waiting.stage, waiting.hour, exc)
             raise error from error.__cause__
@@ -262,17 +264,13 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
                 started = time.perf_counter()
                 try:
                     if stage is background:
-                        if pending is not None:
-                            earlier, pending = pending, None
-                            yield from finish(earlier)
+                        yield from drain()
                         pending = _Pending(stage, hour, done, stage.in_background(run, hour, publisher))
                         break
                     result = stage.materialize_hour(run, hour)
                 except Exception as exc:
                     # An earlier hour still being published is reported (or fails) first.
-                    if pending is not None:
-                        earlier, pending = pending, None
-                        yield from finish(earlier)
+                    yield from drain()
                     if isinstance(exc, (Failure, RetryRequested)):
                         raise
                     error = _stage_failure(context, stage, hour, exc)
@@ -283,9 +281,7 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
                                  if AssetCheckKey(stage.key, r.check_name) in selected_checks]
                 failed = stage.blocking_failures(check_results)
                 if failed:
-                    if pending is not None:
-                        earlier, pending = pending, None
-                        yield from finish(earlier)
+                    yield from drain()
                     yield from (_evaluation(stage, hour, r) for r in check_results)
                     raise Failure(
                         description=f"{stage.key.to_user_string()}[{hour}]: blocking check failed ({', '.join(failed)}); "
@@ -294,9 +290,7 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
                 done.append((stage, metadata, check_results))
             if pending is None or pending.hour != hour:
                 yield from report(hour, done)
-        if pending is not None:
-            earlier, pending = pending, None
-            yield from finish(earlier)
+        yield from drain()
     finally:
         if pending is not None:   # the run stops (interrupted): let the hour's publishing end first
             with contextlib.suppress(Exception):

@@ -218,7 +218,7 @@ def cluster_partition(
     with conn.transaction():
         store.begin_clustering(conn, settings.ef_search, settings.lock_timeout_s)
         split = connect is not None and settings.knn_connections > 1
-        snapshot = store.export_snapshot(conn) if split else None
+        snapshot = db.export_snapshot(conn) if split else None
         hour = _timed(result, "undo", lambda: _undo_and_load(conn, info, h, settings, result))
         result.recent = _timed(result, "recent_window", lambda: _sync_recent(conn, info, h, settings))
         _timed(result, "pass1", lambda: _pass1(conn, info, h, settings, hour, result))

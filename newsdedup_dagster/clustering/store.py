@@ -228,11 +228,6 @@ def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings,
 KNN_SPLIT_MIN_ITEMS = 32
 
 
-def export_snapshot(conn: psycopg.Connection) -> str:
-    """The clustering transaction's snapshot before its first change, for a SnapshotReader."""
-    return conn.execute(db.load_sql("snapshot_export")).fetchone()[0]
-
-
 class SnapshotReader:
     """A second connection that runs KNN statements on the snapshot the clustering transaction
     exported before its first change (so both see the same committed rows), told what that
@@ -246,7 +241,7 @@ class SnapshotReader:
         self.conn = connect()
         try:
             self.conn.execute(db.load_sql("snapshot_reader_begin"))
-            self.conn.execute(pgsql.SQL(db.load_sql("snapshot_reader_set")).format(pgsql.Literal(snapshot)))
+            db.set_transaction_snapshot(self.conn, snapshot)
             search_settings(self.conn, settings.ef_search)
         except Exception:
             self.conn.close()

@@ -133,7 +133,7 @@ class BackgroundPublisher:
         holder = db.connect(self.database_url)
         try:
             holder.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
-            snapshot = holder.execute(db.load_sql("snapshot_export")).fetchone()[0]
+            snapshot = db.export_snapshot(holder)
             call = (self.database_url, hour, settings, tuple(langs), now, force, snapshot)
             worker = self.worker()
             try:

@@ -23,13 +23,11 @@ Layout of the output directory:
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import psycopg
-from psycopg import sql
 
 from .. import db
 from ..briefings.taxonomy import CATEGORIES, category_name
@@ -185,24 +183,13 @@ def publish_hour(conn: psycopg.Connection, hour: datetime, settings: PublishSett
     conn.commit()
     try:
         if snapshot is not None:
-            read_at_snapshot(conn, snapshot)
+            conn.execute(db.load_sql("publish_read_at_snapshot"))
+            db.set_transaction_snapshot(conn, snapshot)
         return _publish_locked(conn, hour, settings, list(dict.fromkeys(langs)), now, force)
     finally:
         conn.rollback()  # a failed statement must not keep the unlock from running
         conn.execute(db.load_sql("publish_unlock"), lock)
         conn.commit()
-
-
-# What pg_export_snapshot() returns ("00000003-0000001B-1"): checked before it is spelt into SQL.
-_SNAPSHOT_ID = re.compile(r"[0-9A-F]{1,16}-[0-9A-F]{1,16}-[0-9]{1,10}")
-
-
-def read_at_snapshot(conn: psycopg.Connection, snapshot: str) -> None:
-    """Begin `conn`'s next transaction at the exported `snapshot` (REPEATABLE READ): every read of
-    that transaction sees the database as the exporting transaction did."""
-    if not _SNAPSHOT_ID.fullmatch(snapshot):
-        raise ValueError(f"not a snapshot id: {snapshot[:40]!r}")
-    conn.execute(sql.SQL(db.load_sql("publish_read_at_snapshot")).format(snapshot=sql.Literal(snapshot)))
 
 
 def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishSettings, langs: list[str],
