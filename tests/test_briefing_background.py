@@ -48,9 +48,9 @@ def _reply(**lines) -> dict:
 # ------------------------------------------------------------------ the checks
 def test_background_and_watch_lines_cite_the_articles_or_the_events_earlier_stories():
     briefing = checked_briefing(_reply(
-        background=[{"text": "A magnitude 6.1 earthquake struck the Tolosa valley the day before.",
+        background=[{"text": "An earthquake of magnitude 6.1 struck the Tolosa valley.",
                      "citations": [], "stories": ["first-quake"]},
-                    {"text": "The quake killed 40 people and closed two bridges.", "citations": ["n2"],
+                    {"text": "Two bridges into the valley remain closed.", "citations": ["n2"],
                      "stories": ["first-quake"]}],
         watch=[{"text": "Parliament votes on emergency funds on Friday.", "citations": ["n1"]}]),
         ARTICLES, "en", EARLIER)
@@ -60,7 +60,7 @@ def test_background_and_watch_lines_cite_the_articles_or_the_events_earlier_stor
         ("Parliament votes on emergency funds on Friday.", ("n1",), (), "en")]
     assert briefing.dropped == {}
     stored = briefing.as_dict()
-    assert stored["background"][0] == {"text": "A magnitude 6.1 earthquake struck the Tolosa valley the day before.",
+    assert stored["background"][0] == {"text": "An earthquake of magnitude 6.1 struck the Tolosa valley.",
                                        "citations": [], "stories": ["first-quake"], "lang": "en"}
 
 
@@ -100,7 +100,7 @@ def test_the_prompt_gives_the_earlier_stories_and_their_ids_come_back_as_stories
         "id": "e1", "date": "2026-11-01", "headline": EARLIER[0].headline, "summary": EARLIER[0].summary}]
     assert briefing_model.request_for(ARTICLES, "en").user.count(briefing_model.EARLIER_OPEN) == 0
     assert '"background"' in briefing_model.SYSTEM_PROMPT and '"watch"' in briefing_model.SYSTEM_PROMPT
-    reply = _reply(background=[{"text": "A magnitude 6.1 earthquake struck the Tolosa valley the day before.",
+    reply = _reply(background=[{"text": "An earthquake of magnitude 6.1 struck the Tolosa valley.",
                                 "citations": ["e1", "a2"]},
                                {"text": "The quake killed 40 people.", "citations": ["e7"]}],
                    watch=[{"text": "Parliament votes on emergency funds on Friday.", "citations": ["1"]}])
@@ -129,6 +129,16 @@ def _event(conn):
     conn.commit()
 
 
+# A background line the earlier story states: its headline as the prompt gives it.
+_EARLIER_HEADLINE: dict[str, str] = {}
+
+
+def _earlier_headline(req) -> str:
+    lines = req.user_text.split("\n")
+    block = lines[lines.index(briefing_model.EARLIER_OPEN) + 1:lines.index(briefing_model.EARLIER_CLOSE)]
+    return json.loads(block[0])["headline"]
+
+
 def _with_background(req):
     if not briefing_requests(req):
         return default_responder(req)
@@ -136,7 +146,7 @@ def _with_background(req):
     if briefing_model.EARLIER_OPEN in req.user_text:
         first = prompt_ids(req)["s1-i0"]
         answer["background"] = [
-            {"text": "The earthquake was first reported the day before.", "citations": ["e1"]},
+            {"text": _EARLIER_HEADLINE.setdefault("text", _earlier_headline(req)), "citations": ["e1"]},
             {"text": "It was the strongest quake since 1931.", "citations": ["e1"]},     # invented: no one says it
             {"text": "It followed a first tremor.", "citations": ["e9"]},                # a story it was not given
         ]
@@ -156,7 +166,7 @@ def test_the_models_background_cites_the_earlier_story_and_the_rest_is_counted(c
     meta = metadata(run(["story_scores"], clean_db, online()))
     briefing, dropped, method, _, _ = _briefing(conn, "s1")
     assert method == "model"
-    assert briefing["background"] == [{"text": "The earthquake was first reported the day before.", "citations": [],
+    assert briefing["background"] == [{"text": _EARLIER_HEADLINE["text"], "citations": [],
                                        "stories": ["s0"], "lang": "en"}]
     assert [w["text"] for w in briefing["watch"]] == [
         "Roads into the valley stay closed while engineers inspect two bridges."]
@@ -173,7 +183,7 @@ def test_the_models_background_cites_the_earlier_story_and_the_rest_is_counted(c
     for lang in ("en", "fr"):
         page = etree.parse(str(tmp_path / lang / "story" / "s1.html"), HTML)
         (item,) = page.xpath("//section[@class='briefing']/ul[@class='background']/li")
-        assert "The earthquake was first reported the day before." in item.xpath("string(./bdi)")
+        assert _EARLIER_HEADLINE["text"] in item.xpath("string(./bdi)")
         assert item.xpath("./a[@class='earlier']/@href") == ["../story/s0.html"]
         assert (tmp_path / lang / "story" / "s0.html").exists()
         assert page.xpath("//section[@class='briefing']/h3/text()")[-2:] == [labels_for(lang)["background"],

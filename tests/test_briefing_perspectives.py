@@ -151,9 +151,10 @@ def _reply(*views) -> dict:
             "points": [], "quotes": [], "players": [], "places": [], "perspectives": list(views)}
 
 
-GB_VIEW = {"text": "British outlets stress that cheaper American beef could undercut British farmers.",
+# As the prompt asks: the fact those outlets stress, as they state it; the country is shown beside it.
+GB_VIEW = {"text": "British farmers warned that cheaper American beef could undercut their prices.",
            "citations": ["gb1", "gb2"]}
-US_VIEW = {"text": "American outlets stress that Detroit carmakers expect to sell more pickup trucks in Britain.",
+US_VIEW = {"text": "Detroit carmakers expect to sell more pickup trucks in Britain under the new rules.",
            "citations": ["us1", "us2"]}
 
 
@@ -169,7 +170,7 @@ def test_a_models_perspectives_of_two_countries_are_kept():
     ({"text": "The National Farmers' Union said hill farms in Wales would be hit hardest.", "citations": ["gb1"]},
      {"not_a_perspective": 1}),
     # One line citing outlets of two countries is no country's perspective.
-    ({"text": "Both sides stress that tariffs on cars and steel will be cut.", "citations": ["gb1", "us1"]},
+    ({"text": "The deal cuts tariffs on cars and steel over the next five years.", "citations": ["gb1", "us1"]},
      {"not_a_perspective": 1}),
     # No citation at all.
     ({"text": "French outlets stress the risk for European farmers.", "citations": []}, {"uncited": 1}),
@@ -181,6 +182,13 @@ def test_a_models_perspectives_of_two_countries_are_kept():
     # Not the briefing's language.
     ({"text": "Die britischen Medien betonen die Sorgen der Landwirte über billiges amerikanisches Rindfleisch.",
       "citations": ["gb1"]}, {"wrong_language": 1}),
+    # Words no cited sentence carries, with no name or number to catch.
+    ({"text": "American outlets stress that the agreement was rushed through without debate.",
+      "citations": ["us1"]}, {"unsupported": 1}),
+    # Coverage of a country whose outlets it does not cite: in English the demonym is a name no cited
+    # article holds (wrong_country catches the languages that write it in lower case).
+    ({"text": "Brazilian outlets stress that the deal cuts tariffs on cars and steel over the next five years.",
+      "citations": ["us1"]}, {"unsupported": 1}),
 ])
 def test_a_models_perspective_that_fails_a_check_is_dropped_and_counted(extra, dropped):
     briefing = checked_briefing(_reply(GB_VIEW, US_VIEW, extra), DEAL, "en")

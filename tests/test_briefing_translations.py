@@ -34,6 +34,8 @@ from newsdedup_dagster.resources import LLMResource
 DAY = date(2026, 11, 2)
 LATER = "2026-11-02-06:00"
 QUOTE = "Every house on the hillside has been checked,"
+# What is published: the article's own span of the quote, without the model's trailing comma.
+SHOWN_QUOTE = QUOTE.rstrip(",")
 HTML = etree.HTMLParser()
 
 
@@ -185,7 +187,7 @@ def test_briefed_then_translated_and_shown_in_each_language(conn, clean_db, fake
     fake.responder = _with_quote
     result = run(["story_scores", "story_translations"], clean_db, online())
     briefing, material, source_lang = _briefing(conn)
-    assert source_lang == "en" and briefing["quotes"][0]["text"] == QUOTE
+    assert source_lang == "en" and briefing["quotes"][0]["text"] == SHOWN_QUOTE
     fields = briefing_fields(briefing)
     assert "summary" in fields and "point_1" in fields
     # Every published language but the briefing's own, done, for this version of the briefing.
@@ -216,7 +218,7 @@ def test_briefed_then_translated_and_shown_in_each_language(conn, clean_db, fake
         assert [(text, refs) for text, _, refs in points] == [(f"[{lang}] {text}", refs) for text, _, refs in en_points]
         assert all(attr is None for _, attr, _ in points)              # in the page's language: no lang mark
         assert [(text, refs) for text, _, refs in quotes] == [(text, refs) for text, _, refs in en_quotes]
-        assert quotes[0][0] == QUOTE and quotes[0][1] == "en" and quotes[0][2]   # as said, marked, cited
+        assert quotes[0][0] == SHOWN_QUOTE and quotes[0][1] == "en" and quotes[0][2]   # as said, marked, cited
     # The summary too, above the points: the reader's translation, the same numbered sources.
     en_summary = _page_summary(tmp_path, "en")
     assert en_summary[0] == briefing["summary"]["text"] and en_summary[1] is None and en_summary[2]

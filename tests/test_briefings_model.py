@@ -207,10 +207,10 @@ def test_an_unexpected_error_handling_a_reply_fails_that_story_only(conn, clean_
     """A stand-in for a bug in the checks (none is known): they raise for story s1's articles."""
     real = briefing_model.checked_briefing
 
-    def checks_with_a_bug(reply, articles, lang, earlier=()):
+    def checks_with_a_bug(reply, articles, lang, earlier=(), embed=None):
         if any(a.id.startswith("s1-") for a in articles):
             raise KeyError("a bug")
-        return real(reply, articles, lang, earlier)
+        return real(reply, articles, lang, earlier, embed)
 
     monkeypatch.setattr(briefing_model, "checked_briefing", checks_with_a_bug)
     quake_story(conn)

@@ -11,6 +11,9 @@
   characters go, NFC.
 - Publication and update times by htmldate, byline and canonical link from trafilatura's
   metadata, language from the text (py3langid) or else the page's `lang` attribute.
+- The libraries get parsed trees, never the page as a string: htmldate downloads a string that
+  starts with `http` and has no space (its own HTTP client: no address check, no robots.txt), so
+  a page whose text is a URL would make it fetch.
 - Paywalled pages (schema.org `isAccessibleForFree: false`) keep no text.
 """
 
@@ -186,6 +189,24 @@ def _trafilatura_config():
 _CONFIG = None
 
 
+def _date_tree(page: str):
+    """The page parsed by htmldate's own loader, given bytes: it downloads a str that looks like a
+    URL, never bytes (decoded as UTF-8, which they are here, so it builds the tree it built from the
+    str). Its parser keeps comments, which it searches for dates; trafilatura's drops them, so each
+    library gets a tree from its own loader."""
+    from htmldate.utils import load_html  # deferred: only extraction workers need htmldate
+
+    return load_html(page.encode("utf-8", errors="replace"))
+
+
+def _date(htmldate, tree, url: str, *, original: bool) -> datetime | None:
+    if tree is None:  # what htmldate answers for a page its loader refuses
+        return None
+    # htmldate prunes a copy of a tree it is given, so one tree serves both searches.
+    return _moment(htmldate.find_date(tree, original_date=original, extensive_search=False,
+                                      outputformat=DATE_FORMAT, url=url))
+
+
 def _extract(page: str, url: str, language_hint: str | None, limits: ExtractLimits, encoding: str) -> Extraction:
     global _CONFIG
     import htmldate  # deferred: only extraction workers need htmldate (and its date parsers)
@@ -193,8 +214,10 @@ def _extract(page: str, url: str, language_hint: str | None, limits: ExtractLimi
 
     if _CONFIG is None:
         _CONFIG = _trafilatura_config()
-    document = trafilatura.bare_extraction(
-        page, url=url, with_metadata=True, include_comments=False, include_tables=False, include_images=False,
+    # trafilatura's loader never fetches (a str is only parsed); trafilatura works on a copy of the tree.
+    text_tree = trafilatura.load_html(page)
+    document = None if text_tree is None else trafilatura.bare_extraction(
+        text_tree, url=url, with_metadata=True, include_comments=False, include_tables=False, include_images=False,
         include_links=False, include_formatting=False, deduplicate=False, favor_precision=True, config=_CONFIG)
     raw = (document.text or "") if document is not None else ""
     paragraphs = _paragraphs(raw, limits.max_text_chars)
@@ -208,10 +231,9 @@ def _extract(page: str, url: str, language_hint: str | None, limits: ExtractLimi
     if language is None:
         declared = _HTML_LANG.search(page[:20_000])
         language = normalise_language(declared.group(1)) if declared else None
-    published = _moment(htmldate.find_date(page, original_date=True, extensive_search=False,
-                                           outputformat=DATE_FORMAT, url=url))
-    updated = _moment(htmldate.find_date(page, original_date=False, extensive_search=False,
-                                         outputformat=DATE_FORMAT, url=url))
+    date_tree = _date_tree(page)
+    published = _date(htmldate, date_tree, url, original=True)
+    updated = _date(htmldate, date_tree, url, original=False)
     if published and updated and updated <= published:
         updated = None
     byline = clean_text(getattr(document, "author", None) or "", max_chars=MAX_BYLINE_CHARS) or None

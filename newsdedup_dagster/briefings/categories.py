@@ -2,6 +2,10 @@
 count twice), the sport check of the clustering stage for sports, else "world". Used when no model
 answers and to check nothing: a model's category is kept when it is in the taxonomy.
 
+`story_category` is the one category a story is filed under everywhere (its card, its page, its
+feed entries, the category pages, the readers' editions): its briefing's, else this offline one
+from the story's own headline and summary, so that a story is never without one nor given two.
+
 Terms in scripts without spaces (Han, kana, Hangul) match anywhere in the text; the others match
 as whole words, case-folded, "*" ending a stem that takes any ending."""
 
@@ -139,3 +143,11 @@ def offline_category(headlines: Iterable[str], texts: Iterable[str] = ()) -> str
         return FALLBACK
     order = {category: i for i, category in enumerate(CATEGORIES)}
     return max(score, key=lambda c: (score[c], -order[c]))
+
+
+def story_category(briefed: str | None, headlines: Iterable[str | None], texts: Iterable[str | None] = ()) -> str:
+    """The story's one category: its briefing's (`briefed`) when the taxonomy has it, else the
+    offline category of its `headlines` and `texts` (a story not briefed yet)."""
+    if briefed in CATEGORIES:
+        return briefed
+    return offline_category([h for h in headlines if h], [t for t in texts if t])

@@ -29,7 +29,9 @@ from .verify import MAX_NAMES, checked_briefing, normalise
 
 TASK = "briefing"
 # Part of every stored answer's key (llm/cache.py): bump it when the meaning of an answer changes.
-PROMPT_VERSION = "briefing-v3"      # v2: perspectives, and each article's country; v3: background, watch
+# v2: perspectives, and each article's country; v3: background, watch; v4: a perspective states its fact
+# without naming its country (every line's words are checked against what it cites).
+PROMPT_VERSION = "briefing-v4"
 # Prompt budget: 8 articles x 2,000 characters is ~16k characters, about 4-5k tokens at ~4
 # characters per English token (an estimate; CJK is denser). Quotes and points come from what the
 # model reads, so an article's text is cut at the same place every time (the cache key is the prompt).
@@ -94,8 +96,9 @@ SYSTEM_PROMPT = "\n".join([
     f'- "players": the people and organisations at the centre of the story, "places": its places, at most '
     f"{MAX_NAMES} each, written as an article writes them.",
     f'- "perspectives": only where outlets of different countries stress different facts, at most '
-    f"{MAX_PERSPECTIVES} lines, one per country, each saying what that country's outlets stress and the others do "
-    "not, citing only articles whose outlet is of that one country, written like the points; at least two "
+    f"{MAX_PERSPECTIVES} lines, one per country, each stating the fact that country's outlets stress and the others "
+    "do not, as those articles state it (the reader sees the country beside the line: do not name it or its "
+    "outlets), citing only articles whose outlet is of that one country, written like the points; at least two "
     "countries, or an empty list when the outlets do not differ (a different language is not a different "
     "perspective).",
     f"When the story belongs to an event reported on earlier days, its earlier stories follow the articles between "
@@ -243,12 +246,13 @@ def with_article_ids(reply: Mapping, labels: Mapping[str, str], stories: Mapping
     return out
 
 
-def briefing_from_reply(reply: Mapping, request: Request, articles: Sequence[Article]) -> Briefing:
+def briefing_from_reply(reply: Mapping, request: Request, articles: Sequence[Article], embed=None) -> Briefing:
     """The model's reply (parsed, cleaned JSON) as a checked briefing: OutputInvalid for a wrong
-    shape, else every line that cannot be checked against the story's `articles` dropped and counted."""
+    shape, else every line that cannot be checked against the story's `articles` dropped and counted
+    (`embed`: the product's embedder, for lines an article in another language supports)."""
     check_shape(reply)
     return checked_briefing(with_article_ids(reply, request.labels, request.story_labels), articles, request.lang,
-                            request.earlier)
+                            request.earlier, embed)
 
 
 def publishable(briefing: Briefing) -> bool:

@@ -17,8 +17,14 @@ or an acronym of two to five capitals ("NATO"):
   Joe Biden" is "Joe Biden"); a possessive ends one ("Italy's Mount Etna": "Italy", "Mount Etna");
 - an acronym that is a country ("US", "UK", or an ISO code such as "AI") is not a player;
 - a run the gazetteer knows as a place is a place, not a player;
+- a law, treaty or other text ("AI Act", "Paris Agreement", "Ley de Amnistía") is neither a person
+  nor an organisation;
+- an acronym that abbreviates a longer name of the same list ("EU" beside "European Union") is
+  that name again: the longer one is kept;
 - the name must appear, written the same way (case included), in at least two articles of the
   story (in their title or text); the articles that name it are kept with it.
+
+`distinct_players` applies the last two rules to any list of players, a model's included.
 """
 
 from __future__ import annotations
@@ -65,6 +71,38 @@ _POSSESSIVE = re.compile(r"['’]s?$")
 # Acronyms that are a country (a place, not a player), or an ISO code read as a word ("AI").
 _COUNTRY_ACRONYMS = frozenset({"USA", "UK", "UAE", "DPRK", "PRC", "ROK"}) | frozenset(
     code for code in Locale("en").territories if len(code) == 2 and code.isalpha() and code not in ("EU", "UN"))
+
+
+# The word that makes a name a text, not a player: last in English ("AI Act", "Paris Agreement"),
+# first in the Romance and Slavic languages ("Ley de Amnistía", "Loi Travail", "Закон о ...").
+_TEXT_LAST = frozenset("act acts bill law treaty accord accords agreement protocol directive regulation charter "
+                       "amendment convention".split())
+_TEXT_FIRST = frozenset("ley loi lei legge decreto decret tratado traite trattato закон указ договор".split())
+
+
+def is_text_name(name: str) -> bool:
+    """`name` is a law, treaty or other text, not a person or an organisation."""
+    words = [fold(w) for w in _WORD.findall(name)]
+    return len(words) >= 2 and (words[-1] in _TEXT_LAST or words[0] in _TEXT_FIRST)
+
+
+def _initials(name: str, with_particles: bool) -> str:
+    return "".join(w[0] for w in _WORD.findall(name)
+                   if with_particles or not (w in _PARTICLES or fold(w) in _NOT_NAME_WORDS)).upper()
+
+
+def abbreviates(acronym: str, name: str) -> bool:
+    """`acronym` is the initials of `name` ("EU" of "European Union", "BOJ" of "Bank of Japan")."""
+    bare = acronym.replace(".", "")
+    if not _acronym(bare) or " " not in name.strip():
+        return False
+    return bare.upper() in (_initials(name, False), _initials(name, True))
+
+
+def distinct_players(names: Sequence[str]) -> list[str]:
+    """`names` in their order without the texts and without an acronym of another name in the list."""
+    kept = [n for n in names if not is_text_name(n)]
+    return [n for n in kept if not any(other != n and abbreviates(n, other) for other in kept)]
 
 
 def _letters_cased(word: str) -> bool:
@@ -184,5 +222,7 @@ def key_players(articles: Sequence[Article], lang: str | None,
     # A name inside a longer one named as often is the same player ("Central Bank" of "European Central Bank").
     kept = [f for f in found if not any(f[0] != g[0] and _named(f[0], g[0]) and len(g[1]) >= len(f[1])
                                         for g in found)]
+    distinct = set(distinct_players([name for name, _, _ in kept]))
+    kept = [f for f in kept if f[0] in distinct]
     kept.sort(key=lambda f: (-len(f[1]), f[2]))
     return [(name, cited) for name, cited, _ in kept[:limit]]

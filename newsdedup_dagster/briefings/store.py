@@ -13,9 +13,11 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import psycopg
 
@@ -35,6 +37,7 @@ from ..llm.client import (
 from . import model as briefing_model
 from .briefing import Article, Briefing, EarlierStory
 from .extractive import briefing_language, extractive_briefing
+from .support import memoised
 from .verify import checked_extractive
 
 log = logging.getLogger(__name__)
@@ -115,10 +118,12 @@ def _extractive(story: list[Article], pivot_lang: str) -> Briefing:
 
 
 def brief_hour(conn: psycopg.Connection, hour: datetime, pivot_lang: str, client: LLMClient | None = None, *,
-               model: str | None = None, max_calls: int = MAX_MODEL_BRIEFINGS_PER_RUN) -> BriefingReport:
+               model: str | None = None, max_calls: int = MAX_MODEL_BRIEFINGS_PER_RUN,
+               embed: Callable[[list[str]], Any] | None = None) -> BriefingReport:
     """Brief every story of `hour` whose articles (or their pages) changed since its briefing: by
     `model` through `client` (at most `max_calls` stories, the largest first), else extractively;
-    every briefing through the same checks. Idempotent.
+    every briefing through the same checks (`embed`, the product's embedder, checks a model's line
+    against cited articles in other languages). Idempotent.
 
     An LLMConfigError (bad key, unknown model) is raised after the stories answered so far are
     stored: a configuration problem fails the run, as it does for scoring."""
@@ -133,14 +138,15 @@ def brief_hour(conn: psycopg.Connection, hour: datetime, pivot_lang: str, client
                 _save(conn, report, story_id, material, _extractive(story, pivot_lang), pages[story_id], hour)
     else:
         conn.commit()   # each model briefing commits on its own as it returns
-        _brief_with_model(conn, hour, pivot_lang, client, model, max_calls, candidates, articles, pages, report)
+        _brief_with_model(conn, hour, pivot_lang, client, model, max_calls, candidates, articles, pages, report,
+                          embed)
     report.seconds = time.perf_counter() - started
     return report
 
 
 def _brief_with_model(conn: psycopg.Connection, hour: datetime, pivot_lang: str, client: LLMClient, model: str,
                       max_calls: int, candidates: list, articles: dict[str, list[Article]], pages: Counter,
-                      report: BriefingReport) -> None:
+                      report: BriefingReport, embed: Callable[[list[str]], Any] | None = None) -> None:
     requests: dict[str, briefing_model.Request] = {}
     earlier = earlier_stories(conn, [story_id for story_id, _ in candidates])
     for story_id, _ in sorted(candidates, key=lambda c: (-len(articles.get(c[0], [])), c[0])):
@@ -164,9 +170,11 @@ def _brief_with_model(conn: psycopg.Connection, hour: datetime, pivot_lang: str,
 
     def work(story_id: str):
         request, story = requests[story_id], articles[story_id]
+        # One story's cited sentences are embedded once, whatever the number of its lines.
+        story_embed = memoised(embed) if embed is not None else None
         return client.complete_json(
             briefing_model.TASK, model, briefing_model.SYSTEM_PROMPT, request.user,
-            lambda reply: briefing_model.briefing_from_reply(reply, request, story),
+            lambda reply: briefing_model.briefing_from_reply(reply, request, story, story_embed),
             story_id=story_id, partition_hour=hour, prompt_version=briefing_model.PROMPT_VERSION,
             target_langs=(request.lang or "",), max_tokens=briefing_model.MAX_REPLY_TOKENS)
 

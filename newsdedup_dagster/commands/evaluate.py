@@ -1,4 +1,5 @@
-"""`newsdedup eval --data NAME [--data-dir DIR] [--json] [--set key=value ...] [--sweep key=start:stop:step]`."""
+"""`newsdedup eval --data NAME [--data-dir DIR] [--json] [--set key=value ...] [--sweep key=start:stop:step]`;
+`newsdedup eval support --pairs FILE [--sweep]` (the briefing line support rule, evaluation/briefing_support.py)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ def register(subparsers) -> None:
             "B-cubed precision/recall/F1, NMI, ARI, number of clusters and the largest cluster."
         ),
     )
-    parser.add_argument("--data", required=True, metavar="NAME",
-                        help='labelled JSON-lines file: a path, or a file name in the data directory; '
+    # Required unless an evaluation below is named (checked in handle: argparse would ask it of them too).
+    parser.add_argument("--data", metavar="NAME",
+                        help='(required) labelled JSON-lines file: a path, or a file name in the data directory; '
                              '"sample" for the bundled sample day')
     add_data_dir_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON (one object per line when sweeping)")
@@ -61,6 +63,41 @@ def register(subparsers) -> None:
                         help="also write the results as one CSV table (a row per configuration and per --by group; "
                              "resamples' mean and sd as columns)")
     parser.set_defaults(func=handle)
+    evaluations = parser.add_subparsers(dest="evaluation", metavar="EVALUATION",
+                                        help="another evaluation instead of clustering: support")
+    support = evaluations.add_parser(
+        "support", help="briefing line support rule: precision/recall on labelled (line, cited sentence) pairs",
+        description="Precision and recall of both classes (supported / unsupported) of the briefing line support "
+                    "rule (briefings/support.py), same-language and cross-language pairs apart, at the calibrated "
+                    "bars and, with --sweep, over a range of each.")
+    support.add_argument("--pairs", required=True, metavar="NAME",
+                         help='JSON-lines of {"line","line_lang","sentence","sentence_lang","label","kind"}: a path, '
+                              "or a file name in the data directory (tests/data/briefing_support_pairs.jsonl is the "
+                              "calibration set)")
+    add_data_dir_argument(support)
+    support.add_argument("--sweep", action="store_true", help="also sweep each bar (the other at its value)")
+    support.add_argument("--words-range", metavar="START:STOP:STEP", help="min_shared_words sweep (0.30:0.90:0.05)")
+    support.add_argument("--cross-range", metavar="START:STOP:STEP",
+                         help="min_cross_similarity sweep (0.30:0.70:0.02)")
+    support.add_argument("--embedder", choices=("e5", "use", "none"), default="e5",
+                         help="offline embedder of the cross-language rule (default e5, the one the bars are for)")
+    support.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
+                         help="override a rule: min_shared_words, min_cross_similarity, max_embedded_sentences, "
+                              "prefix_chars (0: whole words), window_sentences")
+    support.add_argument("--json", action="store_true", help="print the result as JSON")
+    support.set_defaults(func=handle_support)
+
+
+def handle_support(args: argparse.Namespace) -> int:
+    from ..evaluation.briefing_support import run  # deferred: the embedders load only when it runs
+
+    try:
+        print(run(resolve_data_file(args.pairs, data_dir_of(args)), args.embedder, args.assignments, args.sweep,
+                  args.words_range, args.cross_range, args.json))
+    except (OSError, ValueError) as exc:
+        print(f"newsdedup eval support: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def add_data_dir_argument(parser: argparse.ArgumentParser) -> None:
@@ -97,6 +134,9 @@ def format_table(table, by: tuple[str, ...]) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
+    if not args.data:
+        print("newsdedup eval: error: the following arguments are required: --data", file=sys.stderr)
+        return 2
     from ..embeddings.store import EmbeddingModelMismatch  # deferred: the embedders load only when eval runs
     from ..evaluation.clustering import (  # deferred: pandas, scikit-learn
         RESULT_KEYS,

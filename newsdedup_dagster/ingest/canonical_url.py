@@ -310,6 +310,14 @@ def _browser_view(url: str) -> str:
 # blogs on one hosting domain are two outlets.
 _SUFFIXES = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
 
+
+def public_suffix(host: str) -> str:
+    """The public suffix a host name ends in ("com", "co.uk", "github.io"), "" when none does."""
+    try:
+        return _SUFFIXES(host).suffix
+    except Exception:  # noqa: BLE001 - a name tldextract cannot read has no suffix
+        return ""
+
 # Google News article ids: base64url of a protobuf whose field 4 (tag 0x22) holds the publisher's
 # URL (the "CBMi" prefix is that encoding's first bytes). The newer opaque ids ("AU_yqL...") do
 # not carry it; those stay attributed to news.google.com.

@@ -21,13 +21,18 @@ re-trigger scoring. The same run translates the briefings' lines (briefing_trans
 briefings written in the last BRIEFING_SYNC_HOURS up to H get a row per published language for
 their current version (a re-briefed story's rows are reset), then the pending rows go in their
 own batches (task translation.BRIEFING_TASK), with the same statuses, retries and outage rule.
+
+Every translated line is read against its source line before it is stored (translation.line_problem:
+the same numbers, the same names): a story's translation into a language with a line that fails is
+given up (-1, the reason as its error: readers keep the story's own text), a briefing's failed line is
+stored as null (readers read it in the briefing's language); the run counts both by reason.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -82,6 +87,8 @@ class TranslationReport:
     batches_reused: int = 0    # batches taken from llm_results (no model call)
     usage: Usage = field(default_factory=Usage)               # the run's calls, briefings' included
     errors: list[str] = field(default_factory=list)
+    # translated headlines and summaries not used, by reason (translation.NUMBERS, translation.NAMES)
+    lines_dropped: Counter = field(default_factory=Counter)
     # the briefings' lines, counted apart (usage: their share of `usage`)
     briefing_rows_reset: int = 0       # rows (re)set for a new briefing version, or switched mode
     briefing_batches: int = 0
@@ -91,6 +98,7 @@ class TranslationReport:
     briefing_rows_done: int = 0
     briefing_batches_reused: int = 0
     briefing_usage: Usage = field(default_factory=Usage)
+    briefing_lines_dropped: Counter = field(default_factory=Counter)   # translated lines not used, by reason
 
 
 # ------------------------------------------------------------------ scoring
@@ -323,7 +331,7 @@ def run_translations(
             jobs.append(translation.BatchJob(
                 key=story_id, fields=entry["fields"], langs=batch, source_lang=entry["source_lang"],
                 attempts_so_far=max(entry["attempts"][lang] for lang in batch), story_id=story_id,
-                extra={"scored_at": entry["scored_at"]}))
+                extra={"scored_at": entry["scored_at"]}, check=True))
     report.batches = len(jobs)
     briefing_jobs = _briefing_jobs(conn, hour, settings, max_rows, report)
     report.briefing_batches = len(briefing_jobs)
@@ -337,13 +345,20 @@ def run_translations(
             _persist_briefing(conn, outcome, model, report, transient)
             return
         if outcome.ok:
-            langs = list(job.langs)
+            _count_drops(outcome, report.lines_dropped, report.errors)
+            failed = {drop.lang: drop for drop in reversed(outcome.dropped)}   # a language's first failed line
+            langs = [lang for lang in job.langs if lang not in failed]
             with conn.transaction():
                 cur = conn.execute(db.load_sql("llm_translation_save"), {
                     "story_id": job.story_id, "langs": langs, "attempts": outcome.answer_attempts, "model": model,
                     "headlines": [outcome.translations[lang]["headline"] for lang in langs],
                     "summaries": [outcome.translations[lang]["summary"] for lang in langs],
                     "scored_at": job.extra["scored_at"]})
+                for lang, drop in failed.items():
+                    conn.execute(db.load_sql("llm_translation_fail"), {
+                        "story_id": job.story_id, "langs": [lang], "status": -1, "attempts": outcome.answer_attempts,
+                        "model": model, "error": f"{drop.reason}: {drop.field}: {drop.detail}"[:500],
+                        "scored_at": job.extra["scored_at"]})
             report.batches_ok += 1
             report.batches_reused += outcome.usage.reused
             report.rows_done += cur.rowcount
@@ -379,6 +394,13 @@ def run_translations(
             report.batches_failed_permanent += 1
             report.batches_failed_transient -= 1
     return report
+
+
+def _count_drops(outcome: translation.BatchOutcome, counts: Counter, errors: list[str]) -> None:
+    """Count a batch's translated lines that failed their check, by reason, and note what failed."""
+    for drop in outcome.dropped:
+        counts[drop.reason] += 1
+        note_error(errors, f"{outcome.job.story_id} {drop.lang} {drop.field}: {drop.reason}: {drop.detail}")
 
 
 def _fail_translation(conn, outcome: translation.BatchOutcome, status: int, model: str) -> None:
@@ -417,7 +439,8 @@ def _briefing_jobs(conn: psycopg.Connection, hour: datetime, settings: LLMSettin
     per_story: dict[str, dict] = {}
     for story_id, lang, attempts, briefing, source_lang, material, briefing_md5 in rows:
         entry = per_story.setdefault(story_id, {
-            "fields": translation.briefing_fields(briefing or {}), "source_lang": source_lang or "und",
+            "fields": translation.briefing_fields(briefing or {}), "names": translation.briefing_names(briefing or {}),
+            "source_lang": source_lang or "und",
             "extra": {"material": material, "briefing_md5": briefing_md5}, "langs": [], "attempts": {}})
         entry["langs"].append(lang)
         entry["attempts"][lang] = attempts
@@ -441,7 +464,8 @@ def _briefing_jobs(conn: psycopg.Connection, hour: datetime, settings: LLMSettin
             jobs.append(translation.BatchJob(
                 key=story_id, fields=entry["fields"], langs=batch, source_lang=entry["source_lang"],
                 attempts_so_far=max(entry["attempts"][lang] for lang in batch), story_id=story_id,
-                extra=entry["extra"], task=translation.BRIEFING_TASK, exact=True))
+                extra=entry["extra"], task=translation.BRIEFING_TASK, exact=True, check=True,
+                names=entry["names"]))
     return jobs
 
 
@@ -458,6 +482,8 @@ def _persist_briefing(conn, outcome: translation.BatchOutcome, model: str, repor
     job = outcome.job
     report.briefing_usage.add(outcome.usage)
     if outcome.ok:
+        # A failed line is saved as null: the reader reads it in the briefing's language.
+        _count_drops(outcome, report.briefing_lines_dropped, report.errors)
         with conn.transaction():
             report.briefing_rows_done += _save_briefing(conn, job.story_id, list(job.langs), outcome.translations,
                                                         outcome.answer_attempts, model, job.extra)

@@ -25,6 +25,15 @@ BRIEFING_TASK): `briefing_fields` names its lines (summary, point_1.., perspecti
 verbatim and never sent), the reply must hold exactly those names (validate_exact_translations), and
 `translated_briefing` puts the translated texts back into the stored briefing for a reader.
 
+A checked job (`BatchJob.check`: a story's headline and summary, a briefing's lines) has every
+translated line read against its source line (`line_problem`): the same numbers by value, each side
+read in its own language (claims.py), and, in a Latin-script translation, the Latin-script names of
+the source (and the briefing's players and places it names). A line that fails is not used: it comes
+back as None with its reason in `BatchOutcome.dropped` (a briefing stores it as null and the reader
+reads the source line in its own language; a story's translation into that language is given up),
+and `translated_briefing` checks stored lines again, so a translation stored before the check is
+never shown either.
+
 Status values (story_translations.status / event_translations.status / briefing_translations.status):
    1 needs translation, 0 done, -1 permanent failure (never retried automatically), 2 skipped (offline).
 
@@ -51,6 +60,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from .. import claims
 from .client import LLMClient, LLMConfigError, LLMError, OutputInvalid, Usage
 from .scoring import language_name
 from .text import clean_visible_line
@@ -70,6 +80,10 @@ BRIEFING_TASK = "briefing_translate"
 # Lists of a stored briefing whose lines a reader reads in his language, and their field prefix.
 BRIEFING_LISTS = (("points", "point"), ("perspectives", "perspective"), ("background", "background"),
                   ("watch", "watch"))
+
+# Why a translated line is not used (the run's metadata counts them).
+NUMBERS = "translation_numbers"
+NAMES = "translation_names"
 
 SYSTEM_PROMPT = """You are a professional news translator.
 The user message is a JSON object with "source_language", "target_languages" and "fields" (name -> text).
@@ -156,6 +170,57 @@ def translate_fields(
     )
 
 
+# ------------------------------------------------------------------ checks
+@dataclass(frozen=True)
+class Drop:
+    """A translated line not used: its language, field, reason (NUMBERS, NAMES) and what failed."""
+
+    lang: str
+    field: str
+    reason: str
+    detail: str
+
+
+def line_problem(source: str, source_lang: str | None, text: str, lang: str,
+                 names: Sequence[str] = ()) -> tuple[str, str] | None:
+    """(reason, detail) when `text`, the translation of `source` into `lang`, changes a fact of it;
+    None when it holds. Numbers: each side gives every number of the other, by value, each read in
+    its own language. Names: in a Latin-script translation, every Latin-script name of the source
+    (claims.names_in) and each of `names` the source names is carried (claims.name_carried: exact,
+    or adapted as translations adapt places and shorten people's names); in another script names are
+    not compared (transliterations differ)."""
+    added = claims.unsupported_numbers(text, lang, [(source, source_lang)])
+    if added:
+        return NUMBERS, f"{added[0]} is not in the source"
+    lost = claims.unsupported_numbers(source, source_lang, [(text, lang)])
+    if lost:
+        return NUMBERS, f"the source's {lost[0]} is missing"
+    if not claims.latin_script(text):
+        return None
+    wanted = claims.names_in(source, source_lang)
+    wanted += [n for n in names if isinstance(n, str) and n not in wanted and claims.names_match(n, source)]
+    for name in wanted:
+        if claims.latin_script(name) and not claims.name_carried(name, source_lang, text, lang):
+            return NAMES, f"{name} is missing"
+    return None
+
+
+def checked_translations(translations: Mapping[str, Mapping[str, str]], fields: Mapping[str, str],
+                         source_lang: str | None, names: Sequence[str] = ()
+                         ) -> tuple[dict[str, dict[str, str | None]], list[Drop]]:
+    """The translations with each line that fails `line_problem` replaced by None, and the drops."""
+    out: dict[str, dict[str, str | None]] = {}
+    drops: list[Drop] = []
+    for lang, lines in translations.items():
+        out[lang] = {}
+        for name, text in lines.items():
+            problem = line_problem(fields.get(name, ""), source_lang, text, lang, names)
+            if problem is not None:
+                drops.append(Drop(lang, name, *problem))
+            out[lang][name] = None if problem is not None else text
+    return out, drops
+
+
 # ------------------------------------------------------------------ batches
 @dataclass
 class BatchJob:
@@ -169,14 +234,17 @@ class BatchJob:
     extra: dict[str, Any] = field(default_factory=dict)  # caller's bookkeeping (e.g. scored_at guard)
     task: str | None = None                   # the llm_calls task when not run_batches' own
     exact: bool = False                       # the reply must hold exactly `fields` (validate_exact_translations)
+    check: bool = False                       # each line read against its source (checked_translations)
+    names: tuple[str, ...] = ()               # names the source lines may hold besides their own capitals
 
 
 @dataclass
 class BatchOutcome:
     job: BatchJob
-    translations: dict[str, dict[str, str]] | None
+    translations: dict[str, dict[str, str | None]] | None    # a checked job's failed lines are None
     error: LLMError | None
     usage: Usage
+    dropped: list[Drop] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -225,6 +293,9 @@ def run_batches(
             data, usage = translate_fields(
                 client, model, job.fields, job.langs, source_lang=job.source_lang, task=job.task or task,
                 story_id=job.story_id, event_id=job.event_id, partition_hour=partition_hour, exact=job.exact)
+            if job.check:
+                checked, dropped = checked_translations(data, job.fields, job.source_lang, job.names)
+                return BatchOutcome(job, checked, None, usage, dropped)
             return BatchOutcome(job, data, None, usage)
         except LLMConfigError:
             raise
@@ -276,25 +347,40 @@ def briefing_fields(briefing: Mapping) -> dict[str, str]:
     return fields
 
 
+def briefing_names(briefing: Mapping) -> tuple[str, ...]:
+    """The players and places of a stored briefing: names its lines' translations must carry."""
+    names = [name for key in ("players", "places") if isinstance(briefing.get(key), list) for name in briefing[key]]
+    return tuple(dict.fromkeys(n for n in names if isinstance(n, str) and n.strip()))
+
+
 def translated_briefing(briefing: Mapping, lines: Mapping | None, lang: str) -> dict:
     """A copy of `briefing` with its lines' texts from `lines` (briefing_fields' names -> the text in
     `lang`), each such line marked as `lang`; citations, quotes and everything else unchanged.
     `briefing` itself (a copy) when `lines` does not name exactly its lines: a translation of
-    another version of the briefing is never shown."""
+    another version of the briefing is never shown. A line stored as null (its translation failed
+    the check) or failing it now (`line_problem`) stays as the briefing has it, in its own language."""
     out = dict(briefing)
     if not isinstance(lines, Mapping) or set(lines) != set(briefing_fields(briefing)):
         return out
-    if not all(isinstance(text, str) and text for text in lines.values()):
+    if not all(text is None or (isinstance(text, str) and text) for text in lines.values()):
         return out
     # The players and places stay as the articles write them: their language is the briefing's own.
     out.setdefault("names_lang", next((line.get("lang") for line in (briefing.get("summary"), *(
         briefing.get("points") if isinstance(briefing.get("points"), list) else ())) if isinstance(line, Mapping)
         and line.get("lang")), None))
+    names = briefing_names(briefing)
+
+    def shown(line: Mapping, field: str) -> Mapping:
+        text = lines.get(field)
+        if text is None or line_problem(_text(line), line.get("lang") or out["names_lang"], text, lang, names):
+            return line
+        return {**line, "text": text, "lang": lang}
+
     if "summary" in lines:
-        out["summary"] = {**briefing["summary"], "text": lines["summary"], "lang": lang}
+        out["summary"] = shown(briefing["summary"], "summary")
     for key, prefix in BRIEFING_LISTS:
         if not isinstance(briefing.get(key), list):
             continue
-        out[key] = [{**line, "text": lines[f"{prefix}_{n}"], "lang": lang} if f"{prefix}_{n}" in lines else line
+        out[key] = [shown(line, f"{prefix}_{n}") if f"{prefix}_{n}" in lines else line
                     for n, line in enumerate(briefing[key], 1)]
     return out
