@@ -70,6 +70,14 @@ def test_an_order_to_the_model_or_the_reader_is_dropped_even_when_an_article_car
     assert briefing.dropped["instruction"] == 2
 
 
+def test_news_that_reports_logins_and_readers_is_no_order():
+    for text in ["Customers of several banks said they could not log in, while passengers at airports faced delays.",
+                 "Hackers logged in to the accounts of 300 customers.", "The newspaper's readers voted for the mayor.",
+                 "The bank said customers could sign in again on Monday."]:
+        assert checked_briefing({"points": [_point(text, "x1")]},
+                                [Article("x1", "Daily", "en", "Outage", text, "GB")], "en").points, text
+
+
 def test_numbers_abbreviations_and_dates_are_not_links():
     for text in ["1 200 000 people", "U.S. officials said at 3 p.m.", "the vote of 2026-11-02", "St.Louis",
                  "a rise of 3.5% to 1,200.50", "ISBN-free 12.000 Menschen"]:

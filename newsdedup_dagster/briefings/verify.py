@@ -91,7 +91,7 @@ _INSTRUCTION = re.compile(
     r"(?i)\b(?:ignore|disregard|forget|override)\b.{0,40}\b(?:instructions?|prompts?|rules|above|previous)\b"
     r"|\b(?:system prompt|jailbreak|as an ai\b)"
     r"|\b(?:every|all|dear) readers?\b|\breaders? (?:should|must|need to)\b"
-    r"|\b(?:log|sign) ?(?:in|on)\b.{0,30}\b(?:your|their|at|here|now|today)\b"
+    r"|\b(?:log|sign) ?(?:in|on) (?:to (?:your|their)|with your|here|now)\b"
     r"|\b(?:click|tap) (?:here|on|the|this)\b|\bsubscribe (?:now|here|today|to)\b"
     r"|\bverify your\b|\b(?:your|their) (?:password|login|credentials|bank details|card number)\b"
     r"|\bignorez\b|\bconnectez-vous\b|\bcliquez\b|\bignora (?:las|todas)\b|\binicia sesi[oó]n\b"
