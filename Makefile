@@ -18,15 +18,33 @@ PYTEST_ARGS ?=
 TEST_WORKERS ?= 4
 PYTEST = $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-.PHONY: demo test test-fast lint dev validate bench clean print-python
+.PHONY: demo test test-fast lint dev validate bench clean print-python lock
 
-$(STAMP): pyproject.toml setup.py
+# The venv gets requirements.lock: every package at one version, with its hashes (pyproject keeps
+# ranges, for the wheel's users). uv writes it rather than pip-tools because one uv resolution holds
+# for every supported Python (--universal; numpy and scipy differ by version), where pip-compile
+# resolves for the interpreter running it only. setuptools is locked too (test extra) and builds the
+# editable install without build isolation, and the venv's own pip installs (not upgraded): nothing
+# unpinned is fetched.
+LOCK = requirements.lock
+UV_VERSION = 0.13.9
+LOCK_COMMAND = uv pip compile pyproject.toml --extra test --universal --generate-hashes --python-version 3.11 -o $(LOCK)
+
+$(STAMP): pyproject.toml setup.py $(LOCK)
 	@test -n "$(PYTHON)" || { echo "no supported Python found (3.11-3.13); set PYTHON=..."; exit 2; }
 	@echo "using $(PYTHON) ($$($(PYTHON) -c 'import sys; print(sys.version.split()[0])')) for $(VENV)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# Resolve pyproject.toml's dependencies and test extra again (newest versions within its ranges)
+# with a pinned uv in the venv; tests/test_dependency_lock.py checks the result against pyproject.
+lock:
+	@test -n "$(PYTHON)" || { echo "no supported Python found (3.11-3.13); set PYTHON=..."; exit 2; }
+	test -x $(BIN)/pip || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet 'uv==$(UV_VERSION)'
+	$(BIN)/$(LOCK_COMMAND) --quiet
 
 demo: $(STAMP)
 	$(BIN)/newsdedup demo

@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import sys
 import tempfile
 from pathlib import Path
 
+import psutil
 import pytest
 
+_SESSION_PREFIX = "newsdedup-test-"
 _XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 if _XDIST_WORKER:
     # A pytest-xdist worker inherits the controller's homes through the environment and takes its
     # own directory under each: its own embedded PostgreSQL and Dagster instance.
+    _SESSION_HOME = Path(os.environ["NEWSDEDUP_HOME"])
     for _name in ("NEWSDEDUP_HOME", "DAGSTER_HOME"):
         os.environ[_name] = str(Path(os.environ[_name]) / _XDIST_WORKER)
+    _SESSION_MADE = _SESSION_HOME.name.startswith(_SESSION_PREFIX)   # not a home the developer set
+    # Removed at the session's end: this worker's own directories under the session's.
+    _OWN_DIRS = [path for path in (Path(os.environ["NEWSDEDUP_HOME"]), Path(os.environ["DAGSTER_HOME"]))
+                 if _SESSION_MADE and path.is_relative_to(_SESSION_HOME)]
 else:
     # Per-session home so parallel sessions and the developer's own .newsdedup never collide.
-    _SESSION_HOME = Path(tempfile.mkdtemp(prefix="newsdedup-test-"))
+    _SESSION_HOME = Path(tempfile.mkdtemp(prefix=_SESSION_PREFIX))
     os.environ.setdefault("NEWSDEDUP_HOME", str(_SESSION_HOME))
     os.environ.setdefault("DAGSTER_HOME", str(_SESSION_HOME / "dagster"))
+    _SESSION_MADE = os.environ["NEWSDEDUP_HOME"] == str(_SESSION_HOME)
+    _OWN_DIRS = [_SESSION_HOME]
+_HOME = Path(os.environ["NEWSDEDUP_HOME"])
 os.environ.pop("NEWSDEDUP_LLM_BASE_URL", None)
 os.environ.pop("NEWSDEDUP_SMTP_HOST", None)
 
@@ -85,6 +98,39 @@ def fake(openai_server):
     """The shared fake OpenAI server with its scripted replies and request log cleared."""
     openai_server.reset()
     return openai_server
+
+
+# ------------------------------------------------------------ end of session
+def _stop_session_server(pgdata: Path) -> None:
+    """Stop the session's embedded server even when a process a test left behind still holds it
+    (its directory is removed next): SIGINT, PostgreSQL's fast shutdown, then SIGQUIT."""
+    try:
+        postmaster = psutil.Process(int((pgdata / "postmaster.pid").read_text().split()[0]))
+        if str(pgdata) not in postmaster.cmdline():
+            return   # not this server (it stopped, and its pid was reused)
+        postmaster.send_signal(signal.SIGINT)
+        try:
+            postmaster.wait(60)
+        except psutil.TimeoutExpired:
+            postmaster.send_signal(signal.SIGQUIT)
+            postmaster.wait(30)
+    except (OSError, ValueError, IndexError, psutil.Error):
+        return   # no server running there, or one that would not stop: nothing more to do here
+
+
+def pytest_sessionfinish(session):
+    """Each test process (each pytest-xdist worker) stops the embedded server it started and removes
+    the directories made for it. A worker does it before it reports its end: at the session's end
+    the controller kills a worker still exiting 10 s later, and a server left to the worker's exit
+    hooks would then run on. The controller (or a session without workers) removes the session's
+    directory last."""
+    db = sys.modules.get("newsdedup_dagster.db")
+    if db is not None:
+        db.stop_embedded_server()  # this process's handle (the server stops if it was the last)
+    if _SESSION_MADE:
+        _stop_session_server(_HOME.resolve() / "pg")
+    for path in _OWN_DIRS:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 # ------------------------------------------------------------------ order

@@ -27,6 +27,11 @@ def test_each_sample_reader_gets_their_edition_once(clean_db, conn, tmp_path):
     conn.execute("INSERT INTO story_briefings (story_id, material, lang, method, category, briefing, partition_hour)"
                  " VALUES ('vote', 'm', 'en', 'extractive', 'politics', %s, %s)",
                  (json.dumps({"points": []}), hour_of(at(8))))
+    # Briefed, as every scored story is: unbriefed, its title names no category's term and it would be
+    # filed under "world", which Amira reads.
+    conn.execute("INSERT INTO story_briefings (story_id, material, lang, method, category, briefing, partition_hour)"
+                 " VALUES ('final', 'm', 'es', 'extractive', 'sports', %s, %s)",
+                 (json.dumps({"points": []}), hour_of(at(10))))
     conn.commit()
     add_sample_readers(conn, DAY)
     render_day(conn, DAY, ["en", "ja", "ar", "es"], outbox_dir=tmp_path)     # what the demo's digest run does

@@ -74,9 +74,10 @@ def test_offline_narrative_is_extractive_in_time_order():
     out = offline_narrative(tl)
     assert set(out) == set(narrative.SECTIONS)
     assert out["what_happened"].startswith("EU votes on AI act.")  # most significant
-    assert out["background"].startswith("First reported 2026-11-02: EU proposes AI act.")
+    # The date and the languages written the reader's way (Babel), like every date on the site.
+    assert out["background"].startswith("First reported November 2, 2026: EU proposes AI act.")
     assert out["how_it_developed"].index("proposes") < out["how_it_developed"].index("votes")
-    assert "languages: en, fr" in out["background"]
+    assert "languages: English and French" in out["background"]
 
 
 def test_validate_narrative_rejects_missing_and_runaway_sections():

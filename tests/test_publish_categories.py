@@ -1,9 +1,10 @@
 """Category pages and feeds against the real database: per published language, a page, an Atom
-feed and a JSON Feed for every briefing category with stories in the feed window, holding exactly
-those stories, newest change first; the language index and the story pages link them, by their
-names in the page's language (Japanese, Arabic right to left); a story without a briefing is on
-no category page; an unchanged hour rewrites nothing; a category that leaves the window keeps its
-page, and no feed ever links a page that is not there."""
+feed and a JSON Feed for every category with stories in the feed window, holding exactly those
+stories, newest change first; the language index and the story pages link them, by their names in
+the page's language (Japanese, Arabic right to left); a story without a briefing is on the page of
+its offline category; an unchanged hour rewrites nothing; a category that leaves the window keeps
+its page, still linked, without the stories that left, and no feed ever links a page that is not
+there."""
 
 from __future__ import annotations
 
@@ -38,8 +39,9 @@ def _brief(conn, story_id: str, category: str, langs: tuple[str, ...] = ("en",))
 
 
 def _seed(conn):
-    # Two disasters (the storm changed last), one sports story, one story without a briefing, and a
-    # science story whose articles are all older than the feed's 24 hours.
+    # Two disasters (the storm changed last), one sports story, one story without a briefing (filed
+    # under politics by its headline), and a science story whose articles are all older than the
+    # feed's 24 hours.
     add_story(conn, "quake", "quake", 8.6, 9.2, titles={"en": "Magnitude 5.4 quake off Ibaraki", "ja": "茨城沖で地震"},
               significance=7.0, translations={"ja": ("茨城沖でM5.4の地震", "被害の報告はない。"),
                                               "ar": ("زلزال قبالة إيباراكي", "لا أضرار.")})
@@ -118,10 +120,10 @@ def _missing_targets(out: Path) -> list[str]:
 def test_a_page_and_both_feeds_per_category_and_language(site):
     for lang in LANGS:
         categories = sorted(p.name for p in (site / lang / "category").iterdir())
-        # No page for the story without a briefing (its topic is no category) nor for one outside the window.
-        assert categories == ["disasters", "sports"], lang
+        # The story without a briefing is on its offline category's page; no page for one outside the window.
+        assert categories == ["disasters", "politics", "sports"], lang
         language_feed = _atom(site / lang / "atom.xml")
-        for category, expected in (("disasters", ["storm", "quake"]), ("sports", ["match"])):
+        for category, expected in (("disasters", ["storm", "quake"]), ("sports", ["match"]), ("politics", ["vote"])):
             folder = site / lang / "category" / category
             atom = _atom(folder / "atom.xml")
             assert _story_ids(atom) == expected, (lang, category)     # newest change first
@@ -155,19 +157,20 @@ def test_the_index_links_each_category_by_its_translated_name(site):
         nav = index.xpath("//nav[@class='categories']")
         assert len(nav) == 1, lang
         assert nav[0].get("aria-label") == labels_for(lang)["categories"]
-        # Taxonomy order (sports before disasters), each named in the page's language.
+        # Taxonomy order (politics, sports, then disasters), each named in the page's language.
         links = [(a.get("href"), a.text) for a in nav[0].xpath(".//a")]
-        assert links == [("category/sports/index.html", category_name("sports", lang)),
+        assert links == [("category/politics/index.html", category_name("politics", lang)),
+                         ("category/sports/index.html", category_name("sports", lang)),
                          ("category/disasters/index.html", category_name("disasters", lang))]
         page = _page(site / lang / "category" / "sports" / "index.html")
         current = page.xpath("//nav[@class='categories']//a[@aria-current='page']")
         assert [a.get("href") for a in current] == ["../../category/sports/index.html"]
     ja = _page(site / "ja" / "index.html").xpath("//nav[@class='categories']//a/text()")
-    assert ja == ["スポーツ", "災害・気象"]
+    assert ja == ["政治", "スポーツ", "災害・気象"]
     ar_index = (site / "ar" / "index.html").read_text(encoding="utf-8")
     assert '<html lang="ar" dir="rtl">' in ar_index
     ar = _page(site / "ar" / "index.html").xpath("//nav[@class='categories']//a/text()")
-    assert ar == ["رياضة", "كوارث وطقس"]
+    assert ar == ["سياسة", "رياضة", "كوارث وطقس"]
     ar_page = (site / "ar" / "category" / "disasters" / "index.html").read_text(encoding="utf-8")
     assert '<html lang="ar" dir="rtl">' in ar_page and "<h1>كوارث وطقس</h1>" in ar_page
     assert _atom(site / "ar" / "category" / "disasters" / "atom.xml").findtext(f"{ATOM}title") == \
@@ -192,7 +195,7 @@ def test_story_pages_and_entries_link_their_category(site):
 
 def test_republishing_an_unchanged_hour_rewrites_nothing(site, conn):
     files = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in site.rglob("*") if p.is_file()}
-    assert sum(1 for p in files if "category" in p.parts) == len(LANGS) * 2 * 3
+    assert sum(1 for p in files if "category" in p.parts) == len(LANGS) * 3 * 3
     again = _publish(conn, site)
     assert again.files_changed == 0
     assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in site.rglob("*") if p.is_file()} == files
@@ -200,7 +203,6 @@ def test_republishing_an_unchanged_hour_rewrites_nothing(site, conn):
 
 def test_a_category_that_leaves_the_window_keeps_its_page(site, conn):
     sports = site / "en" / "category" / "sports"
-    kept = {name: (sports / name).read_bytes() for name in ("index.html", "atom.xml", "feed.json")}
     # A day later the sports story is out of the 24-hour window; a new disaster came in.
     add_story(conn, "flood", "flood", 31.2, titles={"en": "Flood on the river"}, significance=6.0)
     conn.execute("INSERT INTO story_briefings (story_id, material, lang, method, category, briefing, partition_hour)"
@@ -210,11 +212,14 @@ def test_a_category_that_leaves_the_window_keeps_its_page(site, conn):
     conn.commit()
     later = H + timedelta(hours=22)
     result = _publish(conn, site, later)
-    assert result.languages["en"].categories == ["disasters"]
-    # Its page and feeds stay as they were (permanent links), the index no longer lists it.
-    assert {name: (sports / name).read_bytes() for name in kept} == kept
+    assert result.languages["en"].categories == ["politics", "disasters"]
+    # Its page and feeds stay (permanent links), linked from the index, without the story that left.
+    assert _page(sports / "index.html").xpath("//article[@class='story']") == []
+    assert _story_ids(_atom(sports / "atom.xml")) == []
+    assert json.loads((sports / "feed.json").read_text(encoding="utf-8"))["items"] == []
     index = _page(site / "en" / "index.html")
-    assert index.xpath("//nav[@class='categories']//a/@href") == ["category/disasters/index.html"]
+    assert index.xpath("//nav[@class='categories']//a/@href") == [
+        "category/politics/index.html", "category/sports/index.html", "category/disasters/index.html"]
     assert _story_ids(_atom(site / "en" / "category" / "disasters" / "atom.xml")) == ["flood", "storm", "quake"]
     assert (site / "en" / "story" / "flood.html").exists()
     assert _missing_targets(site) == []

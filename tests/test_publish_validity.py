@@ -24,7 +24,9 @@ from newsdedup_dagster.publish.model import BriefingView
 from newsdedup_dagster.resources import LLMResource
 
 H = "2026-11-02-10:00"
-CATEGORIES = ("business", "disasters")   # the briefings' categories of the seeded stories
+# The seeded stories' categories: their briefings', and the offline one of the story without a
+# briefing ("Parliament vote on the budget": politics).
+CATEGORIES = ("business", "disasters", "politics")
 ATOM = "{http://www.w3.org/2005/Atom}"
 LANGS = (LLMSettings().pivot_lang, *LLMSettings().translation_langs)
 # franceinfo's real links carry this fragment; "[" and "]" may not stand in a URI fragment.

@@ -7,6 +7,7 @@ from `LLMResource`, and turn the stage reports into metadata (a markdown table o
 top stories, token and cost totals, and a plain "offline fallback" note when no endpoint is set).
 """
 
+import threading
 
 from dagster import (
     AssetCheckResult,
@@ -20,6 +21,8 @@ from dagster import (
 from .. import db
 from ..briefings.model import TASK as BRIEFING_TASK
 from ..briefings.store import BriefingReport, brief_hour
+from ..embeddings.providers import make_embedder
+from ..embeddings.settings import EmbeddingSettings
 from ..llm import report as llm_report
 from ..llm.client import Usage, redact
 from ..llm.settings import LLMSettings
@@ -130,6 +133,22 @@ STORY_SCORES_SPEC = AssetSpec(
 )
 
 
+class _LazyEmbed:
+    """The multilingual e5 embedder, loaded on the first line that needs it (a model's line citing an
+    article in another language): most hours brief offline or in one language and never load it. e5
+    whatever the run embeds with: the support bar across languages is e5's (briefings/support.py)."""
+
+    def __init__(self):
+        self.embedder = None
+        self.loading = threading.Lock()     # the briefing calls run in threads: one load
+
+    def __call__(self, texts: list[str]):
+        with self.loading:
+            if self.embedder is None:
+                self.embedder = make_embedder(EmbeddingSettings(provider="e5"))
+        return self.embedder.embed(texts)
+
+
 def story_scores_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     postgres, llm = run.postgres, run.llm
     hour = hour_start(partition_key)
@@ -141,11 +160,12 @@ def story_scores_hour(run: HourRun, partition_key: str) -> MaterializeResult:
         # The model's briefing where a client is configured, else (or when its call fails) the
         # extractive one; every line checked against the story's articles.
         briefs = brief_hour(conn, hour, settings.pivot_lang, client, model=settings.scoring_model,
-                            max_calls=llm.max_stories_per_run)
+                            max_calls=llm.max_stories_per_run, embed=_LazyEmbed())
         conn.commit()
         top = llm_report.top_stories(conn, limit=TOP_STORIES_IN_METADATA, hour=hour)
         totals_md = _partition_totals_md(conn, hour, ["score", BRIEFING_TASK])
         orphans, waiting = conn.execute(db.load_sql("llm_score_backlog"), {"hour": hour}).fetchone()
+        stored_scored, stored_briefed = conn.execute(db.load_sql("llm_hour_stored"), {"hour": hour}).fetchone()
         conn.commit()
     mode = _mode(settings, settings.scoring_model)
     if rep.offline:
@@ -179,6 +199,11 @@ def story_scores_hour(run: HourRun, partition_key: str) -> MaterializeResult:
         **_usage_metadata(rep.usage),
         "partition_llm_totals": MetadataValue.md(totals_md),
     }
+    if not (rep.candidates or rep.marked_for_rescore or briefs.briefed) and (stored_scored or stored_briefed):
+        # A rerun with nothing to do: the hour's figures as stored, not this run's zeros, and saying so
+        # ("briefed" and the call counts stay this run's: no briefing was written, no model asked).
+        metadata.update({ROW_COUNT: stored_scored, "scored": stored_scored, "briefings_stored": stored_briefed,
+                         "unchanged": f"unchanged: {stored_scored} stories scored earlier"})
     if rep.errors:
         metadata["errors"] = MetadataValue.md(llm_report.errors_markdown(rep.errors, _secrets(settings)))
     if briefs.errors:
@@ -205,6 +230,9 @@ def _briefing_translation_metadata(rep, status_rows, names: dict[int, str]) -> d
         "briefing_batches_failed_transient": rep.briefing_batches_failed_transient,
         "briefing_rows_translated": rep.briefing_rows_done,
         "briefing_batches_reused": rep.briefing_batches_reused,
+        # translated lines not used (the reader reads the line in the briefing's language), by reason:
+        # translation_numbers (a number added, changed or lost), translation_names (a name lost)
+        "briefing_translation_lines_dropped": MetadataValue.json(dict(sorted(rep.briefing_lines_dropped.items()))),
         # the rows of the briefings written in this hour, by status
         "briefing_translation_status": MetadataValue.json({names.get(status, str(status)): n
                                                            for status, n in status_rows}),
@@ -275,6 +303,8 @@ def story_translations_hour(run: HourRun, partition_key: str) -> MaterializeResu
         "batches_failed_transient": rep.batches_failed_transient,
         "rows_translated": rep.rows_done,
         "batches_reused": rep.batches_reused,
+        # translated headlines and summaries not used (that language's translation given up), by reason
+        "translation_lines_dropped": MetadataValue.json(dict(sorted(rep.lines_dropped.items()))),
         "status_by_language": status_table,
         **_briefing_translation_metadata(rep, briefing_status, names),
         **_usage_metadata(rep.usage),

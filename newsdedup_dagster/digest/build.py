@@ -20,8 +20,11 @@ from pathlib import Path
 import psycopg
 
 from .. import db
+from ..briefings.categories import story_category
+from ..briefings.taxonomy import CATEGORIES
 from ..llm.settings import LLMSettings
 from ..llm.translation import translated_briefing
+from ..neardup.headline import strip_named_outlet
 from ..publish.write import atomic_write, private_dirs
 from .editions import Edition, read_as_is
 from .render import (
@@ -131,12 +134,26 @@ def load_records(conn: psycopg.Connection, selected: list[Selected]) -> list[Sto
             shown = records[sid].briefing if sid in records else None
             if shown is not None:
                 shown.translated[lang] = translated_briefing(shown.briefing, lines, lang)
+    outlets: dict[str, set[str]] = {}
     for sid, name, url, lang, total, syndicator, outlet, feed_outlet in conn.execute(
             db.load_sql("digest_story_sources"), {"story_ids": ids}):
-        records[sid].sources.append(SourceLink(outlet_name(name, syndicator, outlet, feed_outlet), url, lang))
+        shown = outlet_name(name, syndicator, outlet, feed_outlet)
+        records[sid].sources.append(SourceLink(shown, url, lang))
         records[sid].source_total = int(total)
+        outlets.setdefault(sid, set()).update(x for x in (name, shown, outlet) if x)
     conn.commit()
+    for sid, record in records.items():
+        _without_outlet_suffixes(record, outlets.get(sid, set()))
     return [records[s] for s in ids if s in records]
+
+
+def _without_outlet_suffixes(record: StoryRecord, outlets: set[str]) -> None:
+    """The story's headlines as a reader sees them: an article's title (the offline headline is
+    one) without the " - The Japan Times" its feed appended, when that names one of its outlets."""
+    record.headline = strip_named_outlet(record.headline or "", outlets)
+    record.original_title = strip_named_outlet(record.original_title or "", outlets)
+    record.native = {lang: (strip_named_outlet(title or "", outlets), summary)
+                     for lang, (title, summary) in record.native.items()}
 
 
 def digest_html_path(day: date, lang: str, outbox_dir: Path, edition: Edition | None = None) -> Path:
@@ -222,10 +239,18 @@ def _as_updates(conn: psycopg.Connection, day: date, lang: str, edition: str, vi
 
 
 def _story_choices(conn: psycopg.Connection, story_ids: list[str]) -> dict[str, tuple[str | None, tuple[str, ...]]]:
-    """story id -> (its briefing category or None, its outlets' countries): what editions filter on."""
+    """story id -> (its one category, its outlets' countries): what editions filter on. The category
+    is the one the site files the story under (`story_category`): its briefing's, else the offline
+    one from the text the site reads it from."""
     if not story_ids:
         return {}
-    categories = dict(conn.execute(db.load_sql("story_categories"), {"story_ids": story_ids}).fetchall())
+    briefed = dict(conn.execute(db.load_sql("story_categories"), {"story_ids": story_ids}).fetchall())
+    conn.commit()
+    categories = {sid: category for sid, category in briefed.items() if category in CATEGORIES}
+    unfiled = [sid for sid in story_ids if sid not in categories]
+    for record in load_records(conn, [Selected(n, sid, None, None, 0.0) for n, sid in enumerate(unfiled, 1)]):
+        categories[record.story_id] = story_category(briefed.get(record.story_id),
+                                                     (record.headline, record.original_title), (record.summary,))
     countries: dict[str, list[str]] = {}
     for sid, country in conn.execute(db.load_sql("story_outlet_countries"), {"story_ids": story_ids}):
         countries.setdefault(sid, []).append(country)

@@ -6,7 +6,9 @@ A label is plain text with `{name}` fields filled by the renderer, or, when it c
 a dict from CLDR plural category ("zero", "one", "two", "few", "many", "other") to such a text;
 `count(lang, label, n)` picks the form CLDR's rule for `lang` gives `n` ("1 day" / "3 days",
 Arabic "يوم واحد" / "يومان" / "3 أيام" / "11 يومًا"). Unknown languages fall back to English.
-Values are plain text (the HTML templates escape them)."""
+Values are plain text (the HTML templates escape them). `untranslated` is the note every text
+shown in another language than the reader's carries, on the site and in the mail ("in English,
+no translation yet"; `{lang}` is one language's name or a list of them, written by Babel)."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ RTL_LANGS = frozenset({"ar", "fa", "he", "ur", "ckb"})
 
 KEYS = ("subject", "title", "top_stories", "sources", "more_sources", "event", "event_span", "story_count",
         "day_count", "what_happened", "background", "how_it_developed", "what_to_watch", "original", "offline_note",
-        "footer", "empty", "unsubscribe")
+        "footer", "empty", "unsubscribe", "key_points", "briefing_note", "perspectives", "untranslated")
 # Labels that count something: a form per CLDR plural category of the language.
 PLURAL_KEYS = frozenset({"more_sources", "story_count", "day_count"})
 
@@ -43,6 +45,7 @@ LABELS: dict[str, dict] = {
         "empty": "No stories for this day.", "unsubscribe": "Unsubscribe",
         "key_points": "Key points", "briefing_note": "taken from the articles, no model",
         "perspectives": "Perspectives",
+        "untranslated": "in {lang}, no translation yet",
     },
     "zh": {
         "subject": "新闻摘要 {date}", "title": "每日新闻摘要", "top_stories": "{date} 要闻", "sources": "来源",
@@ -53,6 +56,7 @@ LABELS: dict[str, dict] = {
         "footer": "您收到此摘要是因为您订阅了 newsdedup。", "empty": "当天没有新闻。", "unsubscribe": "退订",
         "key_points": "要点", "briefing_note": "摘自文章本身，非模型撰写",
         "perspectives": "不同视角",
+        "untranslated": "{lang}原文，暂无译文",
     },
     "ja": {
         "subject": "ニュースダイジェスト {date}", "title": "デイリーニュースダイジェスト", "top_stories": "{date} の主要ニュース",
@@ -64,6 +68,7 @@ LABELS: dict[str, dict] = {
         "empty": "この日のニュースはありません。", "unsubscribe": "配信停止",
         "key_points": "要点", "briefing_note": "記事そのものから抜粋（モデル不使用）",
         "perspectives": "報道の視点",
+        "untranslated": "{lang}の原文、翻訳はまだありません",
     },
     "ko": {
         "subject": "뉴스 다이제스트 {date}", "title": "오늘의 뉴스 다이제스트", "top_stories": "{date} 주요 뉴스",
@@ -74,6 +79,7 @@ LABELS: dict[str, dict] = {
         "footer": "newsdedup을 구독하셨기 때문에 이 다이제스트를 받으셨습니다.", "empty": "이 날의 뉴스가 없습니다.", "unsubscribe": "구독 취소",
         "key_points": "핵심 내용", "briefing_note": "기사에서 발췌, 모델 미사용",
         "perspectives": "보도 관점",
+        "untranslated": "{lang} 원문, 아직 번역되지 않음",
     },
     "fr": {
         "subject": "Revue de presse {date}", "title": "Revue de presse quotidienne", "top_stories": "L'essentiel du {date}",
@@ -89,6 +95,7 @@ LABELS: dict[str, dict] = {
         "footer": "Vous recevez cette revue car vous êtes abonné à newsdedup.", "empty": "Aucun article ce jour-là.", "unsubscribe": "Se désabonner",
         "key_points": "Points clés", "briefing_note": "repris des articles, sans modèle",
         "perspectives": "Points de vue",
+        "untranslated": "en {lang}, pas encore traduit",
     },
     "de": {
         "subject": "Nachrichtenüberblick {date}", "title": "Täglicher Nachrichtenüberblick", "top_stories": "Top-Meldungen vom {date}",
@@ -103,6 +110,7 @@ LABELS: dict[str, dict] = {
         "footer": "Sie erhalten diesen Überblick, weil Sie newsdedup abonniert haben.", "empty": "Keine Meldungen an diesem Tag.", "unsubscribe": "Abbestellen",
         "key_points": "Kernpunkte", "briefing_note": "aus den Artikeln übernommen, ohne Modell",
         "perspectives": "Sichtweisen",
+        "untranslated": "auf {lang}, noch nicht übersetzt",
     },
     "es": {
         "subject": "Resumen de noticias {date}", "title": "Resumen diario de noticias", "top_stories": "Lo más destacado del {date}",
@@ -117,6 +125,7 @@ LABELS: dict[str, dict] = {
         "footer": "Recibe este resumen porque está suscrito a newsdedup.", "empty": "No hay noticias para este día.", "unsubscribe": "Darse de baja",
         "key_points": "Puntos clave", "briefing_note": "tomados de los artículos, sin modelo",
         "perspectives": "Enfoques",
+        "untranslated": "en {lang}, aún sin traducir",
     },
     "pt": {
         "subject": "Resumo de notícias {date}", "title": "Resumo diário de notícias", "top_stories": "Destaques de {date}",
@@ -131,6 +140,7 @@ LABELS: dict[str, dict] = {
         "footer": "Você recebe este resumo porque assinou o newsdedup.", "empty": "Sem notícias neste dia.", "unsubscribe": "Cancelar a assinatura",
         "key_points": "Pontos principais", "briefing_note": "tirados dos artigos, sem modelo",
         "perspectives": "Perspectivas",
+        "untranslated": "em {lang}, ainda sem tradução",
     },
     "it": {
         "subject": "Rassegna stampa {date}", "title": "Rassegna stampa quotidiana", "top_stories": "Le notizie principali del {date}",
@@ -145,6 +155,7 @@ LABELS: dict[str, dict] = {
         "footer": "Ricevi questa rassegna perché sei iscritto a newsdedup.", "empty": "Nessuna notizia per questo giorno.", "unsubscribe": "Annulla l'iscrizione",
         "key_points": "Punti chiave", "briefing_note": "tratti dagli articoli, senza modello",
         "perspectives": "Punti di vista",
+        "untranslated": "in {lang}, non ancora tradotto",
     },
     "ru": {
         "subject": "Обзор новостей {date}", "title": "Ежедневный обзор новостей", "top_stories": "Главное за {date}",
@@ -160,6 +171,7 @@ LABELS: dict[str, dict] = {
         "footer": "Вы получаете этот обзор, потому что подписались на newsdedup.", "empty": "За этот день новостей нет.", "unsubscribe": "Отписаться",
         "key_points": "Главное", "briefing_note": "взято из самих статей, без модели",
         "perspectives": "Разные акценты",
+        "untranslated": "язык оригинала: {lang}, перевода пока нет",
     },
     "ar": {
         "subject": "موجز الأخبار {date}", "title": "الموجز الإخباري اليومي", "top_stories": "أبرز أخبار {date}",
@@ -178,6 +190,7 @@ LABELS: dict[str, dict] = {
         "footer": "تتلقى هذا الموجز لأنك مشترك في newsdedup.", "empty": "لا توجد أخبار لهذا اليوم.", "unsubscribe": "إلغاء الاشتراك",
         "key_points": "النقاط الرئيسية", "briefing_note": "مأخوذة من المقالات نفسها، دون نموذج",
         "perspectives": "زوايا التناول",
+        "untranslated": "باللغة {lang}، لم تُترجم بعد",
     },
     "hi": {
         "subject": "समाचार सार {date}", "title": "दैनिक समाचार सार", "top_stories": "{date} की प्रमुख खबरें",
@@ -190,6 +203,7 @@ LABELS: dict[str, dict] = {
         "footer": "आपको यह सार इसलिए मिला क्योंकि आपने newsdedup की सदस्यता ली है।", "empty": "इस दिन कोई खबर नहीं।", "unsubscribe": "सदस्यता रद्द करें",
         "key_points": "मुख्य बातें", "briefing_note": "लेखों से ही लिया गया, बिना मॉडल",
         "perspectives": "दृष्टिकोण",
+        "untranslated": "{lang} में, अभी अनुवाद नहीं हुआ",
     },
     "id": {
         "subject": "Ringkasan berita {date}", "title": "Ringkasan berita harian", "top_stories": "Berita utama {date}",
@@ -203,12 +217,14 @@ LABELS: dict[str, dict] = {
         "footer": "Anda menerima ringkasan ini karena berlangganan newsdedup.", "empty": "Tidak ada berita hari ini.", "unsubscribe": "Berhenti berlangganan",
         "key_points": "Poin utama", "briefing_note": "diambil dari artikel, tanpa model",
         "perspectives": "Sudut pandang",
+        "untranslated": "dalam bahasa {lang}, belum diterjemahkan",
     },
     "vi": {
         "subject": "Bản tin {date}", "title": "Bản tin hằng ngày", "top_stories": "Tin nổi bật ngày {date}",
-        "sources": "Nguồn", "more_sources": {"other": "và {n} nguồn khác"},
+        "sources": "Nguồn", "more_sources": {"one": "và {n} nguồn khác", "other": "và {n} nguồn khác"},
         "event": "Thuộc một sự kiện đang diễn ra", "event_span": "{stories} trong {days}",
-        "story_count": {"other": "{n} tin"}, "day_count": {"other": "{n} ngày"},
+        "story_count": {"one": "{n} tin", "other": "{n} tin"},
+        "day_count": {"one": "{n} ngày", "other": "{n} ngày"},
         "what_happened": "Chuyện gì đã xảy ra", "background": "Bối cảnh",
         "how_it_developed": "Diễn biến", "what_to_watch": "Điều cần theo dõi",
         "original": "tiêu đề bằng {lang}, chưa có bản dịch",
@@ -216,6 +232,7 @@ LABELS: dict[str, dict] = {
         "footer": "Bạn nhận bản tin này vì đã đăng ký newsdedup.", "empty": "Không có tin nào trong ngày.", "unsubscribe": "Hủy đăng ký",
         "key_points": "Điểm chính", "briefing_note": "trích từ các bài báo, không dùng mô hình",
         "perspectives": "Góc nhìn",
+        "untranslated": "bằng {lang}, chưa được dịch",
     },
     "th": {
         "subject": "สรุปข่าว {date}", "title": "สรุปข่าวประจำวัน", "top_stories": "ข่าวเด่นวันที่ {date}", "sources": "แหล่งข่าว",
@@ -226,6 +243,7 @@ LABELS: dict[str, dict] = {
         "footer": "คุณได้รับสรุปข่าวนี้เพราะสมัครรับ newsdedup", "empty": "ไม่มีข่าวในวันนี้", "unsubscribe": "ยกเลิกการรับสรุปข่าว",
         "key_points": "ประเด็นสำคัญ", "briefing_note": "นำมาจากบทความโดยตรง ไม่ใช้โมเดล",
         "perspectives": "มุมมอง",
+        "untranslated": "ภาษา{lang} ยังไม่ได้แปล",
     },
     "tr": {
         "subject": "Haber özeti {date}", "title": "Günlük haber özeti", "top_stories": "{date} öne çıkan haberler",
@@ -239,6 +257,7 @@ LABELS: dict[str, dict] = {
         "footer": "newsdedup'a abone olduğunuz için bu özeti alıyorsunuz.", "empty": "Bu gün için haber yok.", "unsubscribe": "Abonelikten çık",
         "key_points": "Ana noktalar", "briefing_note": "makalelerin kendisinden alındı, model yok",
         "perspectives": "Bakış açıları",
+        "untranslated": "{lang} metin, henüz çevrilmedi",
     },
 }
 

@@ -8,7 +8,11 @@ Which text a reader of language L sees, per story:
   in), or, when the story has no pivot text, the representative article's title; either is
   marked with its language (`lang` attribute in HTML, a note in text).
 Event narratives: the translation into L (event_translations status 0), else the narrative in
-its own language; an offline extractive narrative carries a visible note.
+its own language; an offline extractive narrative carries a visible note and is written in L
+(events/narrative.py `narrative_lines`: its own words in L, the stories' headlines as reported).
+Each section is a line of runs, so that every stretch in another language is isolated (`<bdi>`
+with its `lang` and direction) and named ("in English, no translation yet"), like every other
+text shown in a language that is not L.
 Briefings, in a compact form: the category's name in L and the first key points (their
 translation into L when the briefing's current version has one, briefing_translations; else in the
 briefing's own language, marked), each followed by the outlets of the articles it cites; a point
@@ -31,9 +35,11 @@ from datetime import date, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from babel.lists import format_list
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from ..briefings.taxonomy import CATEGORIES, category_name
+from ..events.narrative import FACTS, Run, narrative_lines
 from ..llm.text import clean_visible_line
 from ..markdown_text import escape_markdown
 from .labels import count, event_span, labels_for, language_name, locale_of, long_date, text_direction
@@ -140,7 +146,7 @@ class DigestEvent:
     event_id: str
     title: str
     title_lang: str | None
-    sections: list[tuple[str, str]]   # (label, text)
+    sections: list[tuple[str, tuple[Run, ...]]]   # (label, the line's runs)
     narrative_lang: str | None
     offline: bool
     story_count: int
@@ -213,6 +219,26 @@ def _lang_known(lang: str | None) -> str | None:
     return None if not lang or lang in ("und", "mul") else lang
 
 
+def narrative_sections(narrative: dict | None, narrative_lang: str | None, offline: bool,
+                       lang: str) -> dict[str, tuple[Run, ...]]:
+    """The sections a reader of `lang` reads, each a line of runs: an extractive narrative written
+    in `lang` from its facts; any other (a model's, or an extractive one stored before its facts
+    were) as one run in its own language."""
+    narrative = narrative or {}
+    facts = narrative.get(FACTS)
+    if offline and isinstance(facts, dict):
+        try:
+            return {k: runs for k, runs in narrative_lines(facts, lang).items() if "".join(r.text for r in runs)}
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass    # facts of another shape: the stored text below
+    out = {}
+    for key in SECTIONS:
+        text = clean_line(narrative.get(key)) if isinstance(narrative.get(key), str) else ""
+        if text:
+            out[key] = (Run(text, "data", _lang_known(narrative_lang)),)
+    return out
+
+
 def briefing_points(briefing: StoryBriefing | None, limit: int = POINTS_SHOWN,
                     lang: str | None = None) -> tuple[DigestPoint, ...]:
     """The first key points a reader of the digest (in `lang`) sees, each with the outlets it comes from."""
@@ -283,7 +309,8 @@ def build_view(day: date, lang: str, stories: list[StoryRecord]) -> DigestView:
             e = s.event
             t_title, t_narr = e.translations.get(lang, (None, None))
             narr, narr_lang = (t_narr, lang) if t_narr else (e.narrative, e.narrative_lang)
-            sections = [(labels[k], clean_line((narr or {}).get(k))) for k in SECTIONS if (narr or {}).get(k)]
+            lines = narrative_sections(narr, narr_lang, bool(e.narrative_offline and not t_narr), lang)
+            sections = [(labels[k], lines[k]) for k in SECTIONS if k in lines]
             days = (e.last_published_at.date() - e.first_published_at.date()).days + 1
             # An untranslated event title is the narrative's, in the narrative's language.
             title_lang = lang if t_title else (_lang_known(e.narrative_lang) if e.narrative else None)
@@ -327,13 +354,24 @@ def _fmt(template: str, **values) -> str:
     return template.format(**values)
 
 
+def foreign_langs(runs, lang: str) -> list[str]:
+    """The languages other than `lang` of a line's data runs, in order of appearance: what its
+    "no translation yet" note names."""
+    return list(dict.fromkeys(r.lang for r in runs if r.kind == "data" and r.lang and r.lang != lang))
+
+
 def locale_helpers(lang: str, labels: dict) -> dict:
     """What templates call to write numbers, dates and language names the reader's way."""
     return {
         "count": lambda label, n: count(lang, label, n),
         "span": lambda stories, days: event_span(lang, labels, stories, days),
         "langname": lambda code: language_name(code, lang),
+        "langlist": lambda codes: format_list([language_name(c, lang) for c in codes], locale=locale_of(lang))
+        if codes else "",
         "longdate": lambda d: long_date(lang, d),
+        "direction": text_direction,
+        "foreign": lambda runs: foreign_langs(runs, lang),
+        "plain": lambda runs: "".join(r.text for r in runs),
     }
 
 

@@ -25,7 +25,8 @@ digest twice; rows claimed but not yet handed over are sent exactly once by the 
 (A connection that drops after DATA but before the server's reply is the same window: the
 row is recorded as a transient failure and retried.)
 
-Failures: a refused recipient (SMTP 5xx) is permanent, recorded and never retried. A 4xx or a
+Failures: a refused recipient (SMTP 5xx) is permanent, recorded and never retried; so is a reader's
+address that cannot go into a To header (not a plain address, a line break), never sent. A 4xx or a
 dropped connection is transient: retried once in the same run after reconnecting, and again
 by later runs until NEWSDEDUP_SMTP_MAX_ATTEMPTS. A server that cannot be reached is not the
 recipient's failure: it uses up no attempt, the run stops sending and reports the day's
@@ -82,7 +83,7 @@ from .settings import SmtpSettings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MailerConfigError", "OutboxRefused", "DeliveryReport", "build_message",
+__all__ = ["MailerConfigError", "OutboxRefused", "DeliveryReport", "UnsafeHeaderError", "build_message",
            "days_due", "deliver_day", "message_id_for", "seed_deliveries", "valid_email", "unsubscribe_link"]
 
 # Advisory-lock key space of delivery claims (pg_advisory_lock(LOCK_SPACE, token)); any constant
@@ -99,11 +100,19 @@ class OutboxRefused(MailerConfigError):
     """No SMTP host while active subscribers exist, and outbox-only delivery was not intended."""
 
 
-_EMAIL = re.compile(r"^[^@\s<>\"',;]+@[^@\s<>\"',;]+\.[^@\s<>\"',;]+$|^[^@\s<>\"',;]+@localhost$")
+# RFC 5322's addr-spec in its plain form: a dot-atom local part (ASCII letters, digits and
+# !#$%&'*+-/=?^_`{|}~, dots only between them) at a host name of two labels or more (letters, digits,
+# inner hyphens), or localhost. No quoted local parts, comments or address literals: an accepted address
+# goes into a To header and an SMTP RCPT as it is, with nothing to quote and no control character.
+_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_EMAIL = re.compile(rf"(?P<local>{_ATOM}(?:\.{_ATOM})*)@(?:(?:{_LABEL}\.)+{_LABEL}|localhost)")
 
 
 def valid_email(email: str) -> bool:
-    return bool(_EMAIL.match(email or "")) and len(email) <= 254
+    """A plain e-mail address (see _EMAIL), whole: nothing before or after it, not even a newline."""
+    match = _EMAIL.fullmatch(email) if isinstance(email, str) else None
+    return match is not None and len(email) <= 254 and len(match["local"]) <= 64
 
 
 def message_id_for(day: date, subscriber_id: int, digest_id: int, from_addr: str) -> str:
@@ -148,24 +157,46 @@ _HEADERS.map_to_type("list-unsubscribe", _UnfoldedHeader)
 MESSAGE_POLICY = email.policy.default.clone(header_factory=_HEADERS)
 
 
+class UnsafeHeaderError(ValueError):
+    """A header value build_message refuses: CR or LF (they would end the header and start one of the
+    value's choosing, such as Bcc:) or NUL, or a To that is not a plain address. Names the header,
+    never the value (an address stays out of reports and logs)."""
+
+    def __init__(self, header: str, reason: str):
+        super().__init__(f"{header} header refused: {reason}")
+        self.header = header
+
+
+_LINE_BREAKING = re.compile(r"[\r\n\0]")
+
+
+def _safe(header: str, value: str) -> str:
+    if _LINE_BREAKING.search(value):
+        raise UnsafeHeaderError(header, "CR, LF or NUL in its value")
+    return value
+
+
 def build_message(subject: str, html: str, text: str, to_addr: str, from_addr: str, message_id: str,
                   lang: str, when=None, unsubscribe: str | None = None) -> EmailMessage:
     """multipart/alternative: text/plain first, text/html last (the preferred part), UTF-8.
     The subject is RFC 2047-encoded by the email package when it is not ASCII. `unsubscribe`
     (unsubscribe_link()) becomes List-Unsubscribe, and, for an https link, the RFC 8058 one-click
-    List-Unsubscribe-Post (the sending domain's DKIM signature must cover both)."""
+    List-Unsubscribe-Post (the sending domain's DKIM signature must cover both). Raises
+    UnsafeHeaderError for a header value with CR, LF or NUL, or a To that is not valid_email()."""
     msg = EmailMessage(policy=MESSAGE_POLICY)
-    msg["Subject"] = " ".join(subject.split())  # no line breaks: no header injection
-    name, addr = parseaddr(from_addr)
+    msg["Subject"] = _safe("Subject", " ".join(subject.split()))  # the digest's line breaks become spaces
+    name, addr = parseaddr(_safe("From", from_addr))
     msg["From"] = str(Address(display_name=name, addr_spec=addr)) if name else addr
+    if not valid_email(_safe("To", to_addr)):
+        raise UnsafeHeaderError("To", "not a plain e-mail address")
     msg["To"] = to_addr
-    msg["Message-ID"] = message_id
-    msg["Content-Language"] = lang
+    msg["Message-ID"] = _safe("Message-ID", message_id)
+    msg["Content-Language"] = _safe("Content-Language", lang)
     if when is not None:
         msg["Date"] = format_datetime(when)
     msg["Auto-Submitted"] = "auto-generated"
     if unsubscribe:
-        msg["List-Unsubscribe"] = f"<{unsubscribe}>"
+        msg["List-Unsubscribe"] = _safe("List-Unsubscribe", f"<{unsubscribe}>")
         if unsubscribe.startswith("https://"):
             msg["List-Unsubscribe-Post"] = ONE_CLICK
     msg.set_content(text, subtype="plain", charset="utf-8")
@@ -322,6 +353,20 @@ class _Run:
         return build_message(subject, html, text, d.email, self.smtp.from_addr, message_id, d.lang,
                              unsubscribe=link), message_id
 
+    def _built(self, d: _Due) -> tuple[EmailMessage, str] | None:
+        """The reader's message, or None when their own address cannot go into its To header: a
+        permanent failure of this reader alone, recorded (as a refused recipient is), while the other
+        readers' messages go on."""
+        try:
+            return self._message(d)
+        except UnsafeHeaderError as exc:
+            if exc.header != "To":
+                raise    # the sender's settings or the digest: every reader's message would be refused
+            error = without_address(str(exc), d.email, d.subscriber_id)
+            self._record(d, "failed", error, permanent=True)
+            self.report.errors.append(f"subscriber {d.subscriber_id}: {error}")
+            return None
+
     # ------------------------------------------------------------ passes
     def run(self, sleep: Callable[[float], None]) -> None:
         try:
@@ -359,7 +404,10 @@ class _Run:
     def _to_outbox(self, d: _Due) -> None:
         # Subscriber addresses: only the deployment's user may list or read them.
         folder = private_dirs(self.outbox_dir / "mail" / self.day.isoformat(), self.outbox_dir)
-        msg, message_id = self._message(d)
+        built = self._built(d)
+        if built is None:
+            return
+        msg, message_id = built
         path = folder / f"{d.subscriber_id:06d}-{d.lang}.eml"
         if not self._hand_over(d):
             return
@@ -376,7 +424,10 @@ class _Run:
         client = None
         try:
             for d in batch:
-                msg, message_id = self._message(d)
+                built = self._built(d)
+                if built is None:
+                    continue
+                msg, message_id = built
                 if client is None:   # first message, or the previous one broke the connection
                     try:
                         client = _connect(smtp)

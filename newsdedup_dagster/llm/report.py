@@ -16,16 +16,34 @@ import psycopg
 
 from .. import db
 from ..markdown_text import escape_markdown, markdown_cell
+from ..neardup.headline import strip_named_outlet
 from ..redaction import redact
 from .scoring import DIMENSIONS
 
 DIM_ABBREV = {"scale": "sca", "impact": "imp", "novelty": "nov", "breadth": "bre", "credibility": "cre", "urgency": "urg"}
+# What the short column names stand for, under the table and the terminal's list.
+SCORE_LEGEND = ("sig: significance, 0-10 (the dimensions weighed together); " + ", ".join(
+    f"{abbrev}: {name}" for name, abbrev in DIM_ABBREV.items()) + " (each 0-10, – when not rated)")
+LEGEND = f"{SCORE_LEGEND}; src: outlets; lang: languages"
+
+
+def displayed_headlines(conn: psycopg.Connection, headlines: dict[str, str]) -> dict[str, str]:
+    """Story id -> its headline as shown: without a trailing " - Outlet" that names one of the story's
+    outlets (an offline headline is an article's title, as its feed wrote it)."""
+    outlets: dict[str, set[str]] = {}
+    if headlines:
+        for sid, name, _url, _lang, _total, _syndicator, outlet, _feed in conn.execute(
+                db.load_sql("digest_story_sources"), {"story_ids": list(headlines)}):
+            outlets.setdefault(sid, set()).update(x for x in (name, outlet) if x)
+    return {sid: strip_named_outlet(headline or "", outlets.get(sid, ())) for sid, headline in headlines.items()}
 
 
 def top_stories(conn: psycopg.Connection, limit: int = 10, hour: datetime | None = None) -> list[dict]:
     cur = conn.execute(db.load_sql("llm_top_stories"), {"hour": hour, "limit": limit})
     names = [c.name for c in cur.description]
-    return [dict(zip(names, row)) for row in cur.fetchall()]
+    rows = [dict(zip(names, row)) for row in cur.fetchall()]
+    shown = displayed_headlines(conn, {r["story_id"]: r["headline"] for r in rows})
+    return [{**r, "headline": shown[r["story_id"]]} for r in rows]
 
 
 def _num(value) -> str:
@@ -41,9 +59,9 @@ def top_stories_markdown(rows: list[dict]) -> str:
     """A markdown table; says plainly which rows come from the offline fallback."""
     if not rows:
         return "_no scored stories in this partition_"
-    header = "| # | sig | " + " | ".join(DIM_ABBREV[d] for d in DIMENSIONS) + " | headline | languages | sources | scored by |"
-    sep = "|" + "---|" * (len(DIMENSIONS) + 7)
-    lines = [header, sep]
+    columns = ["#", "sig", *(DIM_ABBREV[d] for d in DIMENSIONS), "headline", "languages", "sources", "scored by"]
+    # One delimiter cell per header cell: GitHub's tables (the UI's Markdown) refuse any other count.
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for i, r in enumerate(rows, 1):
         dims = " | ".join(_num(r[d]) for d in DIMENSIONS)
         by = "offline fallback (heuristic)" if r["offline"] else r["model"]
@@ -51,6 +69,7 @@ def top_stories_markdown(rows: list[dict]) -> str:
         # Headlines are feed or model text: escaped, so they cannot become links or images in the UI.
         lines.append(f"| {i} | {_num(r['significance'])} | {dims} | {markdown_cell(r['headline'])} | "
                      f"{markdown_cell(langs)} | {r.get('source_count', 0)} | {markdown_cell(by)} |")
+    lines += ["", SCORE_LEGEND]
     if any(r["offline"] for r in rows):
         lines.append("")
         lines.append("Offline fallback: significance is a heuristic from sources, languages, articles and arrival "
@@ -71,6 +90,7 @@ def format_top_stories(rows: list[dict]) -> str:
         return "Top stories: none scored yet."
     offline = any(r["offline"] for r in rows)
     out = ["Top stories" + (" (OFFLINE FALLBACK: heuristic significance, original headlines)" if offline else "") + ":",
+           f"  ({LEGEND})",
            f"  {'sig':>4}  " + " ".join(f"{DIM_ABBREV[d]:>3}" for d in DIMENSIONS) + "  src lang  headline"]
     for r in rows:
         dims = " ".join(f"{_num(r[d]):>3}" for d in DIMENSIONS)

@@ -289,24 +289,68 @@ _KEEP_SYMBOLS = frozenset("%")
 _DECIMAL_PLACEHOLDER = "\u2060"  # word joiner: category Cf, never produced by NFKC text
 
 
+def split_outlet_suffix(title: str) -> tuple[str, str]:
+    """(head, suffix) of a title ending in a segment shaped like an outlet's name (" - Outlet",
+    " | Outlet": short, after a spaced separator, the head still a headline); (title, "") when
+    its last segment is not shaped so. One segment: "… - Section - Outlet" gives "Outlet"."""
+    text = title.strip()
+    matches = list(_SUFFIX_SEPARATORS.finditer(text))
+    if not matches:
+        return text, ""
+    last = matches[-1]
+    head, tail = text[: last.start()].rstrip(), text[last.end():].strip()
+    if (
+        tail
+        and len(tail) <= _MAX_SUFFIX_CHARS
+        and len(tail.split()) <= _MAX_SUFFIX_WORDS
+        and len(head) >= _MIN_HEAD_CHARS
+    ):
+        return head, tail
+    return text, ""
+
+
 def strip_outlet_suffix(title: str) -> str:
     """Remove a trailing " - Outlet" / " | Outlet" (at most twice: "… - Section - Outlet")."""
     text = title.strip()
     for _ in range(2):
-        matches = list(_SUFFIX_SEPARATORS.finditer(text))
-        if not matches:
+        head, tail = split_outlet_suffix(text)
+        if not tail:
             break
-        last = matches[-1]
-        head, tail = text[: last.start()].rstrip(), text[last.end():].strip()
-        if (
-            tail
-            and len(tail) <= _MAX_SUFFIX_CHARS
-            and len(tail.split()) <= _MAX_SUFFIX_WORDS
-            and len(head) >= _MIN_HEAD_CHARS
-        ):
-            text = head
-        else:
+        text = head
+    return text
+
+
+_NAME_KEY = re.compile(r"[\W_]+")
+
+
+def _outlet_keys(outlet: str) -> set[str]:
+    """An outlet's name ("The Japan Times") or host ("japantimes.co.jp") as comparable keys."""
+    keys = {_NAME_KEY.sub("", outlet.casefold())}
+    if "." in outlet and " " not in outlet.strip():
+        labels = [x for x in outlet.casefold().strip().split(".") if x and x != "www"]
+        if labels:
+            keys.add(_NAME_KEY.sub("", labels[0]))
+    return {k for k in keys if k}
+
+
+def _names_outlet(suffix: str, keys: set[str]) -> bool:
+    tail = _NAME_KEY.sub("", suffix.casefold())
+    tails = {tail, tail.removeprefix("the")}
+    # Three letters at least for a partial match ("bbc" in "bbcnews"); shorter ones ("dw") must be equal.
+    return any(t == k or (len(k) >= 3 and k in t) or (len(t) >= 3 and t in k) for t in tails if t for k in keys)
+
+
+def strip_named_outlet(title: str, outlets: Iterable[str]) -> str:
+    """`title` without its trailing segments that name one of `outlets` (a source's name or host:
+    "… - The Japan Times" names japantimes.co.jp), the way a reader should see it. Only those: a
+    segment naming no outlet ("… – Ölpreis steigt", "… - as it happened") is the headline's own."""
+    keys = set().union(*(_outlet_keys(o) for o in outlets if o))
+    text = (title or "").strip()
+    for _ in range(2):
+        head, tail = split_outlet_suffix(text)
+        if not tail or not _names_outlet(tail, keys):
             break
+        text = head
     return text
 
 

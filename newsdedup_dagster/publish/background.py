@@ -70,7 +70,9 @@ class _Worker:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             p for p in (str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")) if p)}
         try:
-            self.process = subprocess.Popen([sys.executable, "-m", __name__, str(theirs.fileno())],
+            # -P: the run's working directory is not put on the worker's path (a psycopg.py there would be
+            # imported). Not -I, which would also drop the PYTHONPATH above that finds the package.
+            self.process = subprocess.Popen([sys.executable, "-P", "-m", __name__, str(theirs.fileno())],
                                             pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL)
         finally:
             theirs.close()

@@ -12,8 +12,8 @@ Layout of the output directory:
     <lang>/atom.xml, feed.json     the feed: stories of the last N hours (top N by significance)
     <lang>/story/<story id>.html   one page per story (kept when the story leaves the feed)
     <lang>/event/<event id>.html   one page per event with its narrative and stories
-    <lang>/category/<category>/    index.html, atom.xml, feed.json: the feed's stories of one briefing
-                                   category (kept when the category leaves the feed)
+    <lang>/category/<category>/    index.html, atom.xml, feed.json: the feed's stories of one category
+                                   (the page stays, empty, when the category leaves the feed)
     <lang>/country/<cc>/           index.html, atom.xml, feed.json: the feed's stories carried by an
                                    outlet of one country (publish/countries.py)
     <lang>/archive/<YYYY-MM-DD>.html  every UTC day's front page, with the days around it and its
@@ -34,6 +34,7 @@ from ..briefings.taxonomy import CATEGORIES, category_name
 from ..digest.build import load_records
 from ..digest.render import StoryRecord
 from ..digest.select import Selected
+from ..neardup.headline import strip_named_outlet
 from .archive import update_archive
 from .countries import country_feed_tag_uri, country_name, load_story_countries, render_country, stories_by_country
 from .labels import labels_for, text_direction
@@ -88,7 +89,7 @@ class LanguageOutput:
     unchanged: int = 0
     story_pages: int = 0
     event_pages: int = 0
-    categories: list[str] = field(default_factory=list)   # those with a page and feeds written this hour
+    categories: list[str] = field(default_factory=list)   # those with stories in the feed this hour
     archive_pages: int = 0                                 # archived days' pages written this hour
     countries: list[str] = field(default_factory=list)    # those with a page and feeds written this hour
     files_changed: int = 0
@@ -135,9 +136,11 @@ def _records(conn: psycopg.Connection, story_ids: list[str]) -> list[StoryRecord
 def _source_articles(conn: psycopg.Connection, story_ids: list[str]) -> dict[str, list[SourceArticle]]:
     out: dict[str, list[SourceArticle]] = {}
     if story_ids:
-        for sid, name, url, lang, title, published, syndicator, outlet, feed_outlet in conn.execute(
+        for sid, source, url, lang, title, published, syndicator, outlet, feed_outlet in conn.execute(
                 db.load_sql("publish_story_sources"), {"story_ids": story_ids}):
-            name = outlet_name(name, syndicator, outlet, feed_outlet)
+            name = outlet_name(source, syndicator, outlet, feed_outlet)
+            # Shown beside the outlet's name: the title without the " - Outlet" its feed appended.
+            title = strip_named_outlet(title or "", (source, name, outlet or ""))
             out.setdefault(sid, []).append(SourceArticle(name, url, lang, title, published, outlet=outlet or ""))
     return out
 
@@ -266,16 +269,18 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
                         feed_tag_uri(settings.tag_authority, minted, lang), updated, labels)
         lang_dir = out_dir / lang
         changed = 0
-        # The feed's stories by briefing category, newest change first as in the feed.
+        # The feed's stories by their one category, newest change first as in the feed.
         by_category: dict[str, list[StoryView]] = {}
         for v in feed_views:
-            if v.category:
-                by_category.setdefault(v.category, []).append(v)
+            by_category.setdefault(v.category, []).append(v)
         lang_out.categories = [c for c in CATEGORIES if c in by_category]
-        # A story links its category's page when that page is written now or was before (kept for good).
+        # A category page, once written, keeps its address; it is written again every hour with the
+        # category's stories of now (none once they left the window), so it never lists a story filed
+        # elsewhere since, and every one is linked from the index and the other category pages.
+        paged = [c for c in CATEGORIES if c in by_category or (lang_dir / category_page(c)).exists()]
         for sid in decisions:
             view = view_of[sid]
-            if view.category and (view.category in by_category or (lang_dir / category_page(view.category)).exists()):
+            if view.category in paged:
                 view.category_page = category_page(view.category)
         # Pages first, feeds last: a feed never links to a page that is not there yet.
         for sid in decisions:
@@ -303,15 +308,15 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
             changed += atomic_write(lang_dir / event.page, render_event(meta, event, lines, langs))
             lang_out.event_pages += 1
         category_feeds = []
-        for cat in lang_out.categories:
-            cat_views = by_category[cat]
+        for cat in paged:
+            cat_views = by_category.get(cat, [])
             cat_meta = dataclasses.replace(
                 meta, title=f"{settings.title} — {category_name(cat, lang)}",
                 feed_id=category_feed_tag_uri(settings.tag_authority, minted, lang, cat),
-                updated=max(v.updated_at for v in cat_views), feed_path=f"category/{cat}/")
+                updated=max((v.updated_at for v in cat_views), default=meta.updated), feed_path=f"category/{cat}/")
             cat_dir = lang_dir / "category" / cat
             changed += atomic_write(cat_dir / "index.html",
-                                    render_category(meta, cat_meta, cat, cat_views, langs, lang_out.categories))
+                                    render_category(meta, cat_meta, cat, cat_views, langs, paged))
             category_feeds.append((cat_dir, cat_meta, cat_views))
         # The feed's stories by their outlets' countries, as by category.
         by_country = stories_by_country(feed_views, story_countries)
@@ -330,7 +335,7 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
         changed += archive.files_changed
         lang_out.archive_pages = archive.pages_written
         changed += atomic_write(lang_out.index_path,
-                                render_index(meta, hour.date(), day_views, langs, lang_out.categories,
+                                render_index(meta, hour.date(), day_views, langs, paged,
                                              archive.front_page_links(), lang_out.countries))
         for cat_dir, cat_meta, cat_views in category_feeds:
             changed += atomic_write(cat_dir / "atom.xml", build_atom(cat_meta, cat_views))

@@ -3,8 +3,9 @@
 The choice of text per language is the digest's (`digest.render.build_view`): the story's
 translation, else the rewritten text when already in that language, else the story's own
 article in that language, else the pivot-language headline marked with its language. The feed
-adds what the digest leaves out: every outlet with its article, counts, languages, a topic, the
-entry's stamps.
+adds what the digest leaves out: every outlet with its article, counts, languages, the story's one
+category (`briefings.categories.story_category`: its briefing's, else the offline one from its own
+text), the entry's stamps.
 
 An outlet is the publisher host of an article's link (`publisher_host`): an aggregator's item
 that links to reuters.com is Reuters' article, so a story counts and lists each host once, and
@@ -20,11 +21,11 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from ..briefings.taxonomy import CATEGORIES
+from ..briefings.categories import story_category
+from ..briefings.players import distinct_players
 from ..clustering.places import country_of_name
 from ..digest.labels import locale_of
 from ..digest.render import DigestEvent, StoryRecord, build_view, clean_line, outlet_name, safe_url
-from .topics import story_topic
 
 __all__ = ["FeedCandidate", "SourceArticle", "StoryLink",
            "StoryView", "EventView", "EntryStamp", "story_views", "fingerprint", "decide_stamp",
@@ -216,7 +217,7 @@ class StoryView:
     latest_published_at: datetime
     event: EventView | None
     page: str                   # path under the language directory: story/<id>.html
-    topic: str = "general"      # a `publish.topics` topic: the category of a story outside every event
+    category: str = ""          # its one taxonomy category (story_category), the same wherever it is shown
     fingerprint: str = ""
     entry_id: str = ""
     published_at: datetime | None = None
@@ -224,8 +225,13 @@ class StoryView:
     content_html: str | None = None     # the feed entry's body, rendered once for Atom and JSON
     content_key: tuple | None = None
     briefing: BriefingView | None = None
-    category: str | None = None         # the briefing's taxonomy category (None without a briefing)
     category_page: str = ""             # its category page under the language directory, once that exists
+
+    @property
+    def scored(self) -> bool:
+        """Whether the story has a significance to show: the offline heuristic gives 0.0 to a story
+        nothing measures yet (one outlet), which is no score, not the lowest one."""
+        return self.significance > 0
 
 
 def _event_view(e: DigestEvent | None) -> EventView | None:
@@ -297,8 +303,11 @@ def briefing_view(stored: StoredBriefing | None, sources: list[SourceArticle],
 
     def names(key: str) -> tuple[NameView, ...]:
         out: dict[str, NameView] = {}
-        for raw in stored.briefing.get(key) or ():
-            name = clean_line(raw) if isinstance(raw, str) else ""
+        raws = [raw for raw in stored.briefing.get(key) or () if isinstance(raw, str)]
+        # Laws and acronyms of a listed name out of the players, whoever listed them (briefings stored
+        # before the rule, a model's list).
+        for raw in distinct_players(raws) if key == "players" else raws:
+            name = clean_line(raw)
             if not name:
                 continue
             view = NameView(name, names_lang, refs(named.get(raw) or ()))
@@ -385,17 +394,16 @@ def story_views(day: date, lang: str, records: list[StoryRecord], candidates: di
             first_published_at=cand.first_published_at if cand else record.first_published_at,
             latest_published_at=cand.latest_published_at if cand else record.first_published_at,
             event=_event_view(shown.event), page=f"story/{safe_name(record.story_id)}.html",
-            topic=story_topic(record.headline, record.summary, record.original_title),
+            category=_category((briefings or {}).get(record.story_id), record),
             briefing=briefing_view((briefings or {}).get(record.story_id), sources, earlier.get(record.story_id),
                                    lang),
-            category=_category((briefings or {}).get(record.story_id)),
         ))
     return out
 
 
-def _category(stored: StoredBriefing | None) -> str | None:
-    # A category outside the taxonomy has no name in any language, so it gets no page.
-    return stored.category if stored is not None and stored.category in CATEGORIES else None
+def _category(stored: StoredBriefing | None, record: StoryRecord) -> str:
+    return story_category(stored.category if stored is not None else None,
+                          (record.headline, record.original_title), (record.summary,))
 
 
 def category_page(category: str) -> str:

@@ -196,7 +196,7 @@ def story_page_hash(meta: FeedMeta, story: StoryView, langs: list[str]) -> str:
     inputs = (story.story_id, story.headline, story.headline_lang, story.is_original, story.summary,
               story.summary_lang, story.significance, story.langs, story.source_count, story.article_count,
               story.sources, story.first_published_at, story.latest_published_at, story.updated_at, story.event,
-              story.page, story.topic, story.briefing, story.category_page, langs, meta.lang, meta.dir, meta.title,
+              story.page, story.category, story.briefing, story.category_page, langs, meta.lang, meta.dir, meta.title,
               meta.site_title, repr(sorted(meta.labels.items())), _templates_hash())
     return hashlib.sha256(repr(_in_utc(inputs)).encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -312,10 +312,8 @@ def build_atom(meta: FeedMeta, stories: list[StoryView]) -> bytes:
 
 
 def category(meta: FeedMeta, s: StoryView) -> tuple[str, str, str]:
-    """(term, scheme, label) of a story's category: its event, else its topic."""
-    if s.event:
-        return s.event.event_id, meta.url("event/"), s.event.title
-    return s.topic, meta.site_url("topics"), meta.labels[f"topic_{s.topic}"]
+    """(term, scheme, label) of a story's one category (its event is in the entry's content and data)."""
+    return s.category, meta.url("category/"), category_name(s.category, meta.lang)
 
 
 # -------------------------------------------------------------------------------- JSON Feed
