@@ -176,3 +176,33 @@ def test_a_hostile_reader_address_fails_that_reader_alone_in_the_outbox(day_with
     written = [email.message_from_bytes(p.read_bytes(), policy=email.policy.default)["To"] for p in files]
     assert sorted(written) == ["first@example.com", "last@example.com"]
     _check_hostile_readers_failed_alone(conn, report)
+
+
+def _dated_in(message, lang: str) -> None:
+    assert message["Content-Language"] == lang
+    assert message["Date"] is not None and message["Date"].datetime.tzinfo is not None
+
+
+def test_every_message_carries_its_language_and_date_over_smtp_and_in_the_outbox(conn, tmp_path):
+    add_story(conn, "s1", "topic-1", 8.0, titles={"en": "Election results", "ja": "選挙結果"},
+              headline="Election results", significance=8.0)
+    for address, lang in (("en@example.com", "en"), ("ja@example.com", "ja")):
+        conn.execute("INSERT INTO subscribers (email, lang, subscribed_at) VALUES (%s, %s, %s)",
+                     (address, lang, datetime(2026, 11, 2, 6, tzinfo=UTC)))
+    conn.commit()
+    result = render_day(conn, DAY, ["en", "ja"], outbox_dir=tmp_path)
+    with SmtpServer() as server:
+        smtp = SmtpSettings(host=server.host, port=server.port, security="none", retry_delay_s=0,
+                            from_addr="Digest <digest@news.example>")
+        assert deliver_day(conn, DAY, result.by_digest_id(), smtp, tmp_path).sent == 2
+        for m in server.messages:
+            _dated_in(m.message, m.rcpt_tos[0].split("@")[0])
+    conn.execute("DELETE FROM deliveries")
+    conn.commit()
+    outbox = tmp_path / "outbox-run"
+    assert deliver_day(conn, DAY, result.by_digest_id(), SmtpSettings(outbox_only=True), outbox).outbox == 2
+    files = sorted((outbox / "mail" / DAY.isoformat()).glob("*.eml"))
+    assert len(files) == 2
+    for path in files:
+        message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+        _dated_in(message, message["To"].split("@")[0])

@@ -191,9 +191,8 @@ def build_message(subject: str, html: str, text: str, to_addr: str, from_addr: s
         raise UnsafeHeaderError("To", "not a plain e-mail address")
     msg["To"] = to_addr
     msg["Message-ID"] = _safe("Message-ID", message_id)
-    msg["Content-Language"] = _safe("Content-Language", lang)
-    if when is not None:
-        msg["Date"] = format_datetime(when)
+    # Every message is dated (RFC 5322 requires it): the run's clock, else now.
+    msg["Date"] = format_datetime(when if when is not None else datetime.now(UTC))
     msg["Auto-Submitted"] = "auto-generated"
     if unsubscribe:
         msg["List-Unsubscribe"] = _safe("List-Unsubscribe", f"<{unsubscribe}>")
@@ -201,6 +200,8 @@ def build_message(subject: str, html: str, text: str, to_addr: str, from_addr: s
             msg["List-Unsubscribe-Post"] = ONE_CLICK
     msg.set_content(text, subtype="plain", charset="utf-8")
     msg.add_alternative(html, subtype="html", charset="utf-8")
+    # After the body: set_content() clears every Content-* header already set (RFC 3282).
+    msg["Content-Language"] = _safe("Content-Language", lang)
     return msg
 
 
@@ -351,7 +352,7 @@ class _Run:
         link = unsubscribe_link(d.unsubscribe_token, self.unsubscribe_url, self.smtp.from_addr)
         html, text = personalised(html, text, d.lang, link)
         return build_message(subject, html, text, d.email, self.smtp.from_addr, message_id, d.lang,
-                             unsubscribe=link), message_id
+                             when=self.now, unsubscribe=link), message_id
 
     def _built(self, d: _Due) -> tuple[EmailMessage, str] | None:
         """The reader's message, or None when their own address cannot go into its To header: a
