@@ -1,6 +1,6 @@
 """The processes newsdedup starts never import from the working directory: a module left there (a
-stray file, or a planted one) named like a dependency would otherwise replace it in the background
-publisher's worker and in the processes `newsdedup dev` starts (Dagster's webserver, daemon and code
+stray file, or a planted one) named like a dependency would otherwise replace it in the processes
+`newsdedup dev` starts (Dagster's webserver, daemon and code
 server). Each test runs the product's own command from a folder holding a `psycopg.py` (the
 database driver every one of them imports) and a `pebble.py` (imported only with the code location's
 definitions, after Dagster's loader has put its working directory first on the path); each notes the
@@ -22,7 +22,6 @@ from helpers import free_port
 
 import newsdedup_dagster
 from newsdedup_dagster.commands.platform import dagster_dev_command
-from newsdedup_dagster.publish.background import _Worker
 
 TRAP = '''
 import importlib, os, sys
@@ -65,14 +64,6 @@ def _trap_works(marker: Path) -> None:
     subprocess.run([sys.executable, "-c", f"import {', '.join(PLANTED)}"], check=True, timeout=60)
     assert len(_imported(marker).splitlines()) == len(PLANTED), "the test would prove nothing"
     marker.unlink()
-
-
-def test_the_background_publisher_worker_ignores_the_working_directory(trap):
-    worker = _Worker()   # the worker imports psycopg as it starts; closing the socket ends it
-    worker.close()
-    assert worker.process.returncode == 0
-    assert _imported(trap) == ""
-    _trap_works(trap)
 
 
 def test_newsdedup_dev_command_keeps_the_working_directory_off_its_childrens_path(trap):

@@ -13,9 +13,11 @@ import dagster
 import pytest
 from dagster import (
     AssetKey,
+    Backoff,
     DagsterEventType,
     DagsterInvalidConfigError,
     DagsterRunStatus,
+    RetryPolicy,
     asset,
     materialize,
     validate_run_config,
@@ -226,34 +228,29 @@ def test_clustering_busy_requests_a_retry_instead_of_failing(clean_db, monkeypat
 
 
 def test_step_retry_delay_is_the_deployments_setting():
-    """The retry delays are fixed when the definitions load, from NEWSDEDUP_STEP_RETRY_DELAY: the op's,
-    the digest's and each hourly stage's own (feeds a third of it, the model stages twice)."""
+    """The retry delays are fixed when the definitions load, from NEWSDEDUP_STEP_RETRY_DELAY: the
+    hourly op's one policy and the digest's."""
     script = ("from newsdedup_dagster.definitions import defs; "
-              "from newsdedup_dagster.assets.hourly import STAGES; "
               "hourly = defs.resolve_job_def('hourly_pipeline').get_node_named('hourly_chain').definition; "
               "digest = defs.resolve_job_def('daily_digest').get_node_named('digest').definition; "
-              "print(hourly.retry_policy.max_retries, hourly.retry_policy.delay, digest.retry_policy.delay); "
-              "print(*(f'{s.key.to_user_string()}={s.retry.max_retries}/{s.retry.delay_s:g}' for s in STAGES))")
-    stage_delays = {"raw_items": 1 / 3, "article_texts": 1, "item_duplicates": 1, "item_embeddings": 1, "stories": 1,
-                    "story_scores": 2, "story_translations": 2, "events": 2, "story_feeds": 1}
+              "print(hourly.retry_policy.max_retries, hourly.retry_policy.delay, digest.retry_policy.delay)")
     for base in (7.0, 30.0):
         env = {**os.environ, "NEWSDEDUP_STEP_RETRY_DELAY": f"{base:g}"}
         if base == 30.0:
             env.pop("NEWSDEDUP_STEP_RETRY_DELAY")   # the default
         shown = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
-        op_line, stages_line = shown.stdout.splitlines()
-        assert op_line.split() == ["2", f"{base}", f"{2 * base}"], shown.stderr[-2000:]
-        assert dict(pair.split("=") for pair in stages_line.split()) == {
-            name: f"2/{base * factor:g}" for name, factor in stage_delays.items()}
+        assert shown.stdout.split() == ["2", f"{base}", f"{2 * base}"], shown.stderr[-2000:]
 
 
-# ------------------------------------------------------------------ a stage's own retry policy
+# ------------------------------------------------------------------ the op's one retry policy
+# The definitions' policy waits NEWSDEDUP_STEP_RETRY_DELAY (30 s); these runs use the same policy
+# with a wait short enough for a test.
+SHORT_RETRY = RetryPolicy(max_retries=2, delay=0.05, backoff=Backoff.EXPONENTIAL)
+
+
 def _flaky(stage, failures: int):
-    """`stage` whose hour raises ConnectionError `failures` times, then computes as usual; its retry
-    policy keeps the stage's retry count with a wait short enough for a test."""
+    """`stage` whose hour raises ConnectionError `failures` times, then computes as usual."""
     import dataclasses
-
-    from newsdedup_dagster.assets.common import StageRetry
     calls = []
 
     def materialize_hour(run, hour):
@@ -262,87 +259,66 @@ def _flaky(stage, failures: int):
             raise ConnectionError("server closed the connection unexpectedly")
         return stage.materialize_hour(run, hour)
 
-    retry = StageRetry(max_retries=stage.retry.max_retries, delay_s=stage.retry.delay_s / 300)
-    return dataclasses.replace(stage, materialize_hour=materialize_hour, retry=retry), calls
+    return dataclasses.replace(stage, materialize_hour=materialize_hour), calls
+
+
+def _run_hour_with(monkeypatch, clean_db, swap: dict):
+    from clustering_fixtures import H0, QUAKE_DAY1, insert_items, key
+
+    from newsdedup_dagster.assets import hourly
+    from newsdedup_dagster.instance import QUIET_RUN_CONFIG
+    from newsdedup_dagster.resources import EmbedderResource, PostgresResource
+
+    monkeypatch.setenv("NEWSDEDUP_FETCH_MODE", "replay")
+    with db.connection(clean_db) as conn:
+        insert_items(conn, QUAKE_DAY1, H0)
+        conn.commit()
+    monkeypatch.setattr(hourly, "STAGES", [swap.get(s.key.to_user_string(), s) for s in hourly.STAGES])
+    resources = {"postgres": PostgresResource(database_url=clean_db), "embedder": EmbedderResource(),
+                 "llm": LLMResource()}
+    result = materialize([hourly.build_hourly_chain(SHORT_RETRY)], partition_key=key(H0), resources=resources,
+                         raise_on_error=False, run_config=QUIET_RUN_CONFIG)
+    retries = [e.event_specific_data for e in result.all_events if e.event_type == DagsterEventType.STEP_UP_FOR_RETRY]
+    materialized = sorted(m.asset_key.to_user_string() for m in result.asset_materializations_for_node(hourly.HOURLY_OP))
+    return result, retries, materialized, key(H0)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("failures", [1, 3])
-def test_a_failed_stage_is_retried_with_its_own_policy(clean_db, monkeypatch, failures):
-    """story_scores' hour raises: Dagster retries the step after story_scores' own wait (doubling),
-    the retry computes the hour again and lands every asset once; past the stage's max_retries the
-    run fails with an error that names the stage and the hour."""
-    from clustering_fixtures import H0, QUAKE_DAY1, insert_items, key
-
+def test_a_failed_stage_fails_the_step_and_the_ops_policy_retries_it(clean_db, monkeypatch, failures):
+    """story_scores' hour raises: the step fails with an error naming the asset and hour, Dagster's
+    RetryPolicy retries it, the retry computes the hour again and lands every asset once; past the
+    policy's max_retries the run fails with that error."""
     from newsdedup_dagster.assets import hourly
-    from newsdedup_dagster.assets.common import MODEL_RETRY
-    from newsdedup_dagster.instance import QUIET_RUN_CONFIG
-    from newsdedup_dagster.resources import EmbedderResource, PostgresResource
 
-    monkeypatch.setenv("NEWSDEDUP_FETCH_MODE", "replay")
-    with db.connection(clean_db) as conn:
-        insert_items(conn, QUAKE_DAY1, H0)
-        conn.commit()
-    scores = hourly.stage_named("story_scores")
-    assert scores.retry == MODEL_RETRY
-    flaky, calls = _flaky(scores, failures)
-    monkeypatch.setattr(hourly, "STAGES", [flaky if s is scores else s for s in hourly.STAGES])
-    resources = {"postgres": PostgresResource(database_url=clean_db), "embedder": EmbedderResource(),
-                 "llm": LLMResource()}
-    result = materialize([hourly.hourly_chain], partition_key=key(H0), resources=resources, raise_on_error=False,
-                         run_config=QUIET_RUN_CONFIG)
-    retries = [e for e in result.all_events if e.event_type == DagsterEventType.STEP_UP_FOR_RETRY]
-    waits = [e.event_specific_data.seconds_to_wait for e in retries]
-    expected = [flaky.retry.delay_s * 2 ** n for n in range(min(failures, flaky.retry.max_retries))]
-    assert waits == pytest.approx(expected)
-    assert all("story_scores[" in e.event_specific_data.error.to_string() for e in retries)
-    materialized = sorted(m.asset_key.to_user_string() for m in result.asset_materializations_for_node(hourly.HOURLY_OP))
-    if failures <= flaky.retry.max_retries:
+    flaky, calls = _flaky(hourly.stage_named("story_scores"), failures)
+    result, retries, materialized, hour = _run_hour_with(monkeypatch, clean_db, {"story_scores": flaky})
+    assert len(retries) == min(failures, SHORT_RETRY.max_retries)
+    assert all(f"StageFailed: story_scores[{hour}]: ConnectionError" in r.error.to_string() for r in retries)
+    if failures <= SHORT_RETRY.max_retries:
         assert result.success and len(calls) == failures + 1
         assert materialized == sorted(STAGE_GROUPS.keys() - {"digest", "prune"})
     else:
-        assert not result.success and len(calls) == flaky.retry.max_retries + 1
+        assert not result.success and len(calls) == SHORT_RETRY.max_retries + 1
         failure = next(e for e in result.all_events if e.event_type == DagsterEventType.STEP_FAILURE)
-        error = failure.event_specific_data.error.to_string()
-        assert f"StageFailed: story_scores[{key(H0)}]: ConnectionError" in error
-        assert "retried 2 times, story_scores's max_retries" in error and "Exceeded max_retries" not in error
+        assert f"StageFailed: story_scores[{hour}]: ConnectionError" in failure.event_specific_data.error.to_string()
         assert materialized == []   # the hour's stages are reported together, or not at all
 
 
 @pytest.mark.slow
-def test_each_stage_has_its_own_retries_in_one_run(clean_db, monkeypatch):
-    """story_scores fails once, then events twice, in one run: four attempts of the step, three
-    retries, each stage within its own max_retries of 2, so the run succeeds (Dagster alone counts
-    the step's retries and would give up at the third)."""
-    from clustering_fixtures import H0, QUAKE_DAY1, insert_items, key
-
+def test_the_step_has_one_retry_budget_whichever_stage_failed(clean_db, monkeypatch):
+    """story_scores fails once, then events once: the step's two retries are spent and the run
+    succeeds; a third failure of any stage would fail it (one policy, not one budget per stage)."""
     from newsdedup_dagster.assets import hourly
-    from newsdedup_dagster.instance import QUIET_RUN_CONFIG
-    from newsdedup_dagster.resources import EmbedderResource, PostgresResource
 
-    monkeypatch.setenv("NEWSDEDUP_FETCH_MODE", "replay")
-    with db.connection(clean_db) as conn:
-        insert_items(conn, QUAKE_DAY1, H0)
-        conn.commit()
-    scores, events = hourly.stage_named("story_scores"), hourly.stage_named("events")
-    flaky_scores, score_calls = _flaky(scores, 1)
-    flaky_events, event_calls = _flaky(events, 2)
-    swap = {scores.key: flaky_scores, events.key: flaky_events}
-    monkeypatch.setattr(hourly, "STAGES", [swap.get(s.key, s) for s in hourly.STAGES])
-    resources = {"postgres": PostgresResource(database_url=clean_db), "embedder": EmbedderResource(),
-                 "llm": LLMResource()}
-    result = materialize([hourly.hourly_chain], partition_key=key(H0), resources=resources, raise_on_error=False,
-                         run_config=QUIET_RUN_CONFIG)
-    retries = [e.event_specific_data for e in result.all_events if e.event_type == DagsterEventType.STEP_UP_FOR_RETRY]
-    failed_stage = ["story_scores" if "StageFailed: story_scores[" in r.error.to_string() else "events"
-                    for r in retries]
-    assert failed_stage == ["story_scores", "events", "events"]
-    # Each stage's waits start from its own first delay.
-    assert [r.seconds_to_wait for r in retries] == pytest.approx(
-        [flaky_scores.retry.delay_s, flaky_events.retry.delay_s, 2 * flaky_events.retry.delay_s])
-    assert result.success, [e.event_specific_data.error.to_string() for e in result.all_events
-                            if e.event_type == DagsterEventType.STEP_FAILURE]
-    assert len(event_calls) == 3 and len(score_calls) == 4   # the hour starts again after each retry
+    flaky_scores, score_calls = _flaky(hourly.stage_named("story_scores"), 1)
+    flaky_events, event_calls = _flaky(hourly.stage_named("events"), 1)
+    result, retries, materialized, _ = _run_hour_with(
+        monkeypatch, clean_db, {"story_scores": flaky_scores, "events": flaky_events})
+    failed = ["story_scores" if "StageFailed: story_scores[" in r.error.to_string() else "events" for r in retries]
+    assert failed == ["story_scores", "events"] and result.success
+    assert len(score_calls) == 3 and len(event_calls) == 2   # the hour starts again after each retry
+    assert materialized == sorted(STAGE_GROUPS.keys() - {"digest", "prune"})
 
 
 def test_dagster_oss_event_storage_does_not_keep_asset_failure_events(clean_db):

@@ -112,3 +112,89 @@ def test_every_docs_anchor_named_in_the_code_exists():
                 if not doc.exists() or anchor not in anchors(doc):
                     problems.append(f"{path.relative_to(REPO)}: docs/{name}#{anchor}")
     assert not problems, "anchors that do not exist: " + ", ".join(sorted(set(problems)))
+
+
+# ------------------------------------------------------------------ code the documents name
+INLINE = re.compile(r"`([^`\n]+)`")
+# `clustering/passes.py`, `assets/hourly.py: hourly_chain`, `tests/test_x.py::test_y`
+CODE_PATH = re.compile(r"^((?:[\w.-]+/)+[\w.-]+\.(?:py|sql|j2|yaml|toml|md|jsonl|json|txt))"
+                       r"(?:(?:::|:)\s*([A-Za-z_]\w*))?$")
+# `hourly.run_stage`, `briefings.categories.story_category()`
+DOTTED = re.compile(r"^((?:[a-z_]+\.)*[a-z_]+)\.([A-Za-z_]\w*)(?:\(.*\))?$")
+FILE_SUFFIXES = {"py", "sql", "md", "yaml", "txt", "json", "jsonl", "j2", "toml", "html", "xml", "gz", "png"}
+ROOTS = [REPO, REPO / "newsdedup_dagster", REPO / "sql" / "queries", REPO / "sql"]
+
+
+def defines(path: Path, name: str) -> bool:
+    """Whether the Python file `path` defines or imports `name` (a function, class, constant or field)."""
+    return bool(re.search(rf"^\s*(?:async\s+)?(?:def|class)\s+{name}\b|^\s*{name}\s*[:=]|^from .* import .*\b{name}\b"
+                          rf"|^\s+{name},", path.read_text(encoding="utf-8"), re.M))
+
+
+def tables() -> set[str]:
+    """Table names of the migrations: `subscribers.subscribed_at` is a column, not code."""
+    found: set[str] = set()
+    for path in (REPO / "sql" / "migrations").glob("*.sql"):
+        found |= set(re.findall(r"CREATE TABLE(?: IF NOT EXISTS)?\s+(\w+)", path.read_text(encoding="utf-8"), re.I))
+    return found
+
+
+def package_module(dotted: str, by_stem: dict[str, list[Path]]) -> Path | None:
+    parts = [p for p in dotted.split(".") if p != "newsdedup_dagster"]
+    if not parts:
+        return None
+    candidate = REPO / "newsdedup_dagster" / Path(*parts)
+    if candidate.with_suffix(".py").exists():
+        return candidate.with_suffix(".py")
+    if (candidate / "__init__.py").exists():
+        return candidate / "__init__.py"
+    if len(parts) == 1 and len(by_stem.get(parts[0], [])) == 1:
+        return by_stem[parts[0]][0]
+    return None
+
+
+def cited_code_problems(doc: Path, known_tables: set[str], by_stem: dict[str, list[Path]]) -> list[str]:
+    problems = []
+    for line in prose_lines(doc.read_text(encoding="utf-8")):
+        for code in INLINE.findall(line):
+            code = code.strip()
+            if match := CODE_PATH.match(code):
+                path, name = match.groups()
+                if path.startswith("dagster/") or "NNN" in path:   # Dagster's own source; a pattern
+                    continue
+                found = [root / path for root in ROOTS if (root / path).exists()]
+                if not found:
+                    problems.append(f"{doc.name}: `{code}`: no such file")
+                elif name and found[0].suffix == ".py" and not defines(found[0], name):
+                    problems.append(f"{doc.name}: `{code}`: {path} has no {name}")
+            elif match := DOTTED.match(code):
+                dotted, name = match.groups()
+                if name in FILE_SUFFIXES or dotted.split(".")[-1] in known_tables:
+                    continue
+                module = package_module(dotted, by_stem)
+                if module is not None and not defines(module, name):
+                    problems.append(f"{doc.name}: `{code}`: {module.relative_to(REPO)} has no {name}")
+    return problems
+
+
+def test_the_code_checker_sees_a_missing_file_and_a_missing_function(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("`assets/hourly.py: hourly_chain` `newsdedup_dagster/assets/hourly.py` `hourly.stage_named` "
+                    "`subscribers.subscribed_at` `dagster/_core/x.py`\n"
+                    "`assets/hourly.py: run_stage` `publish/background.py` `hourly.run_stage()`\n", encoding="utf-8")
+    by_stem: dict[str, list[Path]] = {}
+    for path in (REPO / "newsdedup_dagster").rglob("*.py"):
+        by_stem.setdefault(path.stem, []).append(path)
+    problems = cited_code_problems(page, tables(), by_stem)
+    assert len(problems) == 3, problems
+    assert "has no run_stage" in problems[0] and "no such file" in problems[1] and "has no run_stage" in problems[2]
+
+
+def test_every_file_and_function_the_documents_name_exists():
+    """A document that names `path.py`, `path.py: name` or `module.name` names something that is there."""
+    by_stem: dict[str, list[Path]] = {}
+    for path in (REPO / "newsdedup_dagster").rglob("*.py"):
+        by_stem.setdefault(path.stem, []).append(path)
+    known_tables = tables()
+    problems = [p for doc in DOCS for p in cited_code_problems(doc, known_tables, by_stem)]
+    assert not problems, "\n".join(problems)

@@ -135,8 +135,8 @@ def test_a_ranged_run_leaves_the_rows_of_the_hourly_runs(clean_db, tmp_path, mon
 
         got = table_rows(urls["ranged"], IGNORED_COLUMNS)
         assert got == want, differences(got, want)
-        # The ranged run publishes each hour in a worker while it computes the next hour's stages
-        # (publish/background.py): the site and feeds it leaves are the hourly runs', byte for byte.
+        # The ranged run publishes each hour after its other stages: the site and feeds it leaves are
+        # the hourly runs', byte for byte.
         published = {how: {str(p.relative_to(tmp_path / f"public-{how}")): p.read_bytes()
                            for p in sorted((tmp_path / f"public-{how}").rglob("*")) if p.is_file()}
                      for how in ("hourly", "ranged")}

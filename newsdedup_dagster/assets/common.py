@@ -22,7 +22,6 @@ from dagster import (
     TableSchema,
 )
 
-from .. import config as app_config
 from ..partitions import HOURLY_PARTITIONS
 from ..resources import EmbedderResource, LLMResource, PostgresResource
 
@@ -81,41 +80,12 @@ class HourRun:
 
 
 @dataclass(frozen=True)
-class StageRetry:
-    """How Dagster retries the hourly op when this stage's hour raised: at most `max_retries` times
-    for this stage's failures in one run (another stage's earlier retries do not count), the first
-    after `delay_s`, each later one after twice the wait before it. Asked for with `RetryRequested`,
-    Dagster's per-failure retry: the hourly assets share one op, and a `RetryPolicy` is per op."""
-
-    max_retries: int = 2
-    delay_s: float = 30.0
-
-    def seconds_to_wait(self, retry_number: int) -> float:
-        return self.delay_s * 2 ** retry_number
-
-
-# What is left to fail once a stage's own per-source, per-page and per-call handling is done, and
-# how long that is worth waiting for (NEWSDEDUP_STEP_RETRY_DELAY, fixed when the definitions load).
-# The database: a dropped connection, a restart, a lock held past its timeout.
-DATABASE_RETRY = StageRetry(max_retries=2, delay_s=app_config.step_retry_delay())
-# Ingest: feed errors never fail it (they are per source), so what fails it is a database blip.
-FEED_RETRY = StageRetry(max_retries=2, delay_s=app_config.step_retry_delay() / 3)
-# The model stages: an endpoint's outage, after the client's own per-call retries, lasts minutes.
-MODEL_RETRY = StageRetry(max_retries=2, delay_s=2 * app_config.step_retry_delay())
-
-
-@dataclass(frozen=True)
 class HourlyStage:
-    """One hourly asset: its spec, its checks, the function that computes one hour of it and how a
-    failed hour is retried."""
+    """One hourly asset: its spec, its checks and the function that computes one hour of it."""
 
     spec: AssetSpec
     check_specs: Sequence[AssetCheckSpec]
     materialize_hour: Callable[[HourRun, str], MaterializeResult]
-    retry: StageRetry = DATABASE_RETRY
-    # A stage that can compute hour H in the background while a ranged run goes on with hour H+1's
-    # other stages: (run, hour, publisher) -> a function that waits for (result, seconds).
-    in_background: Callable[..., Callable[[], tuple[MaterializeResult, float]]] | None = None
 
     @property
     def key(self) -> AssetKey:

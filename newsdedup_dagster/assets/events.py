@@ -19,7 +19,7 @@ from ..embeddings.store import active_model
 from ..events import narrative as narrative_mod, store
 from ..events.settings import GroupingSettings
 from ..partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
-from .common import MODEL_RETRY, OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
 from .run_options import RunOptions, run_option
 
 CHECK_ONE_EVENT = "story_in_at_most_one_event"
@@ -136,4 +136,4 @@ def events_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     )
 
 
-EVENTS = HourlyStage(EVENTS_SPEC, EVENTS_CHECKS, events_hour, retry=MODEL_RETRY)
+EVENTS = HourlyStage(EVENTS_SPEC, EVENTS_CHECKS, events_hour)

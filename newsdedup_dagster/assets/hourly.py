@@ -10,10 +10,7 @@ schedule selects all of them; "Materialize" on one asset, or a backfill of a few
 A run of one hour computes that hour of each selected asset in graph order. A run of a partition
 range (every backfill: the backfill policy is a single run) computes hour H of every selected asset
 before hour H+1 of any, so each hour sees exactly what the earlier hours left, as the hourly runs
-did; one run, one process, one set of loaded models for the whole range. In such a run the last
-stage of hour H (publishing, the longest and almost all Python) runs in a worker process at the
-database snapshot hour H's other stages left, while this process computes hour H+1's stages
-(publish/background.py); hour H is reported once it is published.
+did; one run, one process, one set of loaded models for the whole range.
 
 Several assets read their own previous hour (canonical items, per-language means, story centroids,
 open events). That is said by the tag `newsdedup/reads_previous_hour` and in the asset's
@@ -26,22 +23,19 @@ of one asset at a time would compute each asset over the whole range before the 
 keeps a backfill identical to the hourly runs.
 
 A run reports an hour's materialisations when the hour's last selected stage is done, so a failure
-at hour k leaves hours before k materialised and hour k of none. The failed stage's own policy
-(`HourlyStage.retry`: feeds, database, model endpoint) decides how often and after how long Dagster
-retries the step (`RetryRequested`; a `RetryPolicy` is per op), counted per stage: an earlier retry
-for another stage's failure does not use up this stage's. A retry of the step in the same run,
-or a re-execution from failure, continues where it stopped: the (asset, hour)s materialised by the
-run, or by the runs it resumes, are not computed again. Each check is a partitioned check: its result
+at hour k leaves hours before k materialised and hour k of none. Transient faults inside a stage are
+retried by the client that met them (feeds, pages, the model endpoint, each with its own backoff);
+what still fails fails the step with an error naming the asset and hour (`StageFailed`), and the
+op's one `RetryPolicy` retries the step. A retry, or a re-execution from failure once the retries are
+spent, continues where the run stopped: the (asset, hour)s materialised by the run, or by the runs
+it resumes (read from their materialisation records), are not computed again. Each check is a partitioned check: its result
 is recorded for the hour it checked, in single-hour and ranged runs alike, and a ranged run stops at
 the first hour whose blocking check fails.
 """
 
 
-import contextlib
-import logging
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 from dagster import (
     AssetCheckEvaluation,
@@ -51,6 +45,7 @@ from dagster import (
     AssetKey,
     AssetMaterialization,
     AssetRecordsFilter,
+    AssetsDefinition,
     BackfillPolicy,
     Backoff,
     DagsterEventType,
@@ -71,7 +66,6 @@ from pydantic import Field
 
 from .. import config as app_config
 from ..partitions import HOURLY_PARTITIONS
-from ..publish.background import BackgroundPublisher
 from ..resources import EmbedderResource, LLMResource, PostgresResource
 from . import articles, embeddings, events, ingest, llm, neardup, publish, stories
 from .common import HourlyStage, HourRun
@@ -100,16 +94,15 @@ class HourlyOptions(RunOptions):
 
 HOURLY_OP = "hourly_chain"
 
-# A stage's failure is retried with that stage's own policy (`HourlyStage.retry`, asked for with
-# RetryRequested); this policy covers what fails outside every stage (the run's own bookkeeping). A
+# The one retry of the hourly op: what failed after the clients' own retries (a database restart, an
+# endpoint's outage of minutes) is tried again after NEWSDEDUP_STEP_RETRY_DELAY, then twice that. A
 # retry continues with the first (asset, hour) the failed attempt did not materialise.
 HOURLY_RETRY_POLICY = RetryPolicy(max_retries=2, delay=app_config.step_retry_delay(), backoff=Backoff.EXPONENTIAL,
                                   jitter=Jitter.PLUS_MINUS)
 
 
 class StageFailed(Exception):
-    """An hourly asset's hour raised: the asset, the hour and the error (its cause). Retried with the
-    stage's policy."""
+    """An hourly asset's hour raised: the asset, the hour and the error (its cause)."""
 
 
 # Dagster's tag on a re-execution from failure (the UI's "Re-execute from failure", a backfill's
@@ -133,20 +126,6 @@ def _landed(context: AssetExecutionContext) -> set[tuple[AssetKey, str]]:
             if materialization is not None and materialization.partition:
                 landed.add((materialization.asset_key, materialization.partition))
     return landed
-
-
-def _stage_retries(context: AssetExecutionContext, stage: HourlyStage) -> int:
-    """How often this run's step was already retried for a failure of `stage` (its StageFailed names
-    it first): each stage has its own budget (`HourlyStage.retry`), where Dagster counts the step's."""
-    if context.retry_number == 0:
-        return 0
-    prefix = f"StageFailed: {stage.key.to_user_string()}["
-    return sum(1 for record in context.instance.all_logs(context.run.run_id, of_type=DagsterEventType.STEP_UP_FOR_RETRY)
-               if prefix in _error_text(record.dagster_event.event_specific_data.error))
-
-
-def _error_text(error) -> str:
-    return error.to_string() if error is not None else ""
 
 
 def _for(key: AssetKey, result: AssetCheckResult) -> AssetCheckResult:
@@ -183,30 +162,37 @@ def selected_stages(selected: set[AssetKey]) -> list[HourlyStage]:
     return [stage for stage in STAGES if stage.key in selected]
 
 
-@multi_asset(
-    name=HOURLY_OP,
-    specs=[stage.spec for stage in STAGES],
-    check_specs=[spec for stage in STAGES for spec in stage.check_specs],
-    partitions_def=HOURLY_PARTITIONS,
-    can_subset=True,
-    # A backfill of any number of hours is one run, which walks its range in time order.
-    backfill_policy=BackfillPolicy.single_run(),
-    retry_policy=HOURLY_RETRY_POLICY,
-    # Two runs of the hourly assets never overlap (the schedule's hour and a backfill, two
-    # backfills): clustering, events and publishing each assume they are alone, which their
-    # advisory locks enforce in the database as well.
-    pool="newsdedup_hourly",
-    config_schema=HourlyOptions.config_schema(),
-    description="The hourly assets, computed hour by hour in time order, each run exactly the selected ones "
-                "(one hour per scheduled run; a backfill is one run over its range).",
-)
-def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource,
-                 llm: LLMResource) -> Iterator:
+def build_hourly_chain(retry_policy: RetryPolicy = HOURLY_RETRY_POLICY) -> AssetsDefinition:
+    """The hourly op, with `retry_policy` (a test's shorter one; the definitions use the default)."""
+
+    @multi_asset(
+        name=HOURLY_OP,
+        specs=[stage.spec for stage in STAGES],
+        check_specs=[spec for stage in STAGES for spec in stage.check_specs],
+        partitions_def=HOURLY_PARTITIONS,
+        can_subset=True,
+        # A backfill of any number of hours is one run, which walks its range in time order.
+        backfill_policy=BackfillPolicy.single_run(),
+        retry_policy=retry_policy,
+        # Two runs of the hourly assets never overlap (the schedule's hour and a backfill, two
+        # backfills): clustering, events and publishing each assume they are alone, which their
+        # advisory locks enforce in the database as well.
+        pool="newsdedup_hourly",
+        config_schema=HourlyOptions.config_schema(),
+        description="The hourly assets, computed hour by hour in time order, each run exactly the selected ones "
+                    "(one hour per scheduled run; a backfill is one run over its range).",
+    )
+    def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource,
+                     llm: LLMResource) -> Iterator:
+        yield from _compute(context, postgres, embedder, llm)
+
+    return hourly_chain
+
+
+def _compute(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource,
+             llm: LLMResource) -> Iterator:
     options = HourlyOptions.from_op_config(context.op_config, StoryFeedsConfig.run_languages(llm.settings()))
-    if context.has_partition_key_range:
-        hours = list(context.partition_keys)
-    else:
-        hours = [context.partition_key]
+    hours = list(context.partition_keys) if context.has_partition_key_range else [context.partition_key]
     ranged = len(hours) > 1
     stages = selected_stages(set(context.selected_asset_keys))
     selected_checks: set[AssetCheckKey] = set(context.selected_asset_check_keys)
@@ -220,13 +206,34 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
     # range), recomputes history in time order: later hours are rebuilt, not mixed with old ones.
     run = HourRun(log=context.log, postgres=postgres, embedder=embedder, llm=llm, options=options,
                   in_backfill=bool(context.run.tags.get("dagster/backfill")) or ranged)
-    # Over a range, the last stage (publishing) of hour H runs in a worker process while hour H+1's
-    # other stages run here (publish/background.py); hour H is reported when it is done.
-    background = stages[-1] if ranged and len(stages) > 1 and stages[-1].in_background else None
-    publisher = BackgroundPublisher(postgres.url()) if background else None
-    pending: _Pending | None = None
-
-    def report(hour: str, done: list[tuple[HourlyStage, dict, list[AssetCheckResult]]]) -> Iterator:
+    for hour in hours:
+        # An hour is reported when all its selected stages are done: a failure inside hour k leaves
+        # hours before k materialised and hour k of none, and a retry starts hour k again from its
+        # first stage that had not landed.
+        done: list[tuple[HourlyStage, dict, list[AssetCheckResult]]] = []
+        for stage in stages:
+            if (stage.key, hour) in landed:
+                continue
+            started = time.perf_counter()
+            try:
+                result = stage.materialize_hour(run, hour)
+            except (Failure, RetryRequested):
+                raise
+            except Exception as exc:
+                # The error's first line names the asset and hour (the alert's first line).
+                raise StageFailed(f"{stage.key.to_user_string()}[{hour}]: {type(exc).__name__}: {exc}") from exc
+            metadata = {**result.metadata,
+                        "stage_seconds": MetadataValue.float(round(time.perf_counter() - started, 3))}
+            check_results = [r for r in (result.check_results or [])
+                             if AssetCheckKey(stage.key, r.check_name) in selected_checks]
+            failed = stage.blocking_failures(check_results)
+            if failed:
+                yield from (_evaluation(stage, hour, r) for r in check_results)
+                raise Failure(
+                    description=f"{stage.key.to_user_string()}[{hour}]: blocking check failed ({', '.join(failed)}); "
+                                "the assets after it and the later hours were not computed",
+                    allow_retries=False)
+            done.append((stage, metadata, check_results))
         for stage, metadata, check_results in done:
             if ranged:
                 yield AssetMaterialization(asset_key=stage.key, partition=hour, metadata=metadata)
@@ -238,95 +245,8 @@ def hourly_chain(context: AssetExecutionContext, postgres: PostgresResource, emb
                 yield MaterializeResult(asset_key=stage.key, metadata=metadata,
                                         check_results=[_for(stage.key, r) for r in check_results])
 
-    def drain() -> Iterator:
-        """Wait for the hour still being published, if any, and report that hour (or raise its failure)."""
-        nonlocal pending
-        if pending is None:
-            return
-        waiting, pending = pending, None
-        try:
-            result, seconds = waiting.wait()
-        except Exception as exc:
-            error = _stage_failure(context, waiting.stage, waiting.hour, exc)
-            raise error from error.__cause__
-        metadata = {**result.metadata, "stage_seconds": MetadataValue.float(seconds)}
-        yield from report(waiting.hour, [*waiting.done, (waiting.stage, metadata, [])])
 
-    try:
-        for hour in hours:
-            # An hour is reported when all its selected stages are done: a failure inside hour k leaves
-            # hours before k materialised and hour k of none, and a retry starts hour k again from its
-            # first stage that had not landed.
-            done: list[tuple[HourlyStage, dict, list[AssetCheckResult]]] = []
-            for stage in stages:
-                if (stage.key, hour) in landed:
-                    continue
-                started = time.perf_counter()
-                try:
-                    if stage is background:
-                        yield from drain()
-                        pending = _Pending(stage, hour, done, stage.in_background(run, hour, publisher))
-                        break
-                    result = stage.materialize_hour(run, hour)
-                except Exception as exc:
-                    # An earlier hour still being published is reported (or fails) first.
-                    yield from drain()
-                    if isinstance(exc, (Failure, RetryRequested)):
-                        raise
-                    error = _stage_failure(context, stage, hour, exc)
-                    raise error from error.__cause__
-                metadata = {**result.metadata,
-                            "stage_seconds": MetadataValue.float(round(time.perf_counter() - started, 3))}
-                check_results = [r for r in (result.check_results or [])
-                                 if AssetCheckKey(stage.key, r.check_name) in selected_checks]
-                failed = stage.blocking_failures(check_results)
-                if failed:
-                    yield from drain()
-                    yield from (_evaluation(stage, hour, r) for r in check_results)
-                    raise Failure(
-                        description=f"{stage.key.to_user_string()}[{hour}]: blocking check failed ({', '.join(failed)}); "
-                                    "the assets after it and the later hours were not computed",
-                        allow_retries=False)
-                done.append((stage, metadata, check_results))
-            if pending is None or pending.hour != hour:
-                yield from report(hour, done)
-        yield from drain()
-    finally:
-        if pending is not None:   # the run stops (interrupted): let the hour's publishing end first
-            with contextlib.suppress(Exception):
-                pending.wait()
-        if publisher is not None:
-            publisher.close()
-
-
-@dataclass
-class _Pending:
-    """An hour whose last stage runs in the background: its other stages' results wait with it."""
-
-    stage: HourlyStage
-    hour: str
-    done: list
-    wait: Callable[[], tuple[MaterializeResult, float]]
-
-
-def _stage_failure(context: AssetExecutionContext, stage: HourlyStage, hour: str, exc: Exception) -> Exception:
-    """What to raise when `stage`'s `hour` raised `exc`: a retry with that stage's own policy (the
-    retry starts this hour again; none of it was reported), or the run's failure past its retries."""
-    # Name the asset and hour that failed (the alert's first line).
-    failed = StageFailed(f"{stage.key.to_user_string()}[{hour}]: {type(exc).__name__}: {exc}")
-    failed.__cause__ = exc
-    earlier = _stage_retries(context, stage)
-    if earlier >= stage.retry.max_retries:
-        error = Failure(description=f"{failed} (retried {earlier} times, {stage.key.to_user_string()}'s max_retries)",
-                        allow_retries=False)
-        error.__cause__ = failed
-        return error
-    wait = stage.retry.seconds_to_wait(earlier)
-    context.log.warning("%s; retry %d of %d in %g s", failed, earlier + 1, stage.retry.max_retries, wait)
-    # Dagster counts retries per step: one more than the step's so far is this stage's retry.
-    retry = RetryRequested(max_retries=context.retry_number + 1, seconds_to_wait=wait)
-    retry.__cause__ = failed
-    return retry
+hourly_chain = build_hourly_chain()
 
 
 def stage_named(name: str) -> HourlyStage:
@@ -334,20 +254,6 @@ def stage_named(name: str) -> HourlyStage:
         if stage.key.to_user_string() == name:
             return stage
     raise KeyError(f"no hourly asset named {name!r}")
-
-
-def run_stage(name: str, partition_key: str, *, postgres: PostgresResource, embedder: EmbedderResource | None = None,
-              llm: LLMResource | None = None, options: dict | None = None, in_backfill: bool = False,
-              log=None) -> MaterializeResult:
-    """One hour of one hourly asset, computed outside Dagster (nothing is recorded in the instance):
-    `newsdedup ingest`. Tests of one stage go through Dagster instead (tests/hourly_helpers.py).
-    `options` is the op config the run would carry
-    (`{"stories": {"later_partitions": "reset"}}`), checked as a run's is."""
-    published = StoryFeedsConfig.run_languages((llm or LLMResource()).settings())
-    run = HourRun(log=log or logging.getLogger("newsdedup"), postgres=postgres, embedder=embedder or EmbedderResource(),
-                  llm=llm or LLMResource(), options=HourlyOptions.from_op_config(options or {}, published),
-                  in_backfill=in_backfill)
-    return stage_named(name).materialize_hour(run, partition_key)
 
 
 ASSETS = [hourly_chain]

@@ -11,7 +11,7 @@ from .. import config
 from ..ingest.sources import load_sources
 from ..ingest.store import choose_mode, configs_for, ingest_partition
 from ..partitions import HOURLY_PARTITIONS, hour_start
-from .common import FEED_RETRY, OWNERS, ROW_COUNT, HourlyStage, HourRun, table
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
 from .run_options import RunOptions
 
 
@@ -98,4 +98,4 @@ def raw_items_metadata(report) -> dict:
     }
 
 
-RAW_ITEMS = HourlyStage(RAW_ITEMS_SPEC, (), raw_items_hour, retry=FEED_RETRY)
+RAW_ITEMS = HourlyStage(RAW_ITEMS_SPEC, (), raw_items_hour)

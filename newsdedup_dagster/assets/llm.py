@@ -30,7 +30,7 @@ from ..llm.stages import OFFLINE_NOTE, run_scoring, run_translations
 from ..llm.translation import BRIEFING_TASK as BRIEFING_TRANSLATION_TASK
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from ..resources import LLMResource
-from .common import MODEL_RETRY, OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
+from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
 
 __all__ = ["LLMResource", "STORY_SCORES", "STORY_TRANSLATIONS"]  # LLMResource lives in resources.py
 
@@ -320,6 +320,5 @@ def story_translations_hour(run: HourRun, partition_key: str) -> MaterializeResu
     )
 
 
-STORY_SCORES = HourlyStage(STORY_SCORES_SPEC, STORY_SCORES_CHECKS, story_scores_hour, retry=MODEL_RETRY)
-STORY_TRANSLATIONS = HourlyStage(STORY_TRANSLATIONS_SPEC, STORY_TRANSLATIONS_CHECKS, story_translations_hour,
-                                 retry=MODEL_RETRY)
+STORY_SCORES = HourlyStage(STORY_SCORES_SPEC, STORY_SCORES_CHECKS, story_scores_hour)
+STORY_TRANSLATIONS = HourlyStage(STORY_TRANSLATIONS_SPEC, STORY_TRANSLATIONS_CHECKS, story_translations_hour)

@@ -3,7 +3,6 @@ and a static site (today's index, a page per story and per event), written atomi
 NEWSDEDUP_PUBLISH_DIR. Thin: the rules live in newsdedup_dagster/publish/.
 """
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 
 from dagster import AssetSpec, MaterializeResult, MetadataValue
@@ -11,7 +10,6 @@ from pydantic import Field
 
 from .. import config as app_config
 from ..partitions import HOURLY_PARTITIONS, hour_start
-from ..publish.background import BackgroundPublisher
 from ..publish.build import PublishResult, publish_hour
 from .common import OWNERS, HourlyStage, HourRun
 from .run_options import RunOptions, language_type
@@ -61,20 +59,6 @@ def story_feeds_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     return _materialization(run, partition_key, settings, result)
 
 
-def story_feeds_in_background(run: HourRun, partition_key: str,
-                              publisher: BackgroundPublisher) -> Callable[[], tuple[MaterializeResult, float]]:
-    """Start publishing the hour in the publisher's worker, at the database state of now (the
-    hour's other stages done); the returned function waits for it (result and the worker's seconds)."""
-    settings, langs, hour, now, force = _publish_plan(run, partition_key)
-    pending = publisher.submit(hour, settings, langs, now, force)
-
-    def wait() -> tuple[MaterializeResult, float]:
-        result, seconds = pending.result()
-        return _materialization(run, partition_key, settings, result), seconds
-
-    return wait
-
-
 def _materialization(run: HourRun, partition_key: str, settings, result: PublishResult) -> MaterializeResult:
     if result.skipped:
         run.log.info("story_feeds %s: skipped: %s", partition_key, result.skipped)
@@ -97,4 +81,4 @@ def _materialization(run: HourRun, partition_key: str, settings, result: Publish
     })
 
 
-STORY_FEEDS = HourlyStage(STORY_FEEDS_SPEC, (), story_feeds_hour, in_background=story_feeds_in_background)
+STORY_FEEDS = HourlyStage(STORY_FEEDS_SPEC, (), story_feeds_hour)

@@ -1,4 +1,5 @@
-"""`newsdedup ingest`: materialise raw_items for one hour through Dagster and summarise per source."""
+"""`newsdedup ingest`: fetch one hour's feeds into raw_items outside Dagster (nothing is recorded in
+the instance) and summarise per source."""
 
 from __future__ import annotations
 

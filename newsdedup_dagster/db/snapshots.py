@@ -1,5 +1,5 @@
-"""Exported snapshots: one transaction's view of the database, read by other sessions (pass 2's
-extra KNN connections, the background publisher)."""
+"""Exported snapshots: the clustering transaction's view of the database, read by pass 2's extra
+KNN connections."""
 
 from __future__ import annotations
 

@@ -174,20 +174,14 @@ def _event_stories(conn: psycopg.Connection, event_ids: list[str]) -> dict[str, 
 
 
 def publish_hour(conn: psycopg.Connection, hour: datetime, settings: PublishSettings,
-                 langs: list[str] | tuple[str, ...], *, now: datetime, force: bool = False,
-                 snapshot: str | None = None) -> PublishResult:
+                 langs: list[str] | tuple[str, ...], *, now: datetime, force: bool = False) -> PublishResult:
     """Write the feeds and site as of the end of `hour`. Idempotent: unchanged stories keep their
     stamps, so a rerun writes the same bytes. An hour older than the newest one already written
-    to the directory is skipped unless `force` (a backfill must not roll a live feed back).
-    `snapshot`: read the database through this exported snapshot (publish/background.py), not
-    as it is now."""
+    to the directory is skipped unless `force` (a backfill must not roll a live feed back)."""
     lock = {"output_dir": str(settings.output_dir)}
     conn.execute(db.load_sql("publish_lock"), lock)
     conn.commit()
     try:
-        if snapshot is not None:
-            conn.execute(db.load_sql("publish_read_at_snapshot"))
-            db.set_transaction_snapshot(conn, snapshot)
         return _publish_locked(conn, hour, settings, list(dict.fromkeys(langs)), now, force)
     finally:
         conn.rollback()  # a failed statement must not keep the unlock from running
