@@ -6,6 +6,8 @@ feed text cleaner: what a reader without extraction would keep).
 
     python bench/articles.py [--rounds 3]
     python bench/articles.py --write-pages   # the sample day's recorded pages, for the demo
+    python bench/articles.py --unpack-real PATH   # real pages with reference texts, into data/
+    python bench/articles.py --real               # those pages: the product's path and trafilatura alone
 
 Each page is one sample item (`sample_data/articles.yaml`: 8 languages): its headline, and as the
 article the item's summary followed by the summaries of the other items of its story in its
@@ -14,28 +16,56 @@ News) has its original's page when it republishes one (the aggregator links ther
 article written for it in the item's `page` field. Around it, the boilerplate news pages
 carry, in the page's language: navigation, a cookie banner, an advertisement, a newsletter box,
 related links (other headlines of the day), reader comments, a footer and scripts.
+
+`--real` reads real news pages with reference texts (the Zyte article extraction benchmark, 181
+pages: `--unpack-real` takes a local copy of its repository, a checkout or a bare git directory,
+and writes `data/articles_real/`: the pages, named as the stage's recorded pages are, and
+`references.jsonl`). Each page goes through the product's path, the code the stage runs once a
+page is fetched (the recorded-pages reader: the feed fetcher reading the file, extraction in a
+worker process with the stage's limits, the stored text's gzip round trip), and through trafilatura
+alone on the same raw bytes with several flag sets, in the same run. Scores: word-level P/R/F1 (as
+above, bag of words) and the benchmark's own shingle P/R/F1 (4-word shingles, each page's
+true/false positives and misses normalised to sum 1, P and R averaged over pages, F1 of the means).
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import html
+import io
 import json
 import random
 import re
+import statistics
+import subprocess
+import tarfile
 import time
 from collections import Counter
+from pathlib import Path
 
 import yaml
 from common import REPO, peak_rss_mb
 
 from newsdedup_dagster.articles.extract import _WORD, ExtractLimits, extract_page
-from newsdedup_dagster.articles.store import replay_page_name
+from newsdedup_dagster.articles.fetch import PageRequest
+from newsdedup_dagster.articles.settings import ArticleSettings
+from newsdedup_dagster.articles.store import _gzip, article_text, page_fetch_config, replay_page_name, replay_pages
+from newsdedup_dagster.ingest.fetch import FetchConfig
 from newsdedup_dagster.ingest.sanitise import clean_text
 
 SAMPLE = REPO / "newsdedup_dagster" / "sample_data" / "articles.yaml"
 GOLD = SAMPLE.with_name("gold.jsonl")
 PAGES = SAMPLE.with_name("pages")
+REAL = REPO / "data" / "articles_real"
+# trafilatura alone, on the raw page bytes: flag sets tried (the product's are in articles/extract.py).
+LIBRARY_FLAGS = {
+    "defaults": {},
+    "favor_precision": {"favor_precision": True},
+    "favor_recall": {"favor_recall": True},
+    "favor_precision, no tables": {"favor_precision": True, "include_tables": False},
+    "favor_precision, deduplicate": {"favor_precision": True, "deduplicate": True},
+}
 
 BOILERPLATE = {
     "en": ("Home World Business Technology Sport Culture Opinion", "We use cookies to give you the best experience. "
@@ -147,13 +177,135 @@ def visible_text(page: str) -> str:
     return clean_text(page)
 
 
+def _benchmark_files(source: Path):
+    """(name, bytes) of `ground-truth.json` and `html/*.html.gz` in a checkout or a bare git
+    directory of the benchmark."""
+    if (source / "ground-truth.json").is_file():
+        yield "ground-truth.json", (source / "ground-truth.json").read_bytes()
+        for path in sorted((source / "html").glob("*.html.gz")):
+            yield f"html/{path.name}", path.read_bytes()
+        return
+    archive = subprocess.run(["git", f"--git-dir={source}", "archive", "--format=tar", "HEAD", "ground-truth.json",
+                              "html"], check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        for member in tar:
+            if member.isfile():
+                yield member.name, tar.extractfile(member).read()
+
+
+def unpack_real(source: Path, target: Path) -> None:
+    """The benchmark's pages (ungzipped, named by their URL as the stage's recorded pages are) and
+    `references.jsonl` (id, url, page file, reference text) under `target`."""
+    files = dict(_benchmark_files(source))
+    truth = json.loads(files["ground-truth.json"])
+    (target / "pages").mkdir(parents=True, exist_ok=True)
+    rows = []
+    for key, record in sorted(truth.items()):
+        name = replay_page_name(record["url"])
+        (target / "pages" / name).write_bytes(gzip.decompress(files[f"html/{key}.html.gz"]))
+        rows.append({"id": key, "url": record["url"], "page": name, "text": record.get("articleBody") or ""})
+    (target / "references.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                             encoding="utf-8")
+    print(f"{len(rows)} pages and their reference texts written to {target}")
+
+
+def _shingles(text: str, n: int = 4) -> Counter:
+    tokens = re.findall(r"\w+", text or "")
+    return Counter(tuple(tokens[i:i + n]) for i in range(max(1, len(tokens) - n + 1)) if tokens[i:i + n])
+
+
+def shingle_counts(extracted: str, reference: str) -> tuple[float, float, float]:
+    """The benchmark's (tp, fp, fn) over 4-word shingles, normalised to sum 1 (evaluate.py)."""
+    got, want = _shingles(extracted), _shingles(reference)
+    tp, fp, fn = sum((got & want).values()), sum((got - want).values()), sum((want - got).values())
+    total = tp + fp + fn
+    return (tp / total, fp / total, fn / total) if total else (0.0, 0.0, 0.0)
+
+
+def shingle_prf(counts: list[tuple[float, float, float]]) -> tuple[float, float, float]:
+    """Mean precision over pages that extracted something, mean recall over pages with a reference
+    (a page with neither scores 1), F1 of the two means: the benchmark's figures."""
+    def precision(tp, fp, fn):
+        return 1.0 if fp == fn == 0 else 0.0 if tp == fp == 0 else tp / (tp + fp)
+
+    def recall(tp, fp, fn):
+        return 1.0 if fp == fn == 0 else 0.0 if tp == fn == 0 else tp / (tp + fn)
+
+    p = statistics.mean([precision(*c) for c in counts if c[0] + c[1] > 0] or [0.0])
+    r = statistics.mean([recall(*c) for c in counts if c[0] + c[2] > 0] or [0.0])
+    return p, r, 2 * p * r / max(1e-9, p + r)
+
+
+def product_texts(folder: Path, rows: list[dict]) -> tuple[dict[str, str], Counter]:
+    """Each page's stored text through the stage's recorded-pages path (feed fetcher, extraction in
+    a worker with the stage's default limits, gzip round trip), and the reasons pages kept none."""
+    settings = ArticleSettings(replay_dir=folder)
+    requests = [PageRequest(item_id=row["id"], url=row["url"]) for row in rows]
+    run = replay_pages(requests, settings, page_fetch_config(FetchConfig(), settings))
+    texts, reasons = {}, Counter()
+    for outcome in run.outcomes:
+        text = getattr(outcome.payload, "text", None)
+        texts[outcome.item_id] = article_text(_gzip(text.encode("utf-8")) if text else None) or ""
+        if outcome.reason:
+            reasons[outcome.reason] += 1
+    return texts, reasons
+
+
+def real_pages(folder: Path) -> None:
+    import trafilatura  # deferred: only this mode calls the library directly
+
+    references = folder / "references.jsonl"
+    if not references.is_file():
+        raise SystemExit(f"{references} is missing: run `python bench/articles.py --unpack-real PATH` first")
+    rows = [json.loads(line) for line in references.read_text(encoding="utf-8").splitlines() if line.strip()]
+    started = time.perf_counter()
+    product, reasons = product_texts(folder / "pages", rows)
+    seconds = {"product": time.perf_counter() - started}
+    outputs = {"product": product}
+    for name, flags in LIBRARY_FLAGS.items():
+        started = time.perf_counter()
+        outputs[f"trafilatura {name}"] = {
+            row["id"]: trafilatura.extract((folder / "pages" / row["page"]).read_bytes(), **flags) or ""
+            for row in rows}
+        seconds[f"trafilatura {name}"] = time.perf_counter() - started
+    results = {}
+    for method, texts in outputs.items():
+        words = [prf(texts[row["id"]], row["text"]) for row in rows]
+        results[method] = (tuple(sum(w[i] for w in words) / len(words) for i in range(3)),
+                           shingle_prf([shingle_counts(texts[row["id"]], row["text"]) for row in rows]))
+    best = max((m for m in results if m != "product"), key=lambda m: results[m][1][2])
+    print(f"{len(rows)} real pages; the product kept no text for {sum(reasons.values())}"
+          + (f" ({', '.join(f'{k} {v}' for k, v in sorted(reasons.items()))})" if reasons else ""))
+    print(f"{'method':<43} {'word P':>6} {'R':>6} {'F1':>6}  {'shingle P':>9} {'R':>6} {'F1':>6}  {'pages/s':>7}")
+    for method, ((wp, wr, wf), (sp, sr, sf)) in results.items():
+        print(f"{method:<43} {wp:6.3f} {wr:6.3f} {wf:6.3f}  {sp:9.3f} {sr:6.3f} {sf:6.3f}  "
+              f"{len(rows) / seconds[method]:7.1f}")
+    (_, _, product_word), (_, _, product_shingle) = results["product"]
+    print(f"product / {best} (best shingle F1): word F1 ratio "
+          f"{product_word / max(1e-9, results[best][0][2]):.3f}, shingle F1 ratio "
+          f"{product_shingle / max(1e-9, results[best][1][2]):.3f} "
+          f"(difference {product_shingle - results[best][1][2]:+.3f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="timed passes over all pages (best is reported)")
     parser.add_argument("--write-pages", action="store_true",
                         help="(re)write the sample day's recorded pages (sample_data/pages/, what the demo's "
                              "replayed hours read) and stop")
+    parser.add_argument("--unpack-real", type=Path, metavar="PATH",
+                        help="a local copy of the article extraction benchmark (checkout or bare git directory): "
+                             "write its pages and reference texts to --real-dir and stop")
+    parser.add_argument("--real", action="store_true",
+                        help="score the real pages of --real-dir: the product's path and trafilatura alone")
+    parser.add_argument("--real-dir", type=Path, default=REAL, help="where the real pages are (default data/articles_real)")
     args = parser.parse_args()
+    if args.unpack_real:
+        unpack_real(args.unpack_real, args.real_dir)
+        return
+    if args.real:
+        real_pages(args.real_dir)
+        return
     pages = sample_pages()
     if args.write_pages:
         PAGES.mkdir(exist_ok=True)

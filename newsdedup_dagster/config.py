@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .articles.settings import ArticleSettings
-from .clustering.settings import ENVIRONMENT_NAMES, MODEL_DEFAULTS, ClusterSettings, GuardSettings, settings_for
+from .clustering.settings import ENVIRONMENT_NAMES, ClusterSettings, GuardSettings, settings_for
 from .deployment import (  # noqa: F401  (re-exported: config.home_dir() and the rest are the public names)
     EMBEDDED_SHARED_BUFFERS_MAX_MB,
     EMBEDDED_SHARED_BUFFERS_MIN_MB,
@@ -63,7 +63,12 @@ from .deployment import (  # noqa: F401  (re-exported: config.home_dir() and the
 )
 from .digest.settings import DigestSettings, SmtpSettings
 from .embeddings.settings import DEFAULT_PROVIDER, OFFLINE_MODEL_IDS, EmbeddingSettings
-from .events.settings import GroupingSettings, NarrativeSettings, event_threshold_for
+from .events.settings import (
+    MODEL_DEFAULTS as EVENT_MODEL_DEFAULTS,
+    GroupingSettings,
+    NarrativeSettings,
+    event_threshold_for,
+)
 from .ingest.settings import IngestSettings
 from .llm.settings import BackoffPolicy, LLMSettings
 from .neardup.settings import DedupSettings
@@ -78,8 +83,10 @@ from .settings import (
     load_setting,
     load_settings,
     merged,
+    model_defaults,
     plain_number,
     unwrap_optional,
+    warn_uncalibrated,
 )
 
 __all__ = [
@@ -134,11 +141,15 @@ def llm_backoff() -> BackoffPolicy:
 
 def grouping_settings(model: str | None = None) -> GroupingSettings:
     """`model`: the embedding model id the stories' centroids were made with; None = the configured
-    provider's offline model. Its calibrated threshold applies unless NEWSDEDUP_EVENT_THRESHOLD is set."""
+    provider's offline model. Its calibrated threshold applies unless NEWSDEDUP_EVENT_THRESHOLD is set;
+    a model outside the table gets the declared default with a warning (as clustering_settings)."""
     if model is None:
         provider = embedding_settings().provider
         model = OFFLINE_MODEL_IDS.get(provider, OFFLINE_MODEL_IDS[DEFAULT_PROVIDER])
-    return load_settings(GroupingSettings, threshold=event_threshold_for(model))
+    settings = load_settings(GroupingSettings, threshold=event_threshold_for(model))
+    if model not in EVENT_MODEL_DEFAULTS and not os.environ.get("NEWSDEDUP_EVENT_THRESHOLD"):
+        warn_uncalibrated(model, [("event threshold", "NEWSDEDUP_EVENT_THRESHOLD", settings.threshold)])
+    return settings
 
 
 def narrative_settings() -> NarrativeSettings:
@@ -228,27 +239,41 @@ def _accepts(annotation: Any, metadata: Mapping[str, Any]) -> str:
     return "text"
 
 
-def configuration_rows() -> list[tuple[str, str, str, str, str]]:
-    """(section, variable, default, accepts, meaning) of every declared setting, in table order."""
-    rows = []
+def _table_fields():
+    """(section, field, annotation) of every setting the table lists (a variable, not test-only)."""
     for title, classes in SECTIONS:
         for cls in classes:
             for f, annotation in declared(cls):
                 env = f.metadata["env"]
-                if not env or TEST_ONLY.match(env):
-                    continue
-                default = f.metadata["shown"] or _shown(default_of(f))
-                rows.append((title, env, default, _accepts(annotation, f.metadata), f.metadata["doc"]))
+                if env and not TEST_ONLY.match(env):
+                    yield title, f, annotation
+
+
+def configuration_rows() -> list[tuple[str, str, str, str, str]]:
+    """(section, variable, default, accepts, meaning) of every declared setting, in table order."""
+    rows = []
+    for title, f, annotation in _table_fields():
+        default = f.metadata["shown"] or _shown(default_of(f))
+        per_model = model_defaults(f)
+        if per_model:  # from the table the builder applies
+            default = "per model: " + ", ".join(f"`{model}` {_shown(value)}"
+                                                for model, value in per_model.items()) + f"; other {default}"
+        rows.append((title, f.metadata["env"], default, _accepts(annotation, f.metadata), f.metadata["doc"]))
     return rows
+
+
+def configuration_summary() -> str:
+    """The count of the table's variables, as docs/CONFIGURATION.md's first line and `newsdedup config` say it."""
+    listed = list(_table_fields())
+    per_model = sum(bool(model_defaults(f)) for _, f, _ in listed)
+    return f"{len(listed)} environment variables, {per_model} of them with defaults calibrated per embedding model"
 
 
 def configuration_markdown() -> str:
     """docs/CONFIGURATION.md: every environment variable, from the declarations."""
     cell = lambda text: text.replace("|", "\\|")  # noqa: E731
-    per_model = [f"- `{model}`: " + ", ".join(f"`{key}` {value}" for key, value in values.items())
-                 for model, values in MODEL_DEFAULTS.items()]
     lines = [
-        "# Configuration",
+        f"# Configuration: {configuration_summary()}",
         "",
         "<!-- Generated by `newsdedup config --markdown` from the settings' declarations",
         "     (newsdedup_dagster/config.py: configuration_markdown); tests/test_config_documented.py",
@@ -262,11 +287,17 @@ def configuration_markdown() -> str:
         "",
         "Run config may change only the bounded options each asset declares",
         "(`newsdedup_dagster/assets/run_options.py`; the table is in",
-        "[docs/OPERATIONS.md](OPERATIONS.md#what-a-run-may-change)). Some clustering defaults are calibrated per",
-        "embedding model (`newsdedup_dagster/clustering/settings.py: MODEL_DEFAULTS`, evidence in",
-        "docs/CALIBRATION.md); the table's defaults are those without a model, and these replace them:",
+        "[docs/OPERATIONS.md](OPERATIONS.md#what-a-run-may-change)); `newsdedup eval --set` changes the",
+        "clustering settings of an evaluation. Both are checked against the variable's declaration (its",
+        "type and bounds, which a run option may narrow), by the parser the environment's value goes through.",
         "",
-        *per_model,
+        "A default that differs by embedding model is shown per model (\"per model: ...; other ...\"),",
+        "from the table the code applies (`MODEL_DEFAULTS` in `newsdedup_dagster/clustering/settings.py`",
+        "and `newsdedup_dagster/events/settings.py`; evidence in docs/CALIBRATION.md). \"other\" is the",
+        "value of a model the table gives none for that setting. A model the table does not name at all",
+        "(an `openai` model, say) gets the \"other\" values with a warning naming the model and each",
+        "such setting the environment does not set: they are not calibrated for it",
+        "([docs/CALIBRATION.md](CALIBRATION.md#models-outside-the-table)).",
     ]
     section = None
     for title, env, default, accepts, doc in configuration_rows():

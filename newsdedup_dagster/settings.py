@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import math
 import os
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 S = TypeVar("S")
+log = logging.getLogger(__name__)
 
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")
@@ -35,7 +37,8 @@ FALSE_WORDS = ("0", "false", "no", "off")
 
 def setting(default: Any = MISSING, *, env: str | None = None, doc: str, default_factory: Any = MISSING,
             bounds: tuple[float, float] | None = None, choices: tuple[str, ...] = (), lower: bool = False,
-            zero_is_default: bool = False, shown: str | None = None, secret: bool = False) -> Any:
+            zero_is_default: bool = False, shown: str | None = None, secret: bool = False,
+            per_model: Mapping[str, Mapping[str, Any]] | None = None) -> Any:
     """A dataclass field with its declaration in the metadata.
 
     env: the variable it is read from (None: not read, e.g. a value a builder derives).
@@ -44,9 +47,12 @@ def setting(default: Any = MISSING, *, env: str | None = None, doc: str, default
     lower: the value is lower-cased. zero_is_default: 0 means "the default" (a port left to the mode).
     shown: the default as the table shows it, where it is not the literal default (derived values).
     secret: never shown in a repr (an API key, a password).
+    per_model: the table of defaults calibrated per embedding model ({model id: {field: value}}), the
+    same object the builder applies, so the configuration table shows what applies; `default` is
+    the value of a model the table gives none for this field.
     """
     metadata = {"env": env, "doc": doc, "bounds": bounds, "choices": tuple(choices), "lower": lower,
-                "zero_is_default": zero_is_default, "shown": shown}
+                "zero_is_default": zero_is_default, "shown": shown, "per_model": per_model}
     return dataclasses.field(default=default, default_factory=default_factory, metadata=metadata,
                              repr=not secret)
 
@@ -57,6 +63,31 @@ def declared(cls: type) -> tuple[tuple[dataclasses.Field, Any], ...]:
     declarations never change: resolved once)."""
     hints = typing.get_type_hints(cls)
     return tuple((f, hints[f.name]) for f in dataclasses.fields(cls) if "doc" in f.metadata)
+
+
+def model_defaults(f: dataclasses.Field) -> dict[str, Any]:
+    """{model id: default} of a field declared with `per_model` (only the models the table gives a
+    value for this field)."""
+    table = f.metadata.get("per_model") or {}
+    return {model: values[f.name] for model, values in table.items() if f.name in values}
+
+
+_warned: set[tuple[str, tuple[str, ...]]] = set()
+
+
+def warn_uncalibrated(model: str, fallbacks: Iterable[tuple[str, str, Any]]) -> None:
+    """Log, once per process for a model and its settings, that `model` is outside the per-model
+    table and which uncalibrated defaults it gets: `fallbacks` are (key, variable, value) of the
+    settings the environment does not set (docs/CALIBRATION.md#models-outside-the-table)."""
+    fallbacks = list(fallbacks)
+    seen = (model, tuple(key for key, _, _ in fallbacks))
+    if not fallbacks or seen in _warned:
+        return
+    _warned.add(seen)
+    shown = lambda v: plain_number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else repr(v)  # noqa: E731
+    log.warning("embedding model %r is outside the per-model table, so these defaults are not calibrated "
+                "for it: %s; calibrate them (docs/CALIBRATION.md#models-outside-the-table) and set the variables",
+                model, ", ".join(f"{key} {shown(value)} ({env})" for key, env, value in fallbacks))
 
 
 def default_of(f: dataclasses.Field) -> Any:

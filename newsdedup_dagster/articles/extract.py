@@ -6,20 +6,29 @@
   and binary signatures).
 - Decoded as feed bytes are (ingest/encoding.py: BOM, valid UTF-8, declared charset, detector), so
   a wrong declared charset is repaired the same way.
-- Main text by trafilatura (lxml; no script is ever run), each paragraph reduced to visible text
-  by the feed text's rules (ingest/sanitise.py: clean_text): invisible and direction-changing
-  characters go, NFC.
+- Main text by trafilatura (lxml; no script is ever run), tables included (a table of figures or
+  results is article text; some sites lay the whole article out in a table), rows as
+  `| cell | cell |` lines. Each paragraph is plain text already (trafilatura decoded the markup):
+  it keeps its literal `<` and `&` (`<The Palace>`, a title in angle brackets, stays) and loses
+  only invisible and direction-changing characters (llm/text.py: clean_visible_line), NFC.
 - Publication and update times by htmldate, byline and canonical link from trafilatura's
   metadata, language from the text (py3langid) or else the page's `lang` attribute.
 - The libraries get parsed trees, never the page as a string: htmldate downloads a string that
   starts with `http` and has no space (its own HTTP client: no address check, no robots.txt), so
   a page whose text is a URL would make it fetch.
-- Paywalled pages (schema.org `isAccessibleForFree: false`) keep no text.
+- Paywalled pages (schema.org `isAccessibleForFree: false`) keep only the part the page serves
+  free: the elements its JSON-LD names as the paywalled part (`hasPart` with
+  `isAccessibleForFree: false` and a `cssSelector`, Google's markup for subscription content) are
+  removed before extraction, and what remains is kept when it has `min_words` words. A page that
+  marks itself not free without naming the part (or names it in a way not understood here) keeps
+  no text, as does one whose free part is too short: reason `paywall`.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -27,6 +36,7 @@ from ..ingest.encoding import decode_feed_bytes
 from ..ingest.language import detect_language
 from ..ingest.sanitise import clean_text
 from ..ingest.sources import normalise_language
+from ..llm.text import clean_visible_line
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # Types that say nothing about the bytes: the bytes decide (sniffing).
@@ -46,12 +56,21 @@ _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 _HTML_LANG = re.compile(r"<html\b[^>]*?\blang\s*=\s*[\"']?([A-Za-z]{2,3})(?:[-_][A-Za-z0-9]+)*", re.IGNORECASE)
 # schema.org's mark of paywalled content (Google's structured data for subscription articles).
 _NOT_FREE = re.compile(r"[\"']?isAccessibleForFree[\"']?\s*[:=]\s*[\"']?(?:false|False|FALSE)\b")
+_LD_JSON = re.compile(r"<script\b[^>]*\btype\s*=\s*[\"']?application/ld\+json[\"']?[^>]*>(.*?)</script\s*>",
+                      re.IGNORECASE | re.DOTALL)
+# The CSS selectors understood in `hasPart.cssSelector`: a tag and/or classes and ids (`.paywall`,
+# `div.article-body.locked`, `#premium`), in a comma-separated list.
+_SIMPLE_SELECTOR = re.compile(r"^([A-Za-z][A-Za-z0-9-]*)?((?:[.#][A-Za-z_][A-Za-z0-9_-]*)*)$")
+_SELECTOR_PART = re.compile(r"([.#])([A-Za-z_][A-Za-z0-9_-]*)")
 # A page with more start tags than this is refused before it is parsed: parsing and walking such a
 # tree costs seconds per 100k elements, and no article needs that many (a long news page: 2-5k).
 MAX_ELEMENTS = 100_000
 # Han, kana and Thai are written without spaces between words: each character counts as a word.
 _WORD = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W\u0e00-\u0e7f"
                    r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+# trafilatura's rendering of a table row (`| cell | cell |`) and of its header rule (`|---|---|`).
+_TABLE_ROW = re.compile(r"^\|.*\|$")
+_CELL_SEPARATOR = re.compile(r"(?<!\\)\|")
 MAX_BYLINE_CHARS = 300
 MAX_LEAD_CHARS = 1_000
 MAX_URL_CHARS = 2_048
@@ -122,16 +141,27 @@ def _moment(value: str | None) -> datetime | None:
     return moment.astimezone(UTC)
 
 
+def plain_line(value: str | None, max_chars: int | None = None) -> str:
+    """One paragraph of extracted text as kept: NFC, invisible and direction-changing characters
+    removed, whitespace collapsed, cut at `max_chars` (with an ellipsis). No markup pass: the text is
+    plain already, so a literal `<The Palace>` or `AT&amp;T` in it is the page's text (the feed
+    cleaner, clean_text, would read the first as a tag and drop it)."""
+    text = clean_visible_line(unicodedata.normalize("NFC", value or ""))
+    if max_chars is not None and len(text) > max_chars:
+        text = text[: max_chars - 1].rstrip() + "…"
+    return text
+
+
 def _paragraphs(raw: str, max_chars: int) -> list[str]:
     kept: list[str] = []
     total = 0
     for line in raw.splitlines():
-        paragraph = clean_text(line)
+        paragraph = plain_line(line)
         if not paragraph:
             continue
         if total + len(paragraph) > max_chars:
             if not kept:  # one huge paragraph: cut it rather than keep nothing
-                kept.append(clean_text(paragraph, max_chars=max_chars))
+                kept.append(plain_line(paragraph, max_chars=max_chars))
             break
         kept.append(paragraph)
         total += len(paragraph) + 1
@@ -139,14 +169,21 @@ def _paragraphs(raw: str, max_chars: int) -> list[str]:
 
 
 def first_paragraph(text: str, title: str = "") -> str | None:
-    """The lead of a main text (paragraphs separated by newlines): its first paragraph of five words
-    or more that is not the headline, else its first one; cleaned and cut at MAX_LEAD_CHARS."""
-    paragraphs = [p for p in (clean_text(line) for line in text.splitlines()) if p]
+    """The lead of a main text (plain paragraphs separated by newlines): its first paragraph of five
+    words or more that is neither the headline nor a table row; else (an article laid out in a
+    table, a page of figures) the table cell with the most words; else its first paragraph; cleaned
+    and cut at MAX_LEAD_CHARS."""
+    paragraphs = [p for p in (plain_line(line) for line in text.splitlines()) if p]
     if not paragraphs:
         return None
-    headline = clean_text(title)
-    lead = next((p for p in paragraphs if p != headline and word_count(p) >= 5), paragraphs[0])
-    return clean_text(lead, max_chars=MAX_LEAD_CHARS) or None
+    headline = plain_line(clean_text(title))
+    lead = next((p for p in paragraphs if not _TABLE_ROW.match(p) and p != headline and word_count(p) >= 5), None)
+    if lead is None:
+        cells = [cell.strip().replace("\\|", "|") for row in paragraphs if _TABLE_ROW.match(row)
+                 for cell in _CELL_SEPARATOR.split(row[1:-1])]
+        cells = [cell for cell in cells if cell != headline and word_count(cell) >= 5]
+        lead = max(cells, key=word_count) if cells else paragraphs[0]
+    return plain_line(lead, max_chars=MAX_LEAD_CHARS) or None
 
 
 def _http_url(value: str | None) -> str | None:
@@ -165,15 +202,77 @@ def extract_page(body: bytes, content_type: str | None, url: str, *, language_hi
     page, encoding, _note = decode_feed_bytes(body, content_type, language_hint)
     if page.count("<") > limits.max_elements:
         return Extraction("too_large", f"more than {limits.max_elements:,} tags", encoding=encoding)
+    paywalled: list[str] = []
     if _NOT_FREE.search(page):
-        return Extraction("paywall", "the page marks its content isAccessibleForFree: false", encoding=encoding)
+        parts = paywalled_parts(page)
+        if parts is None:
+            return Extraction("paywall", "the page marks its content isAccessibleForFree: false without "
+                                         "naming the paywalled part", encoding=encoding)
+        paywalled = parts
     try:
-        return _extract(page, url, language_hint, limits, encoding)
+        return _extract(page, url, language_hint, limits, encoding, paywalled)
     except (RecursionError, MemoryError) as exc:
         return Extraction("extraction_failed", f"{type(exc).__name__}: the page's tree is too deep or large",
                           encoding=encoding)
     except Exception as exc:  # noqa: BLE001 - a parser's surprise stays with this page
         return Extraction("extraction_failed", f"{type(exc).__name__}: {str(exc)[:200]}", encoding=encoding)
+
+
+def _false(value) -> bool:
+    return value is False or (isinstance(value, str) and value.strip().lower() == "false")
+
+
+def _selector_xpath(selector: str) -> str | None:
+    """XPath of a simple CSS selector (a tag and/or classes and ids), None for any other."""
+    match = _SIMPLE_SELECTOR.match(selector.strip())
+    if not match or not (match.group(1) or match.group(2)):
+        return None
+    tests = [f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')" if kind == "." else f"@id='{name}'"
+             for kind, name in _SELECTOR_PART.findall(match.group(2) or "")]
+    return f"//{(match.group(1) or '*').lower()}" + "".join(f"[{test}]" for test in tests)
+
+
+def paywalled_parts(page: str) -> list[str] | None:
+    """XPaths of the elements a page's JSON-LD names as paywalled (`hasPart` entries with
+    `isAccessibleForFree: false` and a `cssSelector`), or None when the page cannot be read that
+    way: a JSON-LD block that does not parse, no such part named, a selector beyond tag/class/id.
+    The caller keeps no text on None."""
+    selectors: list[str] = []
+    for block in _LD_JSON.findall(page):
+        try:
+            data = json.loads(block.strip().removeprefix("<!--").removesuffix("-->"), strict=False)
+        except ValueError:
+            return None
+        stack = [data]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, list):
+                stack.extend(node)
+            elif isinstance(node, dict):
+                for part in node.get("hasPart") if isinstance(node.get("hasPart"), list) else [node.get("hasPart")]:
+                    if isinstance(part, dict) and _false(part.get("isAccessibleForFree")):
+                        named = part.get("cssSelector")
+                        if not named:
+                            return None  # a paywalled part the page does not locate: all of it may be
+                        for selector in named if isinstance(named, list) else [named]:
+                            selectors.extend(str(selector).split(","))
+                stack.extend(value for value in node.values() if isinstance(value, (list, dict)))
+    xpaths = [_selector_xpath(selector) for selector in selectors]
+    if not xpaths or any(xpath is None for xpath in xpaths):
+        return None
+    return list(dict.fromkeys(xpaths))
+
+
+def _drop_paywalled(tree, xpaths: list[str]) -> bool:
+    """Remove the paywalled elements from the tree (their tail text stays: it is outside them);
+    False when one of them is the whole page."""
+    for xpath in xpaths:
+        for element in tree.xpath(xpath):
+            parent = element.getparent()
+            if parent is None:
+                return False
+            element.drop_tree()
+    return True
 
 
 def _trafilatura_config():
@@ -207,7 +306,8 @@ def _date(htmldate, tree, url: str, *, original: bool) -> datetime | None:
                                       outputformat=DATE_FORMAT, url=url))
 
 
-def _extract(page: str, url: str, language_hint: str | None, limits: ExtractLimits, encoding: str) -> Extraction:
+def _extract(page: str, url: str, language_hint: str | None, limits: ExtractLimits, encoding: str,
+             paywalled: list[str]) -> Extraction:
     global _CONFIG
     import htmldate  # deferred: only extraction workers need htmldate (and its date parsers)
     import trafilatura  # deferred: as above
@@ -216,13 +316,21 @@ def _extract(page: str, url: str, language_hint: str | None, limits: ExtractLimi
         _CONFIG = _trafilatura_config()
     # trafilatura's loader never fetches (a str is only parsed); trafilatura works on a copy of the tree.
     text_tree = trafilatura.load_html(page)
+    if text_tree is not None and paywalled and not _drop_paywalled(text_tree, paywalled):
+        return Extraction("paywall", "the page marks all of itself as paywalled", encoding=encoding)
+    # Flags calibrated on real news pages (docs/CALIBRATION.md#article-text-on-real-pages): precision
+    # favoured (the text feeds leads and the briefing's checks: a navigation line read as article text
+    # costs more than a missed sentence), tables kept.
     document = None if text_tree is None else trafilatura.bare_extraction(
-        text_tree, url=url, with_metadata=True, include_comments=False, include_tables=False, include_images=False,
+        text_tree, url=url, with_metadata=True, include_comments=False, include_tables=True, include_images=False,
         include_links=False, include_formatting=False, deduplicate=False, favor_precision=True, config=_CONFIG)
     raw = (document.text or "") if document is not None else ""
     paragraphs = _paragraphs(raw, limits.max_text_chars)
     text = "\n".join(paragraphs)
     words = word_count(text)
+    if words < limits.min_words and paywalled:
+        return Extraction("paywall", f"{words} words outside the part the page marks as paywalled (fewer than "
+                                     f"{limits.min_words})", encoding=encoding)
     if words < limits.min_words:
         return Extraction("extraction_empty", f"{words} words extracted (fewer than {limits.min_words})",
                           encoding=encoding)
@@ -236,7 +344,7 @@ def _extract(page: str, url: str, language_hint: str | None, limits: ExtractLimi
     updated = _date(htmldate, date_tree, url, original=False)
     if published and updated and updated <= published:
         updated = None
-    byline = clean_text(getattr(document, "author", None) or "", max_chars=MAX_BYLINE_CHARS) or None
+    byline = plain_line(getattr(document, "author", None) or "", max_chars=MAX_BYLINE_CHARS) or None
     return Extraction(
         None, text=text, lead=lead, word_count=words, language=language,
         published_at=published, updated_at=updated, byline=byline,

@@ -15,8 +15,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..settings import Bound, declared, setting
+from ..settings import Bound, declared, setting, warn_uncalibrated
 from .guard import DEFAULTS as GUARD_DEFAULTS
+
+# Per-model defaults, each with one line of evidence; tables and commands in docs/CALIBRATION.md.
+# The one table: the declarations below name it (`per_model`), settings_for applies it and the
+# configuration table shows it. A model it does not name gets the declared defaults, with a warning.
+MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
+    "use:multilingual-v3": {
+        # gnews_titles.jsonl, plain UnionFind: F1 0.647 at 0.65 (calibrated on this file);
+        # docs/CALIBRATION.md#use-thresholds
+        "item_threshold": 0.65,
+        # itn_multilingual_dev.jsonl, time gates off: F1 0.476-0.507 at story 0.50-0.55, 0.320 at 0.70
+        # (calibrated on this file); docs/CALIBRATION.md#use-thresholds
+        "story_threshold": 0.55,
+    },
+    # The offline default (embeddings/settings.py), vectors centred per language. F1 at 0.40 / 0.40
+    # and k 5: gnews titles 0.857, titles + snippets 0.906, ITN dev 0.723, sample day 0.891 (k 10:
+    # 0.848 / 0.891 / 0.723 / 0.891); item 0.42 splits a four-language story at cosine 0.417
+    # (calibrated on these files); docs/CALIBRATION.md#clustering-thresholds
+    "e5:multilingual-e5-small-q4": {"story_threshold": 0.40, "item_threshold": 0.40, "knn_k": 5},
+}
 
 
 @dataclass(frozen=True)
@@ -26,14 +45,14 @@ class ClusterSettings:
     # are pgvector's own ranges (pgvector README, "Index Options" and "Query Options"); knn_k beyond
     # ef_search's ceiling finds nothing more; lock_timeout_s becomes PostgreSQL's lock_timeout in
     # milliseconds, where 0 means "wait forever" and 2147483647 ms is the largest value.
-    # Per-model defaults (MODEL_DEFAULTS below) replace some of these before the environment applies.
-    # The plain defaults of the thresholds (0.7) and the story age (36 h) are the 3mins.news
-    # write-up's clustering values.
+    # Per-model defaults (MODEL_DEFAULTS above) replace some of these before the environment applies.
+    # The declared thresholds (0.7), k (10) and story age (36 h) are the 3mins.news write-up's
+    # clustering values; a model outside MODEL_DEFAULTS gets them, with a warning (settings_for).
     story_threshold: float = setting(
-        0.7, env="NEWSDEDUP_STORY_THRESHOLD", bounds=(-1.0, 1.0), shown="per model: e5 0.40, use 0.55",
+        0.7, env="NEWSDEDUP_STORY_THRESHOLD", bounds=(-1.0, 1.0), per_model=MODEL_DEFAULTS,
         doc="pass 1: cosine(item, story centroid) needed to attach")
     item_threshold: float = setting(
-        0.7, env="NEWSDEDUP_ITEM_THRESHOLD", bounds=(-1.0, 1.0), shown="per model: e5 0.40, use 0.65",
+        0.7, env="NEWSDEDUP_ITEM_THRESHOLD", bounds=(-1.0, 1.0), per_model=MODEL_DEFAULTS,
         doc="pass 2: cosine(item, item) needed for an edge")
     max_gap_hours: float = setting(
         18.0, env="NEWSDEDUP_MAX_GAP_HOURS", bounds=(0.0, 1e6),
@@ -41,7 +60,7 @@ class ClusterSettings:
     story_max_age_hours: float = setting(
         36.0, env="NEWSDEDUP_STORY_MAX_AGE_HOURS", bounds=(0.0, 1e6),
         doc="a story stops absorbing items this long after its first item, hours")
-    knn_k: int = setting(10, env="NEWSDEDUP_KNN_K", bounds=(1, 1000), shown="10 (e5: 5)",
+    knn_k: int = setting(10, env="NEWSDEDUP_KNN_K", bounds=(1, 1000), per_model=MODEL_DEFAULTS,
                          doc="KNN breadth: neighbours per item")
     centroid_window: int = setting(3, env="NEWSDEDUP_CENTROID_WINDOW", bounds=(1, 100_000),
                                    doc="a story's centroid is the average of its last N items")
@@ -181,23 +200,6 @@ class ClusterSettings:
         return out
 
 
-# Per-model defaults, each with one line of evidence; tables and commands in docs/CALIBRATION.md.
-MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
-    "use:multilingual-v3": {
-        # gnews_titles.jsonl, plain UnionFind: F1 0.647 at 0.65 (calibrated on this file);
-        # docs/CALIBRATION.md#use-thresholds
-        "item_threshold": 0.65,
-        # itn_multilingual_dev.jsonl, time gates off: F1 0.476-0.507 at story 0.50-0.55, 0.320 at 0.70
-        # (calibrated on this file); docs/CALIBRATION.md#use-thresholds
-        "story_threshold": 0.55,
-    },
-    # The offline default (embeddings/settings.py), vectors centred per language. F1 at 0.40 / 0.40
-    # and k 5: gnews titles 0.857, titles + snippets 0.906, ITN dev 0.723, sample day 0.891 (k 10:
-    # 0.848 / 0.891 / 0.723 / 0.891); item 0.42 splits a four-language story at cosine 0.417
-    # (calibrated on these files); docs/CALIBRATION.md#clustering-thresholds
-    "e5:multilingual-e5-small-q4": {"story_threshold": 0.40, "item_threshold": 0.40, "knn_k": 5},
-}
-
 _FIELD_TYPES = {f.name: f.type for f in fields(ClusterSettings) if f.name != "guard"}
 
 
@@ -253,11 +255,26 @@ def setting_keys() -> list[str]:
     return list(_FIELD_TYPES) + list(guard_defaults())
 
 
+# The keys some model has a calibrated default for, in declaration order.
+CALIBRATED_KEYS: tuple[str, ...] = tuple(key for key in _FIELD_TYPES if any(key in v for v in MODEL_DEFAULTS.values()))
+
+
 def settings_for(model: str | None = None, overrides: Mapping[str, Any] | None = None,
                  environment: Mapping[str, str] | None = None) -> ClusterSettings:
-    """Defaults -> guard defaults -> per-model calibration -> `environment` ({key: raw value of
-    NEWSDEDUP_<KEY>}, from config.clustering_environment()) -> overrides."""
+    """Defaults (the model's row of MODEL_DEFAULTS over the declared ones) -> `environment`
+    ({key: raw value of NEWSDEDUP_<KEY>}, from config.clustering_environment()) -> overrides
+    (`eval --set`; run config comes in through config.merged, checked by the same BOUNDS).
+    `model` None: no model (callers that read only model-independent keys).
+
+    A model outside MODEL_DEFAULTS clusters at the declared defaults, with a warning naming it and
+    each such key the environment or the overrides do not set. Warned, not refused: its vectors are
+    stored by then, and a refused hour would stop every later stage; 0.7 is the write-up's value,
+    not a calibration, so the warning names what to calibrate (docs/CALIBRATION.md)."""
     base = ClusterSettings(guard=guard_defaults())
+    if model and model not in MODEL_DEFAULTS:
+        given = set(environment or {}) | set(overrides or {})
+        warn_uncalibrated(model, [(key, ENVIRONMENT_NAMES[key], getattr(base, key))
+                                  for key in CALIBRATED_KEYS if key not in given])
     base = _apply(base, MODEL_DEFAULTS.get(model or "", {}))
     # Each variable parsed on its own (errors name it), then applied together (hnsw_m and
     # hnsw_ef_construction are checked against each other once both are in).

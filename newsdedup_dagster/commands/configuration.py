@@ -20,6 +20,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.markdown:
         print(config.configuration_markdown(), end="")
         return 0
+    print(config.configuration_summary())
     for section, env, default, accepts, doc in config.configuration_rows():
         print(f"{env}  [{section}]  default {default}; {accepts}\n    {doc}")
     return 0

@@ -22,14 +22,19 @@ EVENT_THRESHOLDS: dict[str, float] = {
 }
 
 
+# The same table as the declaration's `per_model` ({model: {field: value}}).
+MODEL_DEFAULTS: dict[str, dict[str, float]] = {model: {"threshold": value} for model, value in EVENT_THRESHOLDS.items()}
+# The default provider's calibrated value: what a model outside the table gets (with a warning,
+# config.grouping_settings), as the clustering thresholds fall back to their declared defaults.
+DEFAULT_THRESHOLD = E5_EVENT_THRESHOLD
+
+
 def event_threshold_for(model: str | None) -> float:
     """The calibrated event threshold of an embedding model id (an uncalibrated model falls back to
     the default provider's value)."""
-    return EVENT_THRESHOLDS.get(model or "", E5_EVENT_THRESHOLD)
+    return EVENT_THRESHOLDS.get(model or "", DEFAULT_THRESHOLD)
 
 
-# The default provider's calibrated value.
-DEFAULT_THRESHOLD = E5_EVENT_THRESHOLD
 # Events close after 3 quiet days: 93 % of consecutive same-subject postings (16 languages)
 # in itn_multilingual_dev.jsonl are within 72 h (calibrated on this file); docs/CALIBRATION.md#event-grouping
 DEFAULT_QUIET_HOURS = 72.0
@@ -47,8 +52,8 @@ DEFAULT_CROSS_LANGUAGE_MARGIN = 0.07
 @dataclass(frozen=True)
 class GroupingSettings:
     # config.grouping_settings() puts the calibrated threshold of the vectors' model here.
-    threshold: float = setting(DEFAULT_THRESHOLD, env="NEWSDEDUP_EVENT_THRESHOLD",
-                               shown="per model (`events/settings.py`)", doc="story-to-event centroid cosine")
+    threshold: float = setting(DEFAULT_THRESHOLD, env="NEWSDEDUP_EVENT_THRESHOLD", bounds=(-1.0, 1.0),
+                               per_model=MODEL_DEFAULTS, doc="story-to-event centroid cosine")
     join_gap_hours: float = setting(DEFAULT_JOIN_GAP_HOURS, env="NEWSDEDUP_EVENT_JOIN_GAP_HOURS",
                                     doc="a story joins an event across at most this gap, hours (<= quiet hours)")
     quiet_hours: float = setting(DEFAULT_QUIET_HOURS, env="NEWSDEDUP_EVENT_QUIET_HOURS",
