@@ -44,3 +44,22 @@ def materialize_digest(database_url: str, mailer, partition_key: str, *, llm=Non
 
     resources = {"postgres": PostgresResource(database_url=database_url), "mailer": mailer, "llm": llm or LLMResource()}
     return materialize([digest], partition_key=partition_key, resources=resources, **kwargs)
+
+
+def stop_process_group(proc) -> None:
+    """SIGTERM to a child started with `start_new_session=True` and every process it started,
+    then SIGKILL to what is left after 60 s: nothing the test started outlives it."""
+    import os
+    import signal
+    import subprocess
+
+    try:  # the group, even when its leader has exited: its children may not have
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:  # the whole group has exited: reap the leader
+        proc.wait(10)
+        return
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)

@@ -10,7 +10,6 @@ have."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import free_port
+from helpers import free_port, stop_process_group
 
 import newsdedup_dagster
 from newsdedup_dagster.commands.platform import dagster_dev_command
@@ -118,9 +117,4 @@ def test_newsdedup_dev_started_from_a_folder_with_a_stray_module(trap, tmp_path)
         assert served and daemon, f"dev never served the asset graph and a healthy daemon:\n{log.read_text()}"
         assert _imported(trap) == ""
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+        stop_process_group(proc)

@@ -4,7 +4,6 @@ webserver's GraphQL for the asset graph and the schedules, then stop it with SIG
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import free_port
+from helpers import free_port, stop_process_group
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -80,9 +79,4 @@ def test_newsdedup_dev_serves_asset_graph_and_schedule(tmp_path):
                 time.sleep(3)
         assert healthy, "the scheduler daemon never reported healthy"
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+        stop_process_group(proc)

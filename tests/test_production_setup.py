@@ -11,7 +11,6 @@ import os
 import pwd
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ import httpx
 import psycopg
 import pytest
 from dagster_deployment import daemon_argv
-from helpers import free_port
+from helpers import free_port, stop_process_group
 
 REPO = Path(__file__).resolve().parent.parent
 DAY = "2026-11-02"
@@ -161,16 +160,6 @@ query($id: String!) {
 def _start(cmd: list[str], env: dict, log: Path) -> subprocess.Popen:
     return subprocess.Popen(cmd, env=env, cwd=REPO, stdout=log.open("w"), stderr=subprocess.STDOUT,
                             start_new_session=True)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
 
 
 @pytest.fixture()
@@ -329,8 +318,8 @@ telemetry: {{enabled: false}}
         assert (tags.get("dagster/asset_partition_range_start"), tags.get("dagster/asset_partition_range_end")) \
             == (HOURS[0], HOURS[-1]), tags
     finally:
-        _stop(webserver)
-        _stop(daemon)
+        stop_process_group(webserver)
+        stop_process_group(daemon)
 
     # The runs are in the operator's storage database, and the instance file is theirs, unchanged.
     with psycopg.connect(server.url("newsdedup", app_password, "dagster")) as conn:

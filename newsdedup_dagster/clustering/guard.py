@@ -46,6 +46,8 @@ __all__ = [
     "louvain_communities",
     "guarded_components",
     "attach_leftovers",
+    "split_by_anchors",
+    "join_across_languages",
 ]
 
 T = TypeVar("T", bound=Hashable)
@@ -77,18 +79,22 @@ def _key(item) -> tuple[str, object]:
     return (type(item).__name__, item)
 
 
-def undirected_edges(edges: Iterable[Edge], threshold: float = float("-inf")) -> dict[tuple[T, T], float]:
+def undirected_edges(edges: Iterable[Edge], threshold: float = float("-inf"), *,
+                     combine: str = "sum") -> dict[tuple[T, T], float]:
     """One weight per unordered pair from directed KNN edges >= threshold.
 
-    The weight is the cosine summed over the directions in which the pair
+    combine "sum" (the guard's weights): the cosine summed over the directions in which the pair
     was found: a mutual nearest-neighbour pair (b among a's k nearest AND a
     among b's) weighs twice as much as a one-way one. That is
     mutual kNN as a soft signal: it lets Louvain cut one-way "hub" edges
     first (gnews e5 centred F1 0.862 vs 0.842 with max-of-directions,
-    calibrated on that file; docs/CALIBRATION.md#chain-guard). Exact
-    duplicates of one direction count once (max cosine); self-edges are
-    dropped.
+    calibrated on that file; docs/CALIBRATION.md#chain-guard).
+    combine "max": the pair's best cosine (its similarity, as pass 2's explanations and
+    in-story neighbours read it).
+    Exact duplicates of one direction count once (max cosine); self-edges are dropped.
     """
+    if combine not in ("sum", "max"):
+        raise ValueError(f"combine {combine!r}: expected 'sum' or 'max'")
     directed: dict[tuple[T, T], float] = {}
     for a, b, sim in edges:
         if a == b or sim < threshold:
@@ -98,7 +104,10 @@ def undirected_edges(edges: Iterable[Edge], threshold: float = float("-inf")) ->
     out: dict[tuple[T, T], float] = {}
     for (a, b), sim in directed.items():
         pair = (a, b) if _key(a) <= _key(b) else (b, a)
-        out[pair] = out.get(pair, 0.0) + sim
+        if combine == "sum":
+            out[pair] = out.get(pair, 0.0) + sim
+        elif sim > out.get(pair, float("-inf")):
+            out[pair] = sim
     return out
 
 
@@ -203,7 +212,7 @@ def guarded_components(
     The callback contract of ``passes.pass2_stories``:
     nodes: the item ids (ids without edges can only be singletons).
     edges: either {(a, b): cosine} (one entry per unordered pair, as
-        ``passes.undirected`` builds it) or the raw directed KNN triples
+        ``undirected_edges(..., combine="max")`` builds it) or the raw directed KNN triples
         (a, b, cosine) - the triples are better: a pair found from both ends
         (mutual neighbours) then weighs double (gnews e5 centred F1 0.862 vs
         0.842 with the dict). Edges are expected to be >= item_threshold

@@ -65,25 +65,14 @@ def story_id_for(model: str, founder_item_id: str) -> str:
 
 
 def undirected(edges: Iterable[Edge]) -> dict[tuple[str, str], float]:
-    """{(a, b) with a < b: best similarity} -- KNN returns each pair from both ends."""
-    out: dict[tuple[str, str], float] = {}
-    for a, b, sim in edges:
-        if a == b:
-            continue
-        key = (a, b) if a < b else (b, a)
-        if sim > out.get(key, -2.0):
-            out[key] = float(sim)
-    return out
+    """{(a, b) with a < b: best similarity}: KNN returns each pair from both ends."""
+    return undirected_edges(edges, combine="max")
 
 
 def plain_components(nodes: Iterable[str], edges, params: dict) -> list[list[str]]:
-    """The 3mins.news method's pass 2: UnionFind over every edge (single linkage, no guard). edges: directed
-    triples (a, b, sim) or {(a, b): sim}."""
-    pairs = edges if isinstance(edges, dict) else undirected(edges)
-    uf: UnionFind[str] = UnionFind(nodes)
-    for (a, b) in sorted(pairs):
-        uf.union(a, b)
-    return uf.components(min_size=1)
+    """The 3mins.news method's pass 2: UnionFind over every edge (single linkage, no guard): the
+    guard's own "none" path."""
+    return guarded_components(nodes, edges, {**params, "guard": "none"})
 
 
 @dataclass
