@@ -304,8 +304,8 @@ def pass2_edges(conn, info, settings) -> set[tuple[str, str]]:
     with conn.transaction():
         store.begin_clustering(conn, settings.ef_search, 60)
         ids = list(store.new_items(conn, info, H))
-        store.sync_recent(conn, info, H, settings)
-        rows = store.pass2_edges(conn, info, H, ids, settings)
+        store.sync_recent(conn, info, H, store.Search.of(settings))
+        rows = store.pass2_edges(conn, info, H, ids, store.Search.of(settings))
     return {(r[0], r[1]) for r in rows}
 
 
@@ -313,7 +313,7 @@ def pass1_matches(conn, info, settings) -> dict[str, str]:
     with conn.transaction():
         store.begin_clustering(conn, settings.ef_search, 60)
         published = store.new_items(conn, info, H)
-        return {r[0]: r[1] for r in store.pass1_matches(conn, info, H, published, settings)}
+        return {r[0]: r[1] for r in store.pass1_matches(conn, info, H, published, store.Search.of(settings))}
 
 
 def exact_edges(conn, settings) -> set[tuple[str, str]]:
@@ -322,7 +322,7 @@ def exact_edges(conn, settings) -> set[tuple[str, str]]:
         "SELECT e.item_id, e.embedding, e.partition_hour = %(h)s FROM item_embeddings e"
         " WHERE e.model = %(model)s AND e.partition_hour >= %(lo)s AND e.partition_hour <= %(h)s"
         "   AND NOT EXISTS (SELECT 1 FROM story_items si WHERE si.item_id = e.item_id) ORDER BY e.item_id",
-        {"h": H, "model": MODEL, "lo": store.window_start(H, settings)},
+        {"h": H, "model": MODEL, "lo": store.window_start(H, store.Search.of(settings))},
     ).fetchall()
     conn.commit()
     ids = [r[0] for r in rows]
@@ -461,7 +461,7 @@ def measure(case: str, args) -> dict:
         with conn.transaction():
             store.begin_clustering(conn, settings.ef_search, 60)
             t0 = time.perf_counter()
-            sync = store.sync_recent(conn, info, H, settings)
+            sync = store.sync_recent(conn, info, H, store.Search.of(settings))
             out["recent_sync"] = {"seconds": round(time.perf_counter() - t0, 2), **sync}
 
         # ---- worst case: no stories in the window

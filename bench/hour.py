@@ -221,7 +221,7 @@ def build_window(url: str, n: int, hours: int, hour: datetime, build_memory_mb: 
         settings = settings_for(info.model, {"index_build_memory_mb": build_memory_mb})
         with conn.transaction():
             store.begin_clustering(conn, settings.ef_search, 600)
-            store.sync_recent(conn, info, hour - timedelta(hours=1), settings)
+            store.sync_recent(conn, info, hour - timedelta(hours=1), store.Search.of(settings))
         counts = conn.execute("SELECT (SELECT count(*) FROM items), (SELECT count(*) FROM stories),"
                               " (SELECT count(*) FROM story_items)").fetchone()
         conn.commit()

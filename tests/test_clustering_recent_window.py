@@ -98,12 +98,12 @@ def test_migration_moves_a_database_with_rows_and_the_mirror_follows_every_write
         settings = settings_for(MODEL, {"max_gap_hours": "18", "recent_margin_hours": "24"})
         old_hour = H0 - timedelta(hours=80)
         with conn.transaction():
-            loaded = store.sync_recent(conn, INFO, old_hour, settings)
+            loaded = store.sync_recent(conn, INFO, old_hour, store.Search.of(settings))
         assert loaded["loaded"] == 3 and boundary(conn) == old_hour - timedelta(hours=18)
         assert mirror_matches_source(conn)[0] == mirror_matches_source(conn)[1]
         # the newest hour again: pruned back to its window minus the margin, nothing reloaded
         with conn.transaction():
-            pruned = store.sync_recent(conn, INFO, H0, settings)
+            pruned = store.sync_recent(conn, INFO, H0, store.Search.of(settings))
         assert pruned["loaded"] == 0 and pruned["pruned"] == 9  # hours -80, -70, -50
         assert boundary(conn) == H0 - timedelta(hours=18 + 24)
         want, have = mirror_matches_source(conn)
@@ -127,6 +127,6 @@ def test_clustering_through_the_mirror_matches_the_source_rows(conn):
     for hour in hours:
         result = cluster_partition(conn, INFO, hour, settings)
         assert result.new_items == 3
-    assert boundary(conn) == store.window_start(hours[0], settings)
+    assert boundary(conn) == store.window_start(hours[0], store.Search.of(settings))
     want, have = mirror_matches_source(conn)
     assert have == want and len(have) == 9

@@ -95,7 +95,7 @@ def test_searchable_stories_give_the_memberships_of_an_exact_scan(conn):
     # the late entry joined its story by pass 1 although that story had left the index ...
     assert joined is not None and joined[1] == 1
     # ... which now holds only the recent stories: the boundary moved and old stories were cleared
-    assert boundary == store.recent_bounds(HOURS[-1], settings_for(MODEL, GATES))[1]
+    assert boundary == store.recent_bounds(HOURS[-1], store.Search.of(settings_for(MODEL, GATES)))[1]
     assert cleared > 10
     # the flag follows from each story's latest item and the boundary, whatever order hours ran in
     wrong = conn.execute("SELECT count(*) FROM stories WHERE model = %s AND searchable <> (latest_published_at >= %s)",

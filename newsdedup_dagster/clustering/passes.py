@@ -206,17 +206,18 @@ def cluster_partition(
         conn.commit()
     with conn.transaction():
         store.begin_clustering(conn, settings.ef_search, settings.lock_timeout_s)
+        search = store.Search.of(settings)
         split = connect is not None and settings.knn_connections > 1
         snapshot = db.export_snapshot(conn) if split else None
         hour = _timed(result, "undo", lambda: _undo_and_load(conn, info, h, settings, result))
-        result.recent = _timed(result, "recent_window", lambda: _sync_recent(conn, info, h, settings))
-        _timed(result, "pass1", lambda: _pass1(conn, info, h, settings, hour, result))
+        result.recent = _timed(result, "recent_window", lambda: _sync_recent(conn, info, h, search))
+        _timed(result, "pass1", lambda: _pass1(conn, info, h, settings, search, hour, result))
         crash_point("stories.after_pass1")
         # The reader's snapshot predates this transaction's changes; rows the mirror loaded in it
         # (a first run, an out-of-order rerun) it cannot see: then one connection does it all.
         if snapshot is not None and not result.recent.get("loaded"):
             hour.reader = (snapshot, connect)
-        raw = _timed(result, "pass2_knn", lambda: _pass2_edges(conn, info, h, settings, hour))
+        raw = _timed(result, "pass2_knn", lambda: _pass2_edges(conn, info, h, settings, search, hour))
         raw = _timed(result, "pass2_anchors", lambda: _anchor_check_edges(conn, settings, hour, raw, result))
         groups, raw = _timed(result, "pass2_guard", lambda: _pass2_components(info, settings, hour, raw, result))
         _timed(result, "write_members", lambda: _write_pass2(conn, info, h, settings, hour, groups, raw, result))
@@ -227,10 +228,10 @@ def cluster_partition(
     return result
 
 
-def _sync_recent(conn, info: ModelInfo, h: datetime, settings: ClusterSettings) -> dict[str, int]:
+def _sync_recent(conn, info: ModelInfo, h: datetime, search: store.Search) -> dict[str, int]:
     """The recent window of items (pass 2) and of searchable stories (pass 1) for H."""
-    recent = store.sync_recent(conn, info, h, settings)
-    recent["stories_cleared"] = store.sync_stories(conn, info, h, settings)
+    recent = store.sync_recent(conn, info, h, search)
+    recent["stories_cleared"] = store.sync_stories(conn, info, h, search)
     return recent
 
 
@@ -258,11 +259,12 @@ def _undo_and_load(conn, info: ModelInfo, h: datetime, settings: ClusterSettings
     return _Hour(published=published, touched_old=touched_old, freed=undone.freed | later.freed)
 
 
-def _pass1(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: _Hour, result: ClusterResult) -> None:
+def _pass1(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, search: store.Search, hour: _Hour,
+           result: ClusterResult) -> None:
     """H's items -> the nearest story centroid within the similarity, gap and age gates."""
     published = hour.published
     ids = list(published)
-    matches = store.pass1_matches(conn, info, h, published, settings)
+    matches = store.pass1_matches(conn, info, h, published, search)
     matches = _anchor_check_attachments(conn, settings, hour, matches, 1, result)
     store.attach(conn, h, [(i, s, 1, sim, gap, age, None, story_bar(settings, sim))
                            for i, s, sim, gap, age in matches])
@@ -390,7 +392,8 @@ def _anchor_check_attachments(conn, settings: ClusterSettings, hour: _Hour, matc
     return kept
 
 
-def _pass2_edges(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, hour: _Hour) -> list[Edge]:
+def _pass2_edges(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, search: store.Search,
+                 hour: _Hour) -> list[Edge]:
     """KNN edges of H's unassigned items among the window's unassigned items (directed triples)."""
     remaining = hour.remaining
     readers: list[store.SnapshotReader] = []
@@ -400,17 +403,17 @@ def _pass2_edges(conn, info: ModelInfo, h: datetime, settings: ClusterSettings, 
             wanted = min(settings.knn_connections, len(remaining) // store.KNN_SPLIT_MIN_ITEMS) - 1
             for _ in range(max(0, wanted)):
                 try:
-                    readers.append(store.SnapshotReader(connect, snapshot, settings, hour.freed, hour.attached))
+                    readers.append(store.SnapshotReader(connect, snapshot, search, hour.freed, hour.attached))
                 except Exception as exc:  # an optional speed-up: fewer connections, the same edges
                     log.warning("pass 2: no extra KNN connection (%s: %s); going on with %d",
                                 type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "", len(readers) + 1)
                     break
-        found = store.pass2_edges(conn, info, h, remaining, settings, readers) if remaining else []
+        found = store.pass2_edges(conn, info, h, remaining, search, readers) if remaining else []
         # One hop: the window's old items that H's items reach get their own neighbourhoods too,
         # so the guard judges a component on all its known edges, not only those touching H.
         hop = sorted({n for _, n, _, _ in found} - set(remaining)) if settings.pass2_expand else []
         if hop:
-            found += store.pass2_edges(conn, info, h, hop, settings, readers)
+            found += store.pass2_edges(conn, info, h, hop, search, readers)
     finally:
         for reader in readers:
             reader.close()

@@ -28,6 +28,37 @@ class ClusteringBusy(RuntimeError):
     """Another clustering run holds the lock longer than lock_timeout_s."""
 
 
+@dataclass(frozen=True)
+class Search:
+    """What the store's statements take of the clustering settings: the KNN's breadth and bars, the
+    time gates and window, the access path and the recent mirror's index. Built once per run from
+    ClusterSettings (`Search.of`), so a value reaches the statement that uses it and nothing else."""
+
+    knn_k: int
+    story_bar: float  # pass 1 searches down to story_threshold - cross_language_margin
+    item_bar: float  # pass 2 searches down to item_threshold - cross_language_margin
+    max_gap_hours: float
+    story_max_age_hours: float
+    recent_margin_hours: float
+    path: str  # "hnsw", "exact" or "auto" (the `search` setting)
+    batch_size: int
+    ef_search: int
+    hnsw_m: int
+    hnsw_ef_construction: int
+    index_build_memory_mb: int
+
+    @classmethod
+    def of(cls, settings) -> Search:
+        """From a ClusterSettings."""
+        return cls(knn_k=settings.knn_k, story_bar=settings.story_threshold - settings.cross_language_margin,
+                   item_bar=settings.item_threshold - settings.cross_language_margin,
+                   max_gap_hours=float(settings.max_gap_hours), story_max_age_hours=float(settings.story_max_age_hours),
+                   recent_margin_hours=float(settings.recent_margin_hours), path=settings.search,
+                   batch_size=settings.batch_size, ef_search=settings.ef_search, hnsw_m=settings.hnsw_m,
+                   hnsw_ef_construction=settings.hnsw_ef_construction,
+                   index_build_memory_mb=settings.index_build_memory_mb)
+
+
 @functools.cache
 def _formatted(name: str, cast: str | None) -> pgsql.Composed:
     def expr(alias: str, column: str) -> pgsql.Composable:
@@ -127,20 +158,20 @@ def _batches(ids: list[str], size: int):
         yield ids[i : i + size]
 
 
-def _knn(conn, info: ModelInfo, name: str, ids: list[str], settings, params: dict,
-         search: str | None = None) -> list[tuple]:
+def _knn(conn, info: ModelInfo, name: str, ids: list[str], search: Search, params: dict,
+         path: str | None = None) -> list[tuple]:
     """Run a KNN statement for ids (= ANY(%(ids)s) + JOIN LATERAL), batch_size ids per statement
-    (the default holds an hour's items: one round trip). search: settings.search unless given."""
-    search = search or settings.search
-    statement = query(name, info, search)
+    (the default holds an hour's items: one round trip). path: search.path unless given."""
+    path = path or search.path
+    statement = query(name, info, path)
     out: list[tuple] = []
-    with knn_plan(conn, search):
-        for chunk in _batches(ids, settings.batch_size):
+    with knn_plan(conn, path):
+        for chunk in _batches(ids, search.batch_size):
             out.extend(conn.execute(statement, {**params, "ids": chunk}).fetchall())
     return out
 
 
-def pass1_matches(conn, info: ModelInfo, h: datetime, published: dict[str, datetime], settings) -> list[tuple]:
+def pass1_matches(conn, info: ModelInfo, h: datetime, published: dict[str, datetime], search: Search) -> list[tuple]:
     """[(item_id, story_id, sim, gap_hours, age_hours)] best gated match per item that has one.
     published: {item_id: published_at}. Items published at least max_gap_hours after the searchable
     boundary (sync_stories) search the centroid index, which holds every story they could join;
@@ -148,7 +179,7 @@ def pass1_matches(conn, info: ModelInfo, h: datetime, published: dict[str, datet
     When no story could pass the time gates for any item (one btree probe), nothing is searched."""
     if not published:
         return []
-    gap = timedelta(hours=float(settings.max_gap_hours))
+    gap = timedelta(hours=search.max_gap_hours)
     candidate = conn.execute(db.load_sql("cluster_pass1_any_candidate"), {
         "model": info.model, "h": h, "lo": min(published.values()) - gap, "hi": max(published.values()) + gap,
     }).fetchone()
@@ -157,16 +188,15 @@ def pass1_matches(conn, info: ModelInfo, h: datetime, published: dict[str, datet
     params = {
         # down to the cross-language bar: the caller keeps a match below story_threshold only for an
         # item that shares no language with the story and agrees with it (passes._anchor_check_attachments)
-        "model": info.model, "h": h, "k": settings.knn_k,
-        "threshold": settings.story_threshold - settings.cross_language_margin,
-        "max_gap_s": settings.max_gap_hours * 3600.0, "max_age_s": settings.story_max_age_hours * 3600.0,
+        "model": info.model, "h": h, "k": search.knn_k, "threshold": search.story_bar,
+        "max_gap_s": search.max_gap_hours * 3600.0, "max_age_s": search.story_max_age_hours * 3600.0,
     }
     boundary = stories_boundary(conn, info)
     indexed = sorted(i for i, at in published.items() if boundary is None or at - gap >= boundary)
     late = sorted(set(published) - set(indexed))
-    out = _knn(conn, info, "cluster_pass1_knn", indexed, settings, params) if indexed else []
+    out = _knn(conn, info, "cluster_pass1_knn", indexed, search, params) if indexed else []
     if late:
-        out += _knn(conn, info, "cluster_pass1_knn", late, settings, params, search="exact")
+        out += _knn(conn, info, "cluster_pass1_knn", late, search, params, path="exact")
     return sorted(out)
 
 
@@ -176,12 +206,12 @@ def stories_boundary(conn, info: ModelInfo) -> datetime | None:
     return row[0] if row else None
 
 
-def sync_stories(conn, info: ModelInfo, h: datetime, settings) -> int:
+def sync_stories(conn, info: ModelInfo, h: datetime, search: Search) -> int:
     """Move the searchable boundary forward to H's pass-2 window minus the recent margin (never
     back: an older hour's items take the exact path in pass1_matches) and clear the flag of the
     stories behind it, so the centroid index holds the stories recent hours can join and the flag
     is a function of a story's latest time and the boundary. Returns the stories cleared."""
-    target = recent_bounds(h, settings)[1]
+    target = recent_bounds(h, search)[1]
     current = stories_boundary(conn, info)
     if current is None or target > current:
         conn.execute(db.load_sql("cluster_recent_stories_from_set"), (target, info.model))
@@ -191,13 +221,13 @@ def sync_stories(conn, info: ModelInfo, h: datetime, settings) -> int:
         (info.model, current)).rowcount
 
 
-def window_start(h: datetime, settings) -> datetime:
+def window_start(h: datetime, search: Search) -> datetime:
     """First partition of the pass-2 window: max_gap_hours before H (clamped for huge gaps)."""
-    hours = min(float(settings.max_gap_hours), 24 * 365 * 50.0)
+    hours = min(search.max_gap_hours, 24 * 365 * 50.0)
     return h - timedelta(hours=hours)
 
 
-def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings,
+def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], search: Search,
                 readers: list[SnapshotReader] | tuple = ()) -> list[tuple]:
     """[(item_id, neighbour_id, sim, neighbour_published_at)] KNN edges >= item_threshold minus
     cross_language_margin among the window's unassigned items (the caller keeps those below
@@ -205,19 +235,18 @@ def pass2_edges(conn, info: ModelInfo, h: datetime, ids: list[str], settings,
     searched in cluster_recent_items (sync_recent must have run). With readers, the ids are shared
     out (at least KNN_SPLIT_MIN_ITEMS each) and searched at the same time."""
     params = {
-        "model": info.model, "k": settings.knn_k,
-        "threshold": settings.item_threshold - settings.cross_language_margin,
-        "window_start": window_start(h, settings), "h_end": h + timedelta(hours=1),
-        "max_gap_s": settings.max_gap_hours * 3600.0, "freed": [], "attached": [],
+        "model": info.model, "k": search.knn_k, "threshold": search.item_bar,
+        "window_start": window_start(h, search), "h_end": h + timedelta(hours=1),
+        "max_gap_s": search.max_gap_hours * 3600.0, "freed": [], "attached": [],
     }
     parts = min(len(readers) + 1, len(ids) // KNN_SPLIT_MIN_ITEMS)
     if parts < 2:
-        return _knn(conn, info, "cluster_pass2_knn", ids, settings, params)
+        return _knn(conn, info, "cluster_pass2_knn", ids, search, params)
     chunks = [ids[i::parts] for i in range(parts)]
     with ThreadPoolExecutor(max_workers=parts - 1, thread_name_prefix="pass2-knn") as pool:
-        others = [pool.submit(reader.knn, info, "cluster_pass2_knn", chunk, settings, params)
+        others = [pool.submit(reader.knn, info, "cluster_pass2_knn", chunk, search, params)
                   for reader, chunk in zip(readers, chunks[1:])]
-        out = _knn(conn, info, "cluster_pass2_knn", chunks[0], settings, params)
+        out = _knn(conn, info, "cluster_pass2_knn", chunks[0], search, params)
         for other in others:
             out += other.result()
     return out
@@ -235,21 +264,21 @@ class SnapshotReader:
     pass 1 attached. PostgreSQL runs one statement on one core; two connections use two.
     Read-only; its transaction ends with close()."""
 
-    def __init__(self, connect: Callable[[], psycopg.Connection], snapshot: str, settings,
+    def __init__(self, connect: Callable[[], psycopg.Connection], snapshot: str, search: Search,
                  freed: set[str], attached: set[str]) -> None:
         self.freed, self.attached = sorted(freed), sorted(attached)
         self.conn = connect()
         try:
             self.conn.execute(db.load_sql("snapshot_reader_begin"))
             db.set_transaction_snapshot(self.conn, snapshot)
-            search_settings(self.conn, settings.ef_search)
+            search_settings(self.conn, search.ef_search)
         except Exception:
             self.conn.close()
             raise
 
-    def knn(self, info: ModelInfo, name: str, ids: list[str], settings, params: dict) -> list[tuple]:
+    def knn(self, info: ModelInfo, name: str, ids: list[str], search: Search, params: dict) -> list[tuple]:
         changed = {**params, "freed": self.freed, "attached": self.attached}
-        return _knn(self.conn, info, name, ids, settings, changed)
+        return _knn(self.conn, info, name, ids, search, changed)
 
     def close(self) -> None:
         with contextlib.suppress(psycopg.Error):
@@ -258,19 +287,19 @@ class SnapshotReader:
 
 
 # ------------------------------------------------------------------ the recent-vector window
-def recent_bounds(h: datetime, settings) -> tuple[datetime, datetime]:
+def recent_bounds(h: datetime, search: Search) -> tuple[datetime, datetime]:
     """(the oldest partition H's pass 2 reads, where the mirror may be pruned to after H)."""
-    start = window_start(h, settings)
-    return start, start - timedelta(hours=float(settings.recent_margin_hours))
+    start = window_start(h, search)
+    return start, start - timedelta(hours=search.recent_margin_hours)
 
 
-def sync_recent(conn, info: ModelInfo, h: datetime, settings) -> dict[str, int]:
+def sync_recent(conn, info: ModelInfo, h: datetime, search: Search) -> dict[str, int]:
     """Make cluster_recent_items hold every item_embeddings row of the model from H's pass-2 window
     on (migration 033 keeps later writes mirrored), then prune what the newest window no longer
     needs. Older hours are loaded only when a run reaches before the boundary (first run, or an
     out-of-order rerun); pruning only ever moves the boundary forward to H's window minus a margin,
     so re-running the last hours costs nothing. Then the mirror's HNSW index, built once in bulk."""
-    need, prune_to = recent_bounds(h, settings)
+    need, prune_to = recent_bounds(h, search)
     row = conn.execute(db.load_sql("cluster_recent_from_lock"),
                        (info.model,)).fetchone()
     loaded = pruned = 0
@@ -284,7 +313,7 @@ def sync_recent(conn, info: ModelInfo, h: datetime, settings) -> dict[str, int]:
         pruned = conn.execute(
             db.load_sql("cluster_recent_prune"), (info.model, prune_to)
         ).rowcount
-    ensure_recent_index(conn, info, settings)
+    ensure_recent_index(conn, info, search)
     return {"loaded": loaded, "pruned": pruned}
 
 
@@ -292,14 +321,14 @@ def recent_index_name(model: str) -> str:
     return f"cluster_recent_items_hnsw_{hashlib.sha1(model.encode()).hexdigest()[:10]}"
 
 
-def ensure_recent_index(conn, info: ModelInfo, settings) -> None:
+def ensure_recent_index(conn, info: ModelInfo, search: Search) -> None:
     """Per-model partial HNSW expression index on the mirror, the same expression as item_embeddings'
     (so query() fills both). Created after the first load: a bulk build, not row-by-row inserts."""
     name = recent_index_name(info.model)
     if conn.execute(db.load_sql("index_exists"), (name,)).fetchone():
         return
-    index_build_memory(conn, settings.index_build_memory_mb)
-    create_index(conn, info, name, "cluster_recent_items", "embedding", settings.hnsw_m, settings.hnsw_ef_construction)
+    index_build_memory(conn, search.index_build_memory_mb)
+    create_index(conn, info, name, "cluster_recent_items", "embedding", search.hnsw_m, search.hnsw_ef_construction)
 
 
 def attach(conn, h: datetime, rows: list[tuple]) -> None:
