@@ -24,6 +24,7 @@ import logging
 import math
 import os
 import re
+import sys
 import tomllib
 import types
 import typing
@@ -287,15 +288,33 @@ def _read_calibration(path: Path, stamp: tuple[int, int]) -> dict[str, Any]:
         raise ValueError(f"calibration file {path}: {exc}") from None
 
 
-def _known_calibration() -> dict[str, set[str]]:
-    """{section: its keys} of every calibrated setting. config imports every stage's settings
-    class, so a key is refused as unknown only when no stage declares it."""
-    from . import config  # noqa: PLC0415  (config imports this module)
-
+@functools.cache
+def _known_calibration(classes: tuple[type, ...]) -> dict[str, frozenset[str]]:
+    """{section: its keys} of the calibrated settings of `classes`."""
     known: dict[str, set[str]] = {}
-    for cls in config.calibrated_classes():
+    for cls in classes:
         known.setdefault(cls.CALIBRATION, set()).update(f.name for f, _ in declared(cls) if f.metadata["calibrated"])
-    return known
+    return {section: frozenset(keys) for section, keys in known.items()}
+
+
+def _check_known(name: str, tables: Mapping[str, Any]) -> None:
+    """Refuse a section or key no stage declares. The stages' classes are config's (it imports every
+    one); a read while config is still loading (sql_dir, as the db package loads) is checked on the
+    next read, which every builder makes."""
+    config = sys.modules.get(f"{__package__}.config")
+    if config is None or not hasattr(config, "calibrated_classes"):
+        return
+    known = _known_calibration(config.calibrated_classes())
+    for section, values in tables.items():
+        if section not in known:
+            raise ValueError(f"calibration file {name}: unknown section [{section}]; known sections: "
+                             f"{', '.join(sorted(known))}")
+        if not isinstance(values, dict):
+            raise ValueError(f"calibration file {name}: {section} is not a table ([{section}])")
+        unknown = sorted(set(values) - known[section])
+        if unknown:
+            raise ValueError(f"calibration file {name}: unknown key {section}.{unknown[0]}; known keys of "
+                             f"[{section}]: {', '.join(sorted(known[section]))}")
 
 
 def calibration_file(environ: Mapping[str, str] | None = None) -> tuple[str, dict[str, Any]]:
@@ -311,17 +330,7 @@ def calibration_file(environ: Mapping[str, str] | None = None) -> tuple[str, dic
     except OSError as exc:
         raise ValueError(f"calibration file {name}: {exc.strerror or exc}") from None
     tables = _read_calibration(path.resolve(), (stat.st_mtime_ns, stat.st_size))
-    known = _known_calibration()
-    for section, values in tables.items():
-        if section not in known:
-            raise ValueError(f"calibration file {name}: unknown section [{section}]; known sections: "
-                             f"{', '.join(sorted(known))}")
-        if not isinstance(values, dict):
-            raise ValueError(f"calibration file {name}: {section} is not a table ([{section}])")
-        unknown = sorted(set(values) - known[section])
-        if unknown:
-            raise ValueError(f"calibration file {name}: unknown key {section}.{unknown[0]}; known keys of "
-                             f"[{section}]: {', '.join(sorted(known[section]))}")
+    _check_known(name, tables)
     return name, tables
 
 
