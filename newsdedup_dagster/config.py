@@ -1,8 +1,8 @@
-"""Every setting the project reads from the environment, built here and nowhere else.
+"""Every setting the project reads from the environment or the calibration file, built here and nowhere else.
 
 Each setting is declared once, on its stage's settings dataclass (`settings.setting`: default,
-variable, bounds, one line of meaning), and read by one loader (`settings.load_settings`). One
-builder per stage below hands the stage its settings:
+variable or calibration key, bounds, one line of meaning), and read by one loader
+(`settings.load_settings`). One builder per stage below hands the stage its settings:
 
     ingest_settings()      IngestSettings        ingest/settings.py
     dedup_settings()       DedupSettings         neardup/settings.py
@@ -20,19 +20,19 @@ The classes hold plain defaults and never read the environment; the pure modules
 instance as an argument. Dagster resources and run config override a built instance through
 `merged()`. A bad value fails with one message style: "NAME='value': expected <what>". Every
 variable is optional; the defaults run the whole pipeline offline on the embedded PostgreSQL under
-``$NEWSDEDUP_HOME``. docs/CONFIGURATION.md is `configuration_markdown()` (a test keeps it so).
+``$NEWSDEDUP_HOME``. docs/CONFIGURATION.md is `configuration_markdown()` and the table of
+docs/CALIBRATION.md `calibration_markdown()` (a test keeps them so).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .articles.settings import ArticleSettings
-from .clustering.settings import ENVIRONMENT_NAMES, ClusterSettings, GuardSettings, settings_for
+from .clustering.settings import ClusterSettings, GuardSettings, settings_for
 from .deployment import (  # noqa: F401  (re-exported: config.home_dir() and the rest are the public names)
     EMBEDDED_SHARED_BUFFERS_MAX_MB,
     EMBEDDED_SHARED_BUFFERS_MIN_MB,
@@ -76,8 +76,12 @@ from .publish.settings import PublishSettings
 from .redaction import secrets_of
 from .retention_settings import RetentionSettings
 from .settings import (
+    CALIBRATION_FILE,
     LANGUAGE_CODE,
+    MISSING,
     Bound,
+    calibrated_value,
+    calibration_key,
     declared,
     default_of,
     load_setting,
@@ -106,29 +110,31 @@ def article_settings() -> ArticleSettings:
 
 
 def dedup_settings() -> DedupSettings:
-    # later_partitions is the clustering key of the same name: one variable, declared there.
+    # later_partitions is the clustering key of the same name: one calibration key, declared there.
     return merged(load_settings(DedupSettings),
                   later_partitions=load_setting(ClusterSettings, "later_partitions", default=None))
 
 
 def embedding_settings() -> EmbeddingSettings:
     # The item index's HNSW parameters are the clustering keys hnsw_m / hnsw_ef_construction /
-    # index_build_memory_mb.
+    # index_build_memory_mb (clustering.* in the calibration file).
     return merged(load_settings(EmbeddingSettings),
                   hnsw_m=load_setting(ClusterSettings, "hnsw_m", default=None),
                   hnsw_ef_construction=load_setting(ClusterSettings, "hnsw_ef_construction", default=None),
                   index_build_memory_mb=load_setting(ClusterSettings, "index_build_memory_mb", default=None))
 
 
-def clustering_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The variable of every clustering key (clustering/settings.py) that is set: {key: raw}."""
-    environ = os.environ if environ is None else environ
-    return {key: environ[name] for key, name in ENVIRONMENT_NAMES.items() if environ.get(name)}
+def clustering_calibration(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Every clustering key (clustering/settings.py) the calibration file's [clustering] sets,
+    parsed and checked: {key: value}."""
+    found = {f.name: calibrated_value(cls, f, annotation, environ)
+             for cls in (ClusterSettings, GuardSettings) for f, annotation in declared(cls)}
+    return {key: value for key, value in found.items() if value is not MISSING}
 
 
 def clustering_settings(model: str | None = None, overrides: Mapping[str, Any] | None = None) -> ClusterSettings:
-    """Defaults -> per-model calibration -> NEWSDEDUP_<KEY> -> `overrides` (run config, --set)."""
-    return settings_for(model, overrides, environment=clustering_environment())
+    """Defaults -> per-model calibration -> the calibration file -> `overrides` (run config, --set)."""
+    return settings_for(model, overrides, calibration=clustering_calibration())
 
 
 def llm_settings() -> LLMSettings:
@@ -141,14 +147,18 @@ def llm_backoff() -> BackoffPolicy:
 
 def grouping_settings(model: str | None = None) -> GroupingSettings:
     """`model`: the embedding model id the stories' centroids were made with; None = the configured
-    provider's offline model. Its calibrated threshold applies unless NEWSDEDUP_EVENT_THRESHOLD is set;
-    a model outside the table gets the declared default with a warning (as clustering_settings)."""
+    provider's offline model. Its calibrated threshold applies unless the calibration file sets
+    events.threshold; a model outside the table gets the declared default with a warning (as
+    clustering_settings)."""
     if model is None:
         provider = embedding_settings().provider
         model = OFFLINE_MODEL_IDS.get(provider, OFFLINE_MODEL_IDS[DEFAULT_PROVIDER])
     settings = load_settings(GroupingSettings, threshold=event_threshold_for(model))
-    if model not in EVENT_MODEL_DEFAULTS and not os.environ.get("NEWSDEDUP_EVENT_THRESHOLD"):
-        warn_uncalibrated(model, [("event threshold", "NEWSDEDUP_EVENT_THRESHOLD", settings.threshold)])
+    if model not in EVENT_MODEL_DEFAULTS:
+        threshold, annotation = next((f, a) for f, a in declared(GroupingSettings) if f.name == "threshold")
+        if calibrated_value(GroupingSettings, threshold, annotation) is MISSING:
+            warn_uncalibrated(model, [("event threshold", calibration_key(GroupingSettings, threshold),
+                                       settings.threshold)])
     return settings
 
 
@@ -161,7 +171,7 @@ def digest_settings() -> DigestSettings:
 
 
 def mail_settings() -> SmtpSettings:
-    """SMTP from NEWSDEDUP_SMTP_* and NEWSDEDUP_OUTBOX_ONLY. The password is read here only; the
+    """SMTP from NEWSDEDUP_SMTP_*, NEWSDEDUP_OUTBOX_ONLY and the calibration file's [smtp]. The password is read here only; the
     Dagster mailer resource gets it by name (EnvVar) in the run worker."""
     return load_settings(SmtpSettings)
 
@@ -249,29 +259,57 @@ def _table_fields():
                     yield title, f, annotation
 
 
+def calibrated_classes() -> tuple[type, ...]:
+    """Every settings class, each declaring its calibration file section (CALIBRATION)."""
+    return tuple(cls for _, classes in SECTIONS for cls in classes)
+
+
+def _calibrated_fields():
+    """(class, field, annotation) of every calibrated setting, by section in the order of SECTIONS."""
+    fields_ = [(cls, f, annotation) for cls in calibrated_classes() for f, annotation in declared(cls)
+               if f.metadata["calibrated"]]
+    order = list(dict.fromkeys(cls.CALIBRATION for cls, _, _ in fields_))
+    return sorted(fields_, key=lambda row: order.index(row[0].CALIBRATION))
+
+
+def _default_cell(f) -> str:
+    default = f.metadata["shown"] or _shown(default_of(f))
+    per_model = model_defaults(f)
+    if per_model:  # from the table the builder applies
+        default = "per model: " + ", ".join(f"`{model}` {_shown(value)}"
+                                            for model, value in per_model.items()) + f"; other {default}"
+    return default
+
+
 def configuration_rows() -> list[tuple[str, str, str, str, str]]:
     """(section, variable, default, accepts, meaning) of every declared setting, in table order."""
-    rows = []
-    for title, f, annotation in _table_fields():
-        default = f.metadata["shown"] or _shown(default_of(f))
-        per_model = model_defaults(f)
-        if per_model:  # from the table the builder applies
-            default = "per model: " + ", ".join(f"`{model}` {_shown(value)}"
-                                                for model, value in per_model.items()) + f"; other {default}"
-        rows.append((title, f.metadata["env"], default, _accepts(annotation, f.metadata), f.metadata["doc"]))
-    return rows
+    return [(title, f.metadata["env"], _default_cell(f), _accepts(annotation, f.metadata), f.metadata["doc"])
+            for title, f, annotation in _table_fields()]
+
+
+def calibration_rows() -> list[tuple[str, str, str, str, str, str]]:
+    """(section, key, default, accepts, meaning, former variable) of every calibrated setting."""
+    return [(cls.CALIBRATION, calibration_key(cls, f), _default_cell(f), _accepts(annotation, f.metadata),
+             f.metadata["doc"], f.metadata["was"] or "") for cls, f, annotation in _calibrated_fields()]
+
+
+def retired_variables() -> dict[str, str]:
+    """{former environment variable: its calibration key}: each is refused when set."""
+    return {was: key for _, key, _, _, _, was in calibration_rows() if was}
 
 
 def configuration_summary() -> str:
-    """The count of the table's variables, as docs/CONFIGURATION.md's first line and `newsdedup config` say it."""
-    listed = list(_table_fields())
-    per_model = sum(bool(model_defaults(f)) for _, f, _ in listed)
-    return f"{len(listed)} environment variables, {per_model} of them with defaults calibrated per embedding model"
+    """The counts, as docs/CONFIGURATION.md's first line and `newsdedup config` say them."""
+    return (f"{len(list(_table_fields()))} environment variables for operators; {len(calibration_rows())} "
+            f"calibrated constants in docs/CALIBRATION.md ({CALIBRATION_FILE})")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 def configuration_markdown() -> str:
     """docs/CONFIGURATION.md: every environment variable, from the declarations."""
-    cell = lambda text: text.replace("|", "\\|")  # noqa: E731
     lines = [
         f"# Configuration: {configuration_summary()}",
         "",
@@ -279,33 +317,61 @@ def configuration_markdown() -> str:
         "     (newsdedup_dagster/config.py: configuration_markdown); tests/test_config_documented.py",
         "     checks that this file is what it generates. Edit the declarations, then regenerate. -->",
         "",
-        "Everything is an environment variable with a default that runs offline. Each setting is",
-        "declared once, on its stage's settings class (`newsdedup_dagster/settings.py: setting`), and",
-        "read by one loader in the process that uses it; a bad value is refused as",
-        "`NAME='value': expected <what>`. Secrets (`*_API_KEY`, `*_PASSWORD`) reach Dagster resources",
-        "by name only (`dagster.EnvVar`, resolved in the run worker), never through run config.",
+        "The settings an operator sets to run the product are environment variables, each with a default",
+        "that runs offline. The constants chosen on data or for the engineering (thresholds, weights,",
+        "margins, gates, timeouts, caps) are not: they are keys of the calibration file, listed with",
+        "their evidence in [docs/CALIBRATION.md](CALIBRATION.md#the-calibration-file); a deployment that",
+        f"must change one names the file in `{CALIBRATION_FILE}`. Each setting is declared once, on its",
+        "stage's settings class (`newsdedup_dagster/settings.py: setting`), and read by one loader in the",
+        "process that uses it; a bad value is refused as `NAME='value': expected <what>`. Secrets",
+        "(`*_API_KEY`, `*_PASSWORD`) reach Dagster resources by name only (`dagster.EnvVar`, resolved in",
+        "the run worker), never through run config.",
         "",
         "Run config may change only the bounded options each asset declares",
         "(`newsdedup_dagster/assets/run_options.py`; the table is in",
         "[docs/OPERATIONS.md](OPERATIONS.md#what-a-run-may-change)); `newsdedup eval --set` changes the",
-        "clustering settings of an evaluation. Both are checked against the variable's declaration (its",
-        "type and bounds, which a run option may narrow), by the parser the environment's value goes through.",
-        "",
-        "A default that differs by embedding model is shown per model (\"per model: ...; other ...\"),",
-        "from the table the code applies (`MODEL_DEFAULTS` in `newsdedup_dagster/clustering/settings.py`",
-        "and `newsdedup_dagster/events/settings.py`; evidence in docs/CALIBRATION.md). \"other\" is the",
-        "value of a model the table gives none for that setting. A model the table does not name at all",
-        "(an `openai` model, say) gets the \"other\" values with a warning naming the model and each",
-        "such setting the environment does not set: they are not calibrated for it",
-        "([docs/CALIBRATION.md](CALIBRATION.md#models-outside-the-table)).",
+        "clustering settings of an evaluation. Both are checked against the setting's declaration (its",
+        "type and bounds, which a run option may narrow), by the parser the environment's and the",
+        "calibration file's values go through.",
     ]
     section = None
     for title, env, default, accepts, doc in configuration_rows():
         if title != section:
             section = title
             lines += ["", f"## {title}", "", "| variable | default | accepts | meaning |", "|---|---|---|---|"]
-        lines.append(f"| `{env}` | {cell(default)} | {cell(accepts)} | {cell(doc)} |")
+        lines.append(f"| `{env}` | {_cell(default)} | {_cell(accepts)} | {_cell(doc)} |")
+    counts: dict[str, int] = {}
+    for section_name, *_ in calibration_rows():
+        counts[section_name] = counts.get(section_name, 0) + 1
+    lines += ["", "## Calibrated constants", "",
+              f"Keys of the calibration file (`{CALIBRATION_FILE}`), by section; each with its default, bounds,",
+              "meaning and former variable in [docs/CALIBRATION.md](CALIBRATION.md#calibrated-constants): "
+              + ", ".join(f"`[{name}]` {count}" for name, count in counts.items()) + "."]
     return "\n".join(lines) + "\n"
+
+
+CALIBRATION_BEGIN = "<!-- calibrated constants: generated by `newsdedup config --calibration-markdown` -->"
+CALIBRATION_END = "<!-- end of the generated calibrated constants -->"
+
+
+def calibration_markdown() -> str:
+    """The calibrated constants' tables of docs/CALIBRATION.md, between its two marker comments
+    (markers included), from the declarations."""
+    lines = [CALIBRATION_BEGIN]
+    section = None
+    for name, key, default, accepts, doc, was in calibration_rows():
+        if name != section:
+            section = name
+            lines += ["", f"### `[{name}]`", "", "| key | default | accepts | meaning | former variable |",
+                      "|---|---|---|---|---|"]
+        lines.append(f"| `{key}` | {_cell(default)} | {_cell(accepts)} | {_cell(doc)} | {f'`{was}`' if was else ''} |")
+    return "\n".join([*lines, "", CALIBRATION_END]) + "\n"
+
+
+def with_calibration_markdown(document: str) -> str:
+    """`document` (docs/CALIBRATION.md) with the text between the markers replaced by the generated tables."""
+    start, end = document.index(CALIBRATION_BEGIN), document.index(CALIBRATION_END) + len(CALIBRATION_END) + 1
+    return document[:start] + calibration_markdown() + document[end:]
 
 
 def declared_variables() -> set[str]:

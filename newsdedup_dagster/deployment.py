@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 from .settings import invalid, load_setting, setting
@@ -31,16 +32,24 @@ EMBEDDED_SHARED_BUFFERS_MIN_MB = 128
 
 @dataclass(frozen=True)
 class DeploymentSettings:
-    """Where the deployment keeps its data and whom it tells: environment variables only (run
-    config can set none of them)."""
+    """Where the deployment keeps its data and whom it tells: environment variables, and a few
+    engineering constants in the calibration file's [deployment] (run config can set none of them)."""
+
+    CALIBRATION: ClassVar[str] = "deployment"  # its section in the calibration file
 
     database_url: str | None = setting(None, env="NEWSDEDUP_DATABASE_URL", shown="unset = embedded server",
                                        doc="PostgreSQL (pgvector >= 0.8) for the application")
     home: Path = setting(Path(".newsdedup"), env="NEWSDEDUP_HOME", shown="`./.newsdedup`",
                          doc="embedded server (`pg/`), Dagster home, outbox; private (`0700`)")
     embedded_shared_buffers: str = setting(
-        "auto", env="NEWSDEDUP_EMBEDDED_SHARED_BUFFERS", shown="`auto` (a quarter of memory, 128 MB to 1 GB)",
+        "auto", calibrated=True, was="NEWSDEDUP_EMBEDDED_SHARED_BUFFERS", shown="`auto` (a quarter of memory, 128 MB to 1 GB)",
         doc="the embedded server's `shared_buffers` (`512MB`, `2GB`); read when it starts")
+    # The one file of the constants chosen on data (docs/CALIBRATION.md#the-calibration-file); the
+    # settings module reads it by this name, as it must before any other setting is known.
+    calibration_file: Path | None = setting(None, env="NEWSDEDUP_CALIBRATION_FILE",
+                                            shown="unset = the declared calibration",
+                                            doc="TOML file of calibrated constants that replace their defaults "
+                                                "(`[clustering]` `story_threshold = 0.5`; keys in docs/CALIBRATION.md)")
     dagster_database_url: str | None = setting(None, env="NEWSDEDUP_DAGSTER_DATABASE_URL",
                                                shown="`dagster` db on the same server",
                                                doc="Dagster's instance storage")
@@ -49,7 +58,7 @@ class DeploymentSettings:
                                             "commands refuse to start without it")
     partitions_start: str = setting("2026-11-01-00:00", env="NEWSDEDUP_PARTITIONS_START",
                                     doc="first hourly partition (YYYY-MM-DD-HH:MM), fixed when the definitions load")
-    sql_dir: Path | None = setting(None, env="NEWSDEDUP_SQL_DIR",
+    sql_dir: Path | None = setting(None, calibrated=True, was="NEWSDEDUP_SQL_DIR",
                                    shown="the package's `sql/` (a checkout: the repository's `sql/`)",
                                    doc="migrations and named queries")
     sources: Path = setting(SAMPLE_DATA_DIR / "sources.yaml", env="NEWSDEDUP_SOURCES",
@@ -81,16 +90,16 @@ class DeploymentSettings:
                                               "POST)")
     # A digest is mailed the day after its day (two days leave room for a late day or a retry); a
     # run of an older day, from the UI or by hand, renders it and mails nobody unless allowed.
-    digest_send_max_age_days: int = setting(2, env="NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS", bounds=(1, 3650),
+    digest_send_max_age_days: int = setting(2, calibrated=True, was="NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS", bounds=(1, 3650),
                                             doc="a day's digest older than this many days (UTC) is rendered "
                                                 "but not mailed, unless `NEWSDEDUP_DIGEST_ALLOW_OLD_SEND`")
     digest_allow_old_send: bool = setting(False, env="NEWSDEDUP_DIGEST_ALLOW_OLD_SEND",
-                                          doc="mail digests of days older than `NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS` "
+                                          doc="mail digests of days older than `deployment.digest_send_max_age_days` "
                                               "(to the readers subscribed by the end of that day)")
-    clustering_busy_retries: int = setting(5, env="NEWSDEDUP_CLUSTERING_BUSY_RETRIES",
+    clustering_busy_retries: int = setting(5, calibrated=True, was="NEWSDEDUP_CLUSTERING_BUSY_RETRIES",
                                            doc="`stories` retries (not fails) this many times when another "
-                                               "clustering run holds the lock past `NEWSDEDUP_LOCK_TIMEOUT_S`")
-    clustering_busy_wait: float = setting(60.0, env="NEWSDEDUP_CLUSTERING_BUSY_WAIT",
+                                               "clustering run holds the lock past `clustering.lock_timeout_s`")
+    clustering_busy_wait: float = setting(60.0, calibrated=True, was="NEWSDEDUP_CLUSTERING_BUSY_WAIT",
                                           doc="seconds between those retries")
     step_retry_delay: float = setting(30.0, env="NEWSDEDUP_STEP_RETRY_DELAY", bounds=(0.0, 3600.0),
                                       doc="seconds before Dagster retries a failed hourly step (twice, the "
@@ -118,7 +127,7 @@ def database_url() -> str | None:
 
 
 def embedded_shared_buffers() -> str:
-    """$NEWSDEDUP_EMBEDDED_SHARED_BUFFERS (`512MB`, `2GB`, ...) or `auto`: a quarter of the
+    """deployment.embedded_shared_buffers of the calibration file (`512MB`, `2GB`, ...) or `auto`: a quarter of the
     machine's memory, between 128 MB and 1 GB. Only the embedded server reads it."""
     raw = _get("embedded_shared_buffers")
     if raw.lower() == "auto":
@@ -130,7 +139,7 @@ def embedded_shared_buffers() -> str:
         return f"{max(EMBEDDED_SHARED_BUFFERS_MIN_MB, min(EMBEDDED_SHARED_BUFFERS_MAX_MB, quarter))}MB"
     number, unit = raw[:-2], raw[-2:].upper()
     if not number.isdigit() or unit not in ("MB", "GB") or int(number) == 0:
-        raise invalid("NEWSDEDUP_EMBEDDED_SHARED_BUFFERS", raw, "`auto` or a size such as 512MB or 2GB")
+        raise invalid("deployment.embedded_shared_buffers", raw, "`auto` or a size such as 512MB or 2GB")
     return f"{int(number)}{unit}"
 
 
@@ -140,7 +149,7 @@ def dagster_database_url() -> str | None:
 
 
 def sql_dir() -> Path:
-    """Named SQL and migrations: $NEWSDEDUP_SQL_DIR, else the package's own `sql/` (a wheel ships
+    """Named SQL and migrations: deployment.sql_dir of the calibration file, else the package's own `sql/` (a wheel ships
     the repository's top-level `sql/` inside the package, see setup.py), else the checkout's."""
     override = _get("sql_dir")
     if override:

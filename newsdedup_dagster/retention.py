@@ -99,7 +99,7 @@ def check_settings(settings: RetentionSettings, longest_vector_window_hours: flo
         if getattr(settings, name) < 0:
             raise ValueError(f"retention {name} must be >= 0 (0 = keep forever)")
     if settings.batch_rows < 1:
-        raise ValueError("NEWSDEDUP_RETENTION_BATCH must be >= 1")
+        raise ValueError("retention.batch_rows must be >= 1")
     if settings.vector_days and settings.vector_days * 24 < 2 * longest_vector_window_hours:
         raise ValueError(
             f"NEWSDEDUP_RETENTION_VECTOR_DAYS={settings.vector_days} is shorter than twice the longest clustering "

@@ -1,11 +1,14 @@
 """One declaration per setting, one loader for all of them.
 
-A setting is a field of a frozen settings dataclass, declared with `setting()`: its default, the
-environment variable it is read from, one line of meaning and, where the code checks them, its
-bounds or choices; its type is the field's annotation. `load_settings(SettingsClass, environ)`
-reads every declared field from the environment with one message style for a bad value,
-"NAME='value': expected <what>", and the configuration table (docs/CONFIGURATION.md) is generated
-from the same declarations (`config.configuration_markdown`). A declaration's `Bound` is the one
+A setting is a field of a frozen settings dataclass, declared with `setting()`: its default, where
+it is read from, one line of meaning and, where the code checks them, its bounds or choices; its
+type is the field's annotation. An operator's setting is read from its environment variable; a
+constant chosen on data or for the engineering (`calibrated=True`) is read from the deployment's
+calibration file (NEWSDEDUP_CALIBRATION_FILE, TOML), key `<CALIBRATION>.<field>`, where the class
+attribute CALIBRATION names the stage's section. `load_settings(SettingsClass, environ)` reads
+every declared field with one message style for a bad value, "NAME='value': expected <what>", and
+the tables of docs/CONFIGURATION.md and docs/CALIBRATION.md are generated from the same
+declarations (`config.configuration_markdown`, `config.calibration_markdown`). A declaration's `Bound` is the one
 parser of a setting's text and the one check of its value, whatever the source (the environment,
 `newsdedup eval --set`, run config, code), and `plain_number` the one way a number is shown, so a
 value is accepted, refused and described alike everywhere.
@@ -21,6 +24,8 @@ import logging
 import math
 import os
 import re
+import sys
+import tomllib
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -38,10 +43,14 @@ FALSE_WORDS = ("0", "false", "no", "off")
 def setting(default: Any = MISSING, *, env: str | None = None, doc: str, default_factory: Any = MISSING,
             bounds: tuple[float, float] | None = None, choices: tuple[str, ...] = (), lower: bool = False,
             zero_is_default: bool = False, shown: str | None = None, secret: bool = False,
-            per_model: Mapping[str, Mapping[str, Any]] | None = None) -> Any:
+            per_model: Mapping[str, Mapping[str, Any]] | None = None, calibrated: bool = False,
+            was: str | None = None) -> Any:
     """A dataclass field with its declaration in the metadata.
 
     env: the variable it is read from (None: not read, e.g. a value a builder derives).
+    calibrated: a constant chosen on data or for the engineering, read from the calibration file
+    (key `<class CALIBRATION>.<field name>`), never from the environment. was: the variable it was
+    read from before; set, it is refused with a message naming the key.
     doc: one line of meaning (the configuration table's).
     bounds: closed range (low, high) of a number; choices: the accepted words (matched in lower case).
     lower: the value is lower-cased. zero_is_default: 0 means "the default" (a port left to the mode).
@@ -51,8 +60,11 @@ def setting(default: Any = MISSING, *, env: str | None = None, doc: str, default
     same object the builder applies, so the configuration table shows what applies; `default` is
     the value of a model the table gives none for this field.
     """
+    if calibrated and env:
+        raise TypeError(f"{env}: a calibrated setting has no environment variable")
     metadata = {"env": env, "doc": doc, "bounds": bounds, "choices": tuple(choices), "lower": lower,
-                "zero_is_default": zero_is_default, "shown": shown, "per_model": per_model}
+                "zero_is_default": zero_is_default, "shown": shown, "per_model": per_model,
+                "calibrated": calibrated, "was": was}
     return dataclasses.field(default=default, default_factory=default_factory, metadata=metadata,
                              repr=not secret)
 
@@ -77,8 +89,8 @@ _warned: set[tuple[str, tuple[str, ...]]] = set()
 
 def warn_uncalibrated(model: str, fallbacks: Iterable[tuple[str, str, Any]]) -> None:
     """Log, once per process for a model and its settings, that `model` is outside the per-model
-    table and which uncalibrated defaults it gets: `fallbacks` are (key, variable, value) of the
-    settings the environment does not set (docs/CALIBRATION.md#models-outside-the-table)."""
+    table and which uncalibrated defaults it gets: `fallbacks` are (key, calibration key, value) of
+    the settings the calibration file does not set (docs/CALIBRATION.md#models-outside-the-table)."""
     fallbacks = list(fallbacks)
     seen = (model, tuple(key for key, _, _ in fallbacks))
     if not fallbacks or seen in _warned:
@@ -86,8 +98,9 @@ def warn_uncalibrated(model: str, fallbacks: Iterable[tuple[str, str, Any]]) -> 
     _warned.add(seen)
     shown = lambda v: plain_number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else repr(v)  # noqa: E731
     log.warning("embedding model %r is outside the per-model table, so these defaults are not calibrated "
-                "for it: %s; calibrate them (docs/CALIBRATION.md#models-outside-the-table) and set the variables",
-                model, ", ".join(f"{key} {shown(value)} ({env})" for key, env, value in fallbacks))
+                "for it: %s; calibrate them (docs/CALIBRATION.md#models-outside-the-table) and set them in the "
+                "calibration file (NEWSDEDUP_CALIBRATION_FILE)",
+                model, ", ".join(f"{key} {shown(value)} ({where})" for key, where, value in fallbacks))
 
 
 def default_of(f: dataclasses.Field) -> Any:
@@ -257,9 +270,92 @@ def parse_value(name: str, raw: str, annotation: Any, metadata: Mapping[str, Any
     return Bound.of(annotation, metadata).parse(name, raw)
 
 
+CALIBRATION_FILE = "NEWSDEDUP_CALIBRATION_FILE"
+
+
+def calibration_key(cls: type, f: dataclasses.Field) -> str:
+    """`section.field` of a calibrated setting, as the calibration file and docs/CALIBRATION.md name it."""
+    return f"{cls.CALIBRATION}.{f.name}"
+
+
+@functools.cache
+def _read_calibration(path: Path, stamp: tuple[int, int]) -> dict[str, Any]:
+    """The file's tables, read once per process and version of the file (`stamp`: its mtime and size)."""
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"calibration file {path}: {exc}") from None
+
+
+@functools.cache
+def _known_calibration(classes: tuple[type, ...]) -> dict[str, frozenset[str]]:
+    """{section: its keys} of the calibrated settings of `classes`."""
+    known: dict[str, set[str]] = {}
+    for cls in classes:
+        known.setdefault(cls.CALIBRATION, set()).update(f.name for f, _ in declared(cls) if f.metadata["calibrated"])
+    return {section: frozenset(keys) for section, keys in known.items()}
+
+
+def _check_known(name: str, tables: Mapping[str, Any]) -> None:
+    """Refuse a section or key no stage declares. The stages' classes are config's (it imports every
+    one); a read while config is still loading (sql_dir, as the db package loads) is checked on the
+    next read, which every builder makes."""
+    config = sys.modules.get(f"{__package__}.config")
+    if config is None or not hasattr(config, "calibrated_classes"):
+        return
+    known = _known_calibration(config.calibrated_classes())
+    for section, values in tables.items():
+        if section not in known:
+            raise ValueError(f"calibration file {name}: unknown section [{section}]; known sections: "
+                             f"{', '.join(sorted(known))}")
+        if not isinstance(values, dict):
+            raise ValueError(f"calibration file {name}: {section} is not a table ([{section}])")
+        unknown = sorted(set(values) - known[section])
+        if unknown:
+            raise ValueError(f"calibration file {name}: unknown key {section}.{unknown[0]}; known keys of "
+                             f"[{section}]: {', '.join(sorted(known[section]))}")
+
+
+def calibration_file(environ: Mapping[str, str] | None = None) -> tuple[str, dict[str, Any]]:
+    """(the file as NEWSDEDUP_CALIBRATION_FILE names it, its tables); ("", {}) when unset. A section
+    or key no stage declares is refused, naming the known ones."""
+    environ = os.environ if environ is None else environ
+    name = environ.get(CALIBRATION_FILE) or ""
+    if not name:
+        return "", {}
+    path = Path(name).expanduser()
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise ValueError(f"calibration file {name}: {exc.strerror or exc}") from None
+    tables = _read_calibration(path.resolve(), (stat.st_mtime_ns, stat.st_size))
+    _check_known(name, tables)
+    return name, tables
+
+
+def from_calibration(name: str, raw: Any, annotation: Any, metadata: Mapping[str, Any]) -> Any:
+    """A calibration file's value (`name`: "calibration file F: section.key") as the declared type,
+    through the parser and check an environment value goes through: text is parsed, a TOML
+    number, boolean or list of words is checked as such (an integer where a number is asked for
+    is that number)."""
+    bound = Bound.of(annotation, metadata)
+    if isinstance(raw, str):
+        return bound.parse(name, raw)
+    if isinstance(raw, list) and typing.get_origin(bound.kind) is tuple:
+        if all(isinstance(part, str) for part in raw):
+            return tuple(part.strip() for part in raw if part.strip())
+        raise ValueError(f"{name}={raw!r}: expected a list of words")
+    if bound.kind is float and isinstance(raw, int) and not isinstance(raw, bool):
+        raw = float(raw)
+    bound.check(name, raw)
+    return raw
+
+
 def load_setting(cls: type, name: str, environ: Mapping[str, str] | None = None, default: Any = MISSING) -> Any:
-    """One declared field of `cls` from the environment: its variable parsed when set and not
-    empty, else `default` (when given: a default the caller derives) or the declared default."""
+    """One declared field of `cls`: its variable parsed when set and not empty (a calibrated field:
+    its key in the calibration file, when there), else `default` (when given: a default the caller
+    derives) or the declared default."""
     environ = os.environ if environ is None else environ
     found = next(((f, annotation) for f, annotation in declared(cls) if f.name == name), None)
     if found is None:
@@ -267,9 +363,14 @@ def load_setting(cls: type, name: str, environ: Mapping[str, str] | None = None,
     f, annotation = found
     value = default_of(f) if default is MISSING else default
     env = f.metadata["env"]
-    raw = environ.get(env) if env else None
-    if raw not in (None, ""):
-        parsed = parse_value(env, raw, annotation, f.metadata)
+    parsed: Any = MISSING
+    if f.metadata["calibrated"]:
+        parsed = calibrated_value(cls, f, annotation, environ)
+    else:
+        raw = environ.get(env) if env else None
+        if raw not in (None, ""):
+            parsed = parse_value(env, raw, annotation, f.metadata)
+    if parsed is not MISSING:
         if not (f.metadata["zero_is_default"] and parsed == 0):
             value = parsed
     elif isinstance(value, str) and f.metadata["lower"]:
@@ -277,9 +378,27 @@ def load_setting(cls: type, name: str, environ: Mapping[str, str] | None = None,
     return value
 
 
+def calibrated_value(cls: type, f: dataclasses.Field, annotation: Any, environ: Mapping[str, str] | None = None) -> Any:
+    """A calibrated field's value in the calibration file, parsed and checked; MISSING when the file
+    does not set it. Its former variable, still set, is refused: a value must not silently stop
+    applying."""
+    environ = os.environ if environ is None else environ
+    key = calibration_key(cls, f)
+    was = f.metadata["was"]
+    if was and environ.get(was):
+        raise ValueError(f"{was} is no longer read: set {key} in the calibration file ({CALIBRATION_FILE}; "
+                         f"docs/CALIBRATION.md#the-calibration-file)")
+    file, tables = calibration_file(environ)
+    section = tables.get(cls.CALIBRATION, {})
+    if f.name not in section:
+        return MISSING
+    return from_calibration(f"calibration file {file}: {key}", section[f.name], annotation, f.metadata)
+
+
 def load_settings(cls: type[S], environ: Mapping[str, str] | None = None, **defaults: Any) -> S:
-    """An instance of `cls` with every declared field read from the environment (`defaults`:
-    derived defaults by field name, used when the variable is unset); the class validates it."""
+    """An instance of `cls` with every declared field read from the environment or the calibration
+    file (`defaults`: derived defaults by field name, used when neither sets it); the class
+    validates it."""
     return cls(**{f.name: load_setting(cls, f.name, environ, defaults.get(f.name, MISSING))
                   for f, _ in declared(cls)})
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+import json
+import os
 import socket
+import tomllib
+from pathlib import Path
+
+_files = itertools.count()
 
 
 def free_port() -> int:
@@ -13,22 +20,51 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def mailer_environment(port: int, outbox, **variables) -> dict[str, str]:
+def calibration_environment(directory, **sections) -> dict[str, str]:
+    """A calibration file in `directory` with `sections` ({"clustering": {"knn_k": 12}, ...}) over
+    the one the environment names now, and the variable that names it: the calibrated constants a
+    deployment changes (docs/CALIBRATION.md#the-calibration-file)."""
+    tables: dict[str, dict] = {}
+    current = os.environ.get("NEWSDEDUP_CALIBRATION_FILE")
+    if current:
+        tables = tomllib.loads(Path(current).read_text(encoding="utf-8"))
+    for section, values in sections.items():
+        tables.setdefault(section, {}).update(values)
+    # JSON writes the strings, numbers, booleans and lists of strings TOML reads the same way
+    text = "".join(f"[{section}]\n" + "".join(f"{key} = {json.dumps(value)}\n" for key, value in values.items())
+                   for section, values in tables.items())
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    path = Path(directory) / f"calibration-{os.getpid()}-{next(_files)}.toml"
+    path.write_text(text, encoding="utf-8")
+    return {"NEWSDEDUP_CALIBRATION_FILE": str(path)}
+
+
+def calibrate(monkeypatch, directory, **sections) -> Path:
+    """`calibration_environment` set with `monkeypatch` for this test; the file's path."""
+    name, value = next(iter(calibration_environment(directory, **sections).items()))
+    monkeypatch.setenv(name, value)
+    return Path(value)
+
+
+def mailer_environment(port: int, outbox, **settings) -> dict[str, str]:
     """The environment a `mailer` reads for a test SMTP server on `port` (plain SMTP, no TLS) and
-    the outbox directory `outbox`, with `variables` (NEWSDEDUP_SMTP_TIMEOUT=5, ...) added: the
-    settings a deployment gives by environment variable."""
+    the outbox directory `outbox`, with `settings` added: variables by name (NEWSDEDUP_SMTP_USER=...)
+    and the calibration file's [smtp] keys (timeout_s=5, ...) in a file beside the outbox, as a
+    deployment gives them."""
+    variables = {name: str(value) for name, value in settings.items() if name.startswith("NEWSDEDUP_")}
+    smtp = {key: value for key, value in settings.items() if not key.startswith("NEWSDEDUP_")}
     # No wait before the in-run retry pass: the test's server is up again at once.
     return {"NEWSDEDUP_SMTP_PORT": str(port), "NEWSDEDUP_SMTP_SECURITY": "none", "NEWSDEDUP_OUTBOX": str(outbox),
-            "NEWSDEDUP_SMTP_RETRY_DELAY": "0", **{name: str(value) for name, value in variables.items()}}
+            **variables, **calibration_environment(Path(outbox).parent, smtp={"retry_delay_s": 0, **smtp})}
 
 
-def smtp_mailer(monkeypatch, host: str, port: int, outbox, **variables):
+def smtp_mailer(monkeypatch, host: str, port: int, outbox, **settings):
     """The `mailer` resource for the test SMTP server at `host`:`port`, configured as a deployment
     configures it: the server's address on the resource (its `EnvVar` field), the rest through
     `mailer_environment` (set with `monkeypatch` for this test)."""
     from newsdedup_dagster.resources import MailerResource
 
-    for name, value in mailer_environment(port, outbox, **variables).items():
+    for name, value in mailer_environment(port, outbox, **settings).items():
         monkeypatch.setenv(name, value)
     return MailerResource(host=host)
 

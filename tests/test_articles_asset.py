@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from dagster import materialize
 from feedserver import FeedServer, Response
+from helpers import calibrate
 from test_articles_fetch import ENGLISH, FRENCH, HTML, page
 
 from newsdedup_dagster.articles.store import article_text, replay_page_name
@@ -48,9 +49,10 @@ def deployment(monkeypatch, tmp_path, site):
     sources = tmp_path / "sources.yaml"
     sources.write_text(SOURCES.format(base=site.base_url))
     for name, value in {"NEWSDEDUP_SOURCES": sources, "NEWSDEDUP_FETCH_ALLOW_PRIVATE": "127.0.0.0/8",
-                        "NEWSDEDUP_ARTICLES_HOST_DELAY": "0", "NEWSDEDUP_ARTICLES_PAGE_TIMEOUT": "3",
+                        "NEWSDEDUP_ARTICLES_HOST_DELAY": "0",
                         "NEWSDEDUP_CONTACT_URL": "https://ops.example.org/newsdedup"}.items():
         monkeypatch.setenv(name, str(value))
+    calibrate(monkeypatch, tmp_path, articles={"page_timeout": 3})
 
 
 def _seed(conn, site, hour, items, mode="live"):
@@ -190,8 +192,9 @@ def test_the_sample_day_replayed_through_the_hourly_job_extracts_its_recorded_pa
     assert len(languages) >= 3
 
 
-def test_a_failing_page_is_tried_once_an_hour_up_to_the_attempt_cap(conn, clean_db, site, deployment, monkeypatch):
-    monkeypatch.setenv("NEWSDEDUP_ARTICLES_ATTEMPTS", "2")
+def test_a_failing_page_is_tried_once_an_hour_up_to_the_attempt_cap(conn, clean_db, site, deployment, monkeypatch,
+                                                                     tmp_path):
+    calibrate(monkeypatch, tmp_path, articles={"max_attempts": 2})
     site.route("/down", lambda request: Response(status=503, body=b"busy"))
     _seed(conn, site, H0, [("down", site.url("/down"), "daily", None)])
     for n in range(4):

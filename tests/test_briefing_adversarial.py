@@ -37,7 +37,7 @@ from adversarial_world import (
     responder,
 )
 from fake_openai import Request
-from helpers import materialize_digest, smtp_mailer
+from helpers import calibration_environment, materialize_digest, smtp_mailer
 from hourly_helpers import stage_hour
 from lxml import etree
 from smtp_server import SmtpServer
@@ -71,11 +71,13 @@ def _meta(result) -> dict:
 
 
 def _environment(fake_url: str, site: Path) -> dict[str, str]:
-    """The deployment's settings, by environment variable: the model's key and limits, the published
-    languages (English briefings, translated into French and Spanish), the site and the digest."""
-    return {"NEWSDEDUP_LLM_API_KEY": KEY, "NEWSDEDUP_LLM_MAX_ATTEMPTS": "2", "NEWSDEDUP_LLM_CONCURRENCY": "2",
-            "NEWSDEDUP_LLM_TIMEOUT": "5", "NEWSDEDUP_LLM_BACKOFF_BASE": "0.01", "NEWSDEDUP_LLM_BACKOFF_MAX": "0.05",
-            "NEWSDEDUP_LLM_RETRY_AFTER_MAX": "5", "NEWSDEDUP_PIVOT_LANG": "en",
+    """The deployment's settings, by environment variable and calibration file: the model's key and
+    limits, the published languages (English briefings, translated into French and Spanish), the site
+    and the digest."""
+    return {"NEWSDEDUP_LLM_API_KEY": KEY, "NEWSDEDUP_LLM_CONCURRENCY": "2",
+            **calibration_environment(site.parent, llm={"max_attempts": 2, "timeout_s": 5, "base_s": 0.01,
+                                                        "max_s": 0.05, "retry_after_max_s": 5}),
+            "NEWSDEDUP_PIVOT_LANG": "en",
             "NEWSDEDUP_TRANSLATION_LANGS": ",".join(TRANSLATION_LANGS),
             "NEWSDEDUP_PUBLISH_DIR": str(site), "NEWSDEDUP_PUBLISH_BASE_URL": "https://news.example.org/",
             "NEWSDEDUP_DIGEST_LANGS": ",".join(SITE_LANGS),

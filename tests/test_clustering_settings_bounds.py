@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from helpers import calibrate
 from hypothesis import given, settings, strategies as st
 
 from newsdedup_dagster import config
@@ -54,9 +55,9 @@ def test_a_refused_set_value_names_key_value_and_what_is_expected(key, raw, expe
 
 
 @pytest.mark.parametrize("key, raw, expected", REFUSED)
-def test_a_refused_environment_value_names_the_variable(clean_env, monkeypatch, key, raw, expected):
-    name = f"NEWSDEDUP_{key.upper()}"
-    monkeypatch.setenv(name, raw)
+def test_a_refused_calibration_value_names_the_file_and_key(clean_env, monkeypatch, tmp_path, key, raw, expected):
+    path = calibrate(monkeypatch, tmp_path, clustering={key: raw})
+    name = f"calibration file {path}: clustering.{key}"
     with pytest.raises(ValueError) as err:
         config.clustering_settings()
     assert str(err.value) == f"{name}={raw!r}: expected {expected}"
@@ -73,12 +74,11 @@ def test_run_config_values_are_checked_too():
     assert config.merged(base, max_gap_hours=12).max_gap_hours == 12
 
 
-def test_pgvector_build_rule_across_two_keys(clean_env, monkeypatch):
+def test_pgvector_build_rule_across_two_keys(clean_env, monkeypatch, tmp_path):
     with pytest.raises(ValueError, match=r"^hnsw_ef_construction=64: expected at least 2 \* hnsw_m \(80\)$"):
         settings_for(None, {"hnsw_m": "40"})
-    # Both variables set: checked together, whatever order they are read in.
-    monkeypatch.setenv("NEWSDEDUP_HNSW_M", "40")
-    monkeypatch.setenv("NEWSDEDUP_HNSW_EF_CONSTRUCTION", "200")
+    # Both keys set: checked together, whatever order they are read in.
+    calibrate(monkeypatch, tmp_path, clustering={"hnsw_m": 40, "hnsw_ef_construction": 200})
     assert (config.clustering_settings().hnsw_m, config.clustering_settings().hnsw_ef_construction) == (40, 200)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from helpers import calibrate
 
 from newsdedup_dagster import config
 from newsdedup_dagster.clustering.passes import disconnected, pass2_stories, story_id_for, undirected
@@ -55,8 +56,8 @@ def test_disconnected_finds_stories_not_connected_at_threshold():
     assert disconnected(members, pairs) == ["s2"]
 
 
-def test_settings_defaults_env_and_overrides(monkeypatch):
-    monkeypatch.setenv("NEWSDEDUP_KNN_K", "12")
+def test_settings_defaults_calibration_file_and_overrides(monkeypatch, tmp_path):
+    calibrate(monkeypatch, tmp_path, clustering={"knn_k": 12})
     s = config.clustering_settings("use:multilingual-v3", {"story_threshold": "0.65"})
     assert s.knn_k == 12 and s.story_threshold == 0.65 and s.batch_size == 2000
     # centred e5 (the default) is calibrated far below USE's raw-vector thresholds

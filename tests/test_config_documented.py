@@ -1,6 +1,7 @@
-"""docs/CONFIGURATION.md is generated from the settings' declarations, and the declarations are
-what the code reads: every variable named in the package is declared, and every declared variable
-changes what its builder returns (or is refused) when set."""
+"""docs/CONFIGURATION.md and the calibrated constants' tables of docs/CALIBRATION.md are generated
+from the settings' declarations, and the declarations are what the code reads: every variable named
+in the package is declared (or retired, its value in the calibration file), every declared variable
+and every calibration key changes what its builder returns (or is refused) when set."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
 import pytest
+from helpers import calibrate
 
 from newsdedup_dagster import config
 
@@ -24,6 +26,13 @@ def test_the_committed_configuration_table_is_the_generated_one():
         "docs/CONFIGURATION.md is stale: regenerate it with `newsdedup config --markdown > docs/CONFIGURATION.md`"
 
 
+def test_the_committed_calibration_tables_are_the_generated_ones():
+    committed = (REPO / "docs" / "CALIBRATION.md").read_text(encoding="utf-8")
+    assert config.calibration_markdown() in committed
+    assert committed == config.with_calibration_markdown(committed), \
+        "docs/CALIBRATION.md is stale: replace its generated tables with `newsdedup config --calibration-markdown`"
+
+
 def test_every_variable_named_in_the_code_is_declared():
     named: set[str] = set()
     for path in PACKAGE.rglob("*.py"):
@@ -31,16 +40,34 @@ def test_every_variable_named_in_the_code_is_declared():
     # a bare prefix in a message ("NEWSDEDUP_SMTP_*") is not a variable; test-only switches
     # (crashpoints.py) are documented where they are read
     named = {n for n in named if not n.endswith("_") and not config.TEST_ONLY.match(n)}
-    undeclared = sorted(named - config.declared_variables())
+    # a retired variable is named only by its declaration (`was=`), to refuse it naming its key
+    undeclared = sorted(named - config.declared_variables() - set(config.retired_variables()))
     assert not undeclared, f"read by the code but declared by no settings class: {undeclared}"
+    assert not config.declared_variables() & set(config.retired_variables())
+
+
+def test_no_retired_variable_is_named_outside_its_declaration():
+    retired = set(config.retired_variables())
+    for path in [*PACKAGE.rglob("*.py"), REPO / "README.md", *(REPO / "docs").glob("*.md")]:
+        text = path.read_text(encoding="utf-8")
+        if path.name == "CALIBRATION.md":   # the generated tables' "former variable" column
+            text = text.replace(config.calibration_markdown(), "")
+        named = {n for n in NAME.findall(text) if n in retired}
+        kept = {n for n in named if f'was="{n}"' in text}
+        assert not named - kept, f"{path.relative_to(REPO)} names retired variables: {sorted(named - kept)}"
 
 
 def test_every_row_has_a_default_and_a_meaning():
     rows = config.configuration_rows()
-    assert len(rows) >= 100
     assert len({env for _, env, _, _, _ in rows}) == len(rows), "a variable is declared twice"
     for _, env, default, accepts, doc in rows:
         assert default and accepts and doc, env
+    calibrated = config.calibration_rows()
+    # every setting the environment held before the split is one of the two (165 then)
+    assert len(rows) <= 60 and len(rows) + len(calibrated) >= 165
+    assert len({key for _, key, *_ in calibrated}) == len(calibrated), "a calibration key is declared twice"
+    for _, key, default, accepts, doc, _ in calibrated:
+        assert default and accepts and doc, key
 
 
 def _built() -> dict[str, object]:
@@ -73,6 +100,25 @@ def _built() -> dict[str, object]:
 def clean_env(monkeypatch):
     for name in [n for n in os.environ if n.startswith("NEWSDEDUP_") or n == "DAGSTER_HOME"]:
         monkeypatch.delenv(name)
+
+
+def _not_a_default(accepts: str, default: str):
+    """A calibration file value the key does not have by default: refused (a number, flag or word
+    given as an odd text) or taken as is (a text, a path)."""
+    if accepts in ("text", "a path", "comma-separated list"):
+        return "/not-a-default-value"
+    return "not-a-default-value"
+
+
+@pytest.mark.parametrize("row", config.calibration_rows(), ids=lambda row: row[1])
+def test_every_calibration_key_is_read(clean_env, monkeypatch, tmp_path, row):
+    """Setting the key in the calibration file to a value it does not have by default changes what
+    a builder returns (or the builder refuses it, naming the file and key)."""
+    section, key, default, accepts = row[0], row[1], row[2], row[3]
+    before = _built()
+    calibrate(monkeypatch, tmp_path, **{section: {key.split(".", 1)[1]: _not_a_default(accepts, default)}})
+    after = _built()
+    assert after != before, f"{key} is declared but no builder reads it"
 
 
 @pytest.mark.parametrize("row", config.configuration_rows(), ids=lambda row: row[1])

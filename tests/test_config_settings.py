@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import calibrate
 
 from newsdedup_dagster import config
 from newsdedup_dagster.digest.settings import DigestSettings
@@ -46,24 +48,24 @@ def test_unset_environment_builds_the_class_defaults(clean_env):
 
 @pytest.mark.parametrize("name, value, expected", [
     ("NEWSDEDUP_FETCH_CONCURRENCY", "many", "an integer"),
-    ("NEWSDEDUP_EMBEDDING_TIMEOUT", "soon", "a number"),
-    ("NEWSDEDUP_LLM_REUSE", "maybe", "true or false"),
+    ("NEWSDEDUP_FETCH_TIMEOUT", "soon", "a number"),
+    ("NEWSDEDUP_ARTICLES_KEEP_HTML", "maybe", "true or false"),
     ("NEWSDEDUP_SMTP_SECURITY", "tls", "starttls or ssl or none"),
     ("NEWSDEDUP_FETCH_MODE", "sometimes", "live or replay or auto"),
 ])
 def test_a_bad_value_names_the_variable_and_what_is_expected(clean_env, monkeypatch, name, value, expected):
     monkeypatch.setenv(name, value)
-    builders = [config.ingest_settings, config.embedding_settings, config.llm_settings, config.mail_settings,
-                config.fetch_mode]
+    builders = [config.ingest_settings, config.article_settings, config.embedding_settings, config.llm_settings,
+                config.mail_settings, config.fetch_mode]
     with pytest.raises(ValueError) as err:
         for build in builders:
             build()
     assert str(err.value) == f"{name}={value!r}: expected {expected}"
 
 
-def test_a_bad_clustering_value_names_the_variable(clean_env, monkeypatch):
-    monkeypatch.setenv("NEWSDEDUP_KNN_K", "ten")
-    with pytest.raises(ValueError, match="^NEWSDEDUP_KNN_K='ten': "):
+def test_a_bad_clustering_value_names_the_file_and_key(clean_env, monkeypatch, tmp_path):
+    path = calibrate(monkeypatch, tmp_path, clustering={"knn_k": "ten"})
+    with pytest.raises(ValueError, match=f"^calibration file {re.escape(str(path))}: clustering.knn_k='ten': "):
         config.clustering_settings()
 
 
@@ -72,7 +74,7 @@ def test_merged_overrides_only_what_is_set_and_validates_again():
     out = config.merged(base, pivot_lang="fr", timeout_s=None, scoring_model=None)
     assert (out.pivot_lang, out.timeout_s, out.scoring_model) == ("fr", 60.0, base.scoring_model)
     assert config.merged(base) is base
-    with pytest.raises(ValueError, match="MAX_URL_CHARS"):
+    with pytest.raises(ValueError, match="max_url_chars"):
         config.merged(config.IngestSettings(), max_url_chars=5000)
     with pytest.raises(TypeError):
         config.merged(base, no_such_field=1)
@@ -118,21 +120,21 @@ def test_secrets_are_declared_without_a_repr():
 
 @pytest.mark.parametrize("raw, parsed", [("40", 40), (" 40 ", 40), ("40.0", 40), ("2.5", None), ("1e400", None),
                                          ("nan", None), ("forty", None)])
-def test_one_setting_reads_alike_from_the_environment_and_from_eval_set(clean_env, monkeypatch, raw, parsed):
-    """NEWSDEDUP_HNSW_M is read by two builders (the embedding stage's and the clustering's) and
+def test_one_setting_reads_alike_from_the_calibration_file_and_from_eval_set(clean_env, monkeypatch, tmp_path, raw,
+                                                                             parsed):
+    """clustering.hnsw_m is read by two builders (the embedding stage's and the clustering's) and
     by `newsdedup eval --set hnsw_m=...`: one parser, so the same text gives the same value or the
     same refusal through each."""
     from newsdedup_dagster.clustering.settings import settings_for
 
-    monkeypatch.setenv("NEWSDEDUP_HNSW_M", raw)
-    monkeypatch.setenv("NEWSDEDUP_HNSW_EF_CONSTRUCTION", "200")
+    path = calibrate(monkeypatch, tmp_path, clustering={"hnsw_m": raw, "hnsw_ef_construction": 200})
     outcomes = []
     for read in (lambda: config.embedding_settings().hnsw_m, lambda: config.clustering_settings().hnsw_m,
                  lambda: settings_for(None, {"hnsw_m": raw, "hnsw_ef_construction": "200"}).hnsw_m):
         try:
             outcomes.append(read())
         except ValueError as exc:
-            outcomes.append(str(exc).replace("NEWSDEDUP_HNSW_M=", "hnsw_m="))
+            outcomes.append(str(exc).replace(f"calibration file {path}: clustering.hnsw_m=", "hnsw_m="))
     assert outcomes == [parsed if parsed is not None else f"hnsw_m={raw!r}: expected an integer from 2 to 100"] * 3
 
 

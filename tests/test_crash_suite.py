@@ -34,6 +34,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from fingerprints import table_rows
+from helpers import calibration_environment
 
 from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import HOURLY_OP
@@ -153,10 +154,10 @@ def hour_env(url: str, llm_url: str, home: Path, crash: str | None = None, pause
         # one request at a time: which answers exist when the process dies is then well defined
         "NEWSDEDUP_LLM_CONCURRENCY": "1",
         "NEWSDEDUP_TRANSLATION_LANGS": "fr,de,ja", "NEWSDEDUP_NARRATIVE_LANGS": "en,fr,de",
-        "NEWSDEDUP_LLM_BACKOFF_BASE": "0.01", "NEWSDEDUP_LLM_BACKOFF_MAX": "0.02",
         # the retried cases restart the database before the step goes on: a 1 s retry finds it up
         "NEWSDEDUP_STEP_RETRY_DELAY": "1",
         "PYTHONPATH": os.pathsep.join([str(REPO), str(RUNNER.parent)]),
+        **calibration_environment(home, llm={"base_s": 0.01, "max_s": 0.02}),
     })
     if crash:
         env["NEWSDEDUP_TEST_CRASH_AT"] = crash

@@ -22,6 +22,7 @@ from dagster import (
     materialize,
     validate_run_config,
 )
+from helpers import calibrate
 
 from newsdedup_dagster import db
 from newsdedup_dagster.definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs
@@ -182,7 +183,7 @@ def key_length(llm: LLMResource) -> int:
 
 # ------------------------------------------------------------------ ClusteringBusy -> retry
 @pytest.mark.slow
-def test_clustering_busy_requests_a_retry_instead_of_failing(clean_db, monkeypatch):
+def test_clustering_busy_requests_a_retry_instead_of_failing(clean_db, monkeypatch, tmp_path):
     from clustering_fixtures import H0, QUAKE_DAY1, insert_items, key
 
     from newsdedup_dagster.assets.hourly import HOURLY_OP, hourly_chain
@@ -196,8 +197,7 @@ def test_clustering_busy_requests_a_retry_instead_of_failing(clean_db, monkeypat
     with db.connection(clean_db) as conn:
         insert_items(conn, QUAKE_DAY1, H0)
         conn.commit()
-    monkeypatch.setenv("NEWSDEDUP_LOCK_TIMEOUT_S", "0.3")
-    monkeypatch.setenv("NEWSDEDUP_CLUSTERING_BUSY_WAIT", "1")
+    calibrate(monkeypatch, tmp_path, clustering={"lock_timeout_s": 0.3}, deployment={"clustering_busy_wait": 1})
     holder = db.connect(clean_db, autocommit=True)
     holder.execute("SELECT pg_advisory_lock(%s)", (CLUSTER_LOCK_KEY,))
     def release_after_a_refused_attempt():

@@ -31,7 +31,7 @@ TESTS_DIR = Path(__file__).resolve().parent
 
 @pytest.fixture(autouse=True)
 def old_days_may_be_mailed(monkeypatch):
-    """The fixtures' day is fixed, and soon older than NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS: this
+    """The fixtures' day is fixed, and soon older than deployment.digest_send_max_age_days: this
     deployment mails it (the age bound has its own tests in test_digest_past_days.py)."""
     monkeypatch.setenv("NEWSDEDUP_DIGEST_ALLOW_OLD_SEND", "true")
 
@@ -103,8 +103,8 @@ def test_server_down_for_the_first_attempt_and_up_for_the_retry_delivers_everyon
     monkeypatch.setenv("NEWSDEDUP_DIGEST_LANGS", "en,fr")
     emails = _seed(conn, 6)
     port = free_port()
-    mailer = smtp_mailer(monkeypatch, "127.0.0.1", port, tmp_path, NEWSDEDUP_SMTP_TIMEOUT=5, NEWSDEDUP_SMTP_LEASE=60,
-                         NEWSDEDUP_SMTP_BATCH_SIZE=4, NEWSDEDUP_SMTP_OUTAGE_RETRIES=2, NEWSDEDUP_SMTP_OUTAGE_DELAY=2)
+    mailer = smtp_mailer(monkeypatch, "127.0.0.1", port, tmp_path, timeout_s=5, lease_s=60,
+                         batch_size=4, outage_retries=2, outage_delay_s=2)
     servers = []
 
     def bring_server_up_after_the_first_attempt():
@@ -142,8 +142,8 @@ def test_server_down_past_the_retries_fails_the_run_and_the_next_run_delivers(cl
     monkeypatch.setenv("NEWSDEDUP_DIGEST_LANGS", "en,fr")
     emails = _seed(conn, 6)
     port = free_port()
-    mailer = smtp_mailer(monkeypatch, "127.0.0.1", port, tmp_path, NEWSDEDUP_SMTP_TIMEOUT=5, NEWSDEDUP_SMTP_LEASE=60,
-                         NEWSDEDUP_SMTP_BATCH_SIZE=4, NEWSDEDUP_SMTP_OUTAGE_RETRIES=0)
+    mailer = smtp_mailer(monkeypatch, "127.0.0.1", port, tmp_path, timeout_s=5, lease_s=60,
+                         batch_size=4, outage_retries=0)
     # Nothing listens on the port: the run records, then FAILS (it must not show green).
     first = materialize_digest(clean_db, mailer, KEY, raise_on_error=False)
     assert not first.success
@@ -172,8 +172,8 @@ def test_transient_4xx_fails_the_run_and_5xx_does_not(clean_db, conn, tmp_path, 
     _seed(conn, 3)
     refuse = {"reader001@example.com": "550 5.1.1 no such user", "reader002@example.com": "452 4.2.2 mailbox full"}
     with SmtpServer(refuse=refuse, refuse_times=2) as server:
-        mailer = smtp_mailer(monkeypatch, server.host, server.port, tmp_path, NEWSDEDUP_SMTP_MAX_ATTEMPTS=3,
-                             NEWSDEDUP_SMTP_OUTAGE_RETRIES=0)
+        mailer = smtp_mailer(monkeypatch, server.host, server.port, tmp_path, max_attempts=3,
+                             outage_retries=0)
         first = materialize_digest(clean_db, mailer, KEY, raise_on_error=False)
         assert not first.success   # 452 twice (first try + in-run retry): one attempt left
         second = materialize_digest(clean_db, mailer, KEY)
@@ -194,7 +194,7 @@ url, key = sys.argv[1:3]
 materialize_digest(url, MailerResource(host="127.0.0.1"), key)
 """
 # The mailer settings of the killed run and of the rerun, besides the server's port and the outbox.
-_CRASH_MAILER = {"NEWSDEDUP_SMTP_TIMEOUT": 5, "NEWSDEDUP_SMTP_LEASE": 60, "NEWSDEDUP_SMTP_BATCH_SIZE": 4}
+_CRASH_MAILER = {"timeout_s": 5, "lease_s": 60, "batch_size": 4}
 
 
 def _crash_then_rerun(clean_db, conn, tmp_path, monkeypatch, point: str):

@@ -82,7 +82,7 @@ def test_a_failed_run_and_its_alert_mail_name_the_reader_by_id(clean_db, conn, t
     monkeypatch.setenv("NEWSDEDUP_ALERT_TO", OPERATOR)
     with SmtpServer(refuse={REFUSED: _reply("452 4.2.2")}) as server, DagsterInstance.ephemeral() as instance:
         # A transient refusal with no step retry left: the deliveries are recorded, the run fails.
-        mailer = smtp_mailer(monkeypatch, server.host, server.port, tmp_path, NEWSDEDUP_SMTP_OUTAGE_RETRIES=0)
+        mailer = smtp_mailer(monkeypatch, server.host, server.port, tmp_path, outage_retries=0)
         result = materialize_digest(clean_db, mailer, KEY, instance=instance, raise_on_error=False)
         assert not result.success
         failure = next(e for e in result.all_events if e.is_step_failure).step_failure_data

@@ -16,7 +16,7 @@ KEY = "2026-11-02"
 
 @pytest.fixture(autouse=True)
 def old_days_may_be_mailed(monkeypatch):
-    """The fixtures' day is fixed, and soon older than NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS: this
+    """The fixtures' day is fixed, and soon older than deployment.digest_send_max_age_days: this
     deployment mails it (the age bound has its own tests in test_digest_past_days.py)."""
     monkeypatch.setenv("NEWSDEDUP_DIGEST_ALLOW_OLD_SEND", "true")
 

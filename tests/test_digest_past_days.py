@@ -1,5 +1,5 @@
 """A past day run again (a single-partition run from the UI or by hand, not a backfill) mails
-nobody when the day is older than NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS, unless the deployment allows
+nobody when the day is older than deployment.digest_send_max_age_days (calibration file), unless the deployment allows
 it; and a day is mailed only to the readers subscribed by its end. Through the `digest` asset with
 the real SMTP server, on days counted back from today (UTC)."""
 
@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
 from dagster import DagsterInstance
-from helpers import materialize_digest, smtp_mailer
+from helpers import calibrate, materialize_digest, smtp_mailer
 from smtp_server import SmtpServer
 from test_events_fixtures import T0, add_story
 
@@ -75,7 +75,7 @@ def test_an_old_day_is_rendered_but_mailed_to_nobody(clean_db, conn, tmp_path, m
         assert result.success
         metadata = result.asset_materializations_for_node("digest")[-1].metadata
         assert metadata["stories"].value == 1 and metadata["sent"].value == 0
-        assert "5 days old, more than NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS=2" in metadata["delivery"].value
+        assert "5 days old, more than deployment.digest_send_max_age_days=2" in metadata["delivery"].value
         warnings = [e.user_message for e in instance.all_logs(result.run_id) if e.level >= 30]
         assert any("not sending" in w and "5 days old" in w for w in warnings)
         # Run config cannot lift the bound: a backfill allowed to send still mails nobody.
@@ -87,10 +87,14 @@ def test_an_old_day_is_rendered_but_mailed_to_nobody(clean_db, conn, tmp_path, m
 
 
 @pytest.mark.parametrize("allowance", [{"NEWSDEDUP_DIGEST_ALLOW_OLD_SEND": "true"},
-                                       {"NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS": "7"}])
+                                       {"deployment.digest_send_max_age_days": 7}])
 def test_an_old_day_the_deployment_allows_goes_to_its_readers_only(clean_db, conn, tmp_path, monkeypatch, allowance):
     for name, value in allowance.items():
-        monkeypatch.setenv(name, value)
+        if name.startswith("NEWSDEDUP_"):
+            monkeypatch.setenv(name, value)
+        else:
+            section, key = name.split(".")
+            calibrate(monkeypatch, tmp_path, **{section: {key: value}})
     _seed(conn)
     with SmtpServer() as server:
         assert _run(clean_db, monkeypatch, tmp_path, server, OLD).success

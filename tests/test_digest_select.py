@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import calibrate
 
 from newsdedup_dagster import config
 from newsdedup_dagster.digest.select import DigestCandidate as C, DigestSettings, select_stories
@@ -43,9 +44,9 @@ def test_max_stories_and_min_significance():
     assert select_stories([C("low", 1.0)], DigestSettings(5, 1, 0, 3.0)) == []
 
 
-def test_settings_from_env_and_validation(monkeypatch):
+def test_settings_from_env_and_validation(monkeypatch, tmp_path):
     monkeypatch.setenv("NEWSDEDUP_DIGEST_MAX_STORIES", "7")
-    monkeypatch.setenv("NEWSDEDUP_DIGEST_MAX_PER_EVENT", "2")
+    calibrate(monkeypatch, tmp_path, digest={"max_per_event": 2})
     s = config.digest_settings()
     assert (s.max_stories, s.max_per_event) == (7, 2)
     with pytest.raises(ValueError):

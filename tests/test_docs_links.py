@@ -131,6 +131,18 @@ def defines(path: Path, name: str) -> bool:
                           rf"|^\s+{name},", path.read_text(encoding="utf-8"), re.M))
 
 
+def _calibration_sections() -> dict[str, set[str]]:
+    from newsdedup_dagster import config
+
+    sections: dict[str, set[str]] = {}
+    for section, key, *_ in config.calibration_rows():
+        sections.setdefault(section, set()).add(key.split(".", 1)[1])
+    return sections
+
+
+CALIBRATION_SECTIONS = _calibration_sections()
+
+
 def tables() -> set[str]:
     """Table names of the migrations: `subscribers.subscribed_at` is a column, not code."""
     found: set[str] = set()
@@ -169,6 +181,10 @@ def cited_code_problems(doc: Path, known_tables: set[str], by_stem: dict[str, li
                     problems.append(f"{doc.name}: `{code}`: {path} has no {name}")
             elif match := DOTTED.match(code):
                 dotted, name = match.groups()
+                if dotted in CALIBRATION_SECTIONS and name not in FILE_SUFFIXES:   # `clustering.knn_k`: a calibration key
+                    if name not in CALIBRATION_SECTIONS[dotted]:
+                        problems.append(f"{doc.name}: `{code}`: no such calibration key")
+                    continue
                 if name in FILE_SUFFIXES or dotted.split(".")[-1] in known_tables:
                     continue
                 module = package_module(dotted, by_stem)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI
-from helpers import free_port
+from helpers import calibration_environment, free_port
 from smtp_server import SmtpServer
 from test_platform import EARLIER_INSTANCE_FILE
 
@@ -169,7 +169,7 @@ def test_an_instance_file_without_the_validating_coordinator_is_a_warning(health
     assert "--write-instance" in found["dagster run coordinator"]["fix"]
 
 
-def test_no_key_or_password_an_endpoint_echoes_reaches_the_output(healthy_env):
+def test_no_key_or_password_an_endpoint_echoes_reaches_the_output(healthy_env, tmp_path):
     """A provider that answers 401 quoting the Authorization header it was sent (an LLM endpoint, an
     embedding endpoint whose base URL carries a password) and a database URL with `?password=`:
     doctor says what failed and prints none of them, as text or as JSON."""
@@ -180,7 +180,7 @@ def test_no_key_or_password_an_endpoint_echoes_reaches_the_output(healthy_env):
         env = {**healthy_env, "NEWSDEDUP_LLM_BASE_URL": llm.base_url, "NEWSDEDUP_LLM_API_KEY": llm_key,
                "NEWSDEDUP_EMBEDDING_PROVIDER": "openai", "NEWSDEDUP_EMBEDDING_MODEL": "echo-embed",
                "NEWSDEDUP_EMBEDDING_DIMENSIONS": "4", "NEWSDEDUP_EMBEDDING_API_KEY": embedding_key,
-               "NEWSDEDUP_EMBEDDING_MAX_ATTEMPTS": "1",
+               **calibration_environment(tmp_path, embeddings={"max_attempts": 1}),
                "NEWSDEDUP_EMBEDDING_BASE_URL": embeddings.base_url.replace("http://", f"http://embed:{url_password}@"),
                "NEWSDEDUP_DATABASE_URL": f"postgresql://nobody@127.0.0.1:{free_port()}/x?password={db_password}"}
         outputs = []

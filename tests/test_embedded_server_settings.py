@@ -1,5 +1,5 @@
-"""The embedded server's own settings: its buffer cache comes from NEWSDEDUP_EMBEDDED_SHARED_BUFFERS
-(or a quarter of memory), written into one managed block of postgresql.conf at every start.
+"""The embedded server's own settings: its buffer cache comes from the calibration file's
+deployment.embedded_shared_buffers (or a quarter of memory), written into one managed block of postgresql.conf at every start.
 
 Real parts: an embedded PostgreSQL in a temporary home, started in a child process each time (a
 running server reads shared_buffers only when it starts; the child's exit stops it)."""
@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers import calibrate, calibration_environment
 
 from newsdedup_dagster import config
 
@@ -27,10 +28,11 @@ with psycopg.connect(db.app_database_url()) as conn:
 
 
 def _start_and_show(home: Path, shared_buffers: str | None) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("NEWSDEDUP_DATABASE_URL", "NEWSDEDUP_EMBEDDED_SHARED_BUFFERS")}
+    env = {k: v for k, v in os.environ.items() if k not in ("NEWSDEDUP_DATABASE_URL", "NEWSDEDUP_CALIBRATION_FILE")}
     env["NEWSDEDUP_HOME"] = str(home)
     if shared_buffers is not None:
-        env["NEWSDEDUP_EMBEDDED_SHARED_BUFFERS"] = shared_buffers
+        env.update(calibration_environment(home.parent / f"{home.name}-calibration",
+                                           deployment={"embedded_shared_buffers": shared_buffers}))
     out = subprocess.run([sys.executable, "-c", SHOW], cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-2000:]
     return out.stdout.split()
@@ -54,14 +56,14 @@ def test_the_embedded_server_starts_with_the_configured_buffer_cache():
     assert active[-1] == f"shared_buffers = {config.embedded_shared_buffers()}"
 
 
-def test_buffer_cache_setting_values(monkeypatch):
-    monkeypatch.delenv("NEWSDEDUP_EMBEDDED_SHARED_BUFFERS", raising=False)
+def test_buffer_cache_setting_values(monkeypatch, tmp_path):
+    monkeypatch.delenv("NEWSDEDUP_CALIBRATION_FILE", raising=False)
     auto = config.embedded_shared_buffers()
     assert auto.endswith("MB") and 128 <= int(auto[:-2]) <= 1024
     for raw, want in (("512MB", "512MB"), ("2gb", "2GB"), ("AUTO", auto)):
-        monkeypatch.setenv("NEWSDEDUP_EMBEDDED_SHARED_BUFFERS", raw)
+        calibrate(monkeypatch, tmp_path, deployment={"embedded_shared_buffers": raw})
         assert config.embedded_shared_buffers() == want
     for raw in ("1.5GB", "0MB", "512", "lots", "-1GB", "512KB"):
-        monkeypatch.setenv("NEWSDEDUP_EMBEDDED_SHARED_BUFFERS", raw)
-        with pytest.raises(ValueError, match=r"NEWSDEDUP_EMBEDDED_SHARED_BUFFERS='"):
+        calibrate(monkeypatch, tmp_path, deployment={"embedded_shared_buffers": raw})
+        with pytest.raises(ValueError, match=r"deployment.embedded_shared_buffers='"):
             config.embedded_shared_buffers()

@@ -85,7 +85,7 @@ def test_eval_loads_the_sample_days_pages_and_drops_feed_summaries():
     rows = load_data("sample", page_leads=True, drop_summaries=True)
     with_pages = [r for r in rows if r.page_lead]
     # sample_data/README.md: a page for every item; the extractor refuses the shortest
-    # (fewer than NEWSDEDUP_ARTICLES_MIN_WORDS words), as the stage does.
+    # (fewer than articles.min_words words), as the stage does.
     assert 180 <= len(with_pages) <= len(rows) and all(not r.text for r in rows)
     for row in with_pages:
         page = html.unescape((SAMPLE_DATA_DIR / "pages" / replay_page_name(row.url)).read_text(encoding="utf-8"))

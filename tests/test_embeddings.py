@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 from clustering_fixtures import EU_AI, H0, insert_items
+from helpers import calibrate
 
 from newsdedup_dagster.embeddings import EmbeddingSettings, embed_partition, embedding_text, ensure_model
 from newsdedup_dagster.embeddings.providers import OpenAIEmbedder
@@ -100,16 +101,16 @@ def test_large_models_get_halfvec_indexes(conn):
     conn.commit()
 
 
-def test_index_build_memory_is_the_setting_for_the_build_transaction_only(conn, monkeypatch):
-    """NEWSDEDUP_INDEX_BUILD_MEMORY_MB reaches the embedding stage (item and centroid indexes) and the
+def test_index_build_memory_is_the_setting_for_the_build_transaction_only(conn, monkeypatch, tmp_path):
+    """clustering.index_build_memory_mb reaches the embedding stage (item and centroid indexes) and the
     clustering settings (the mirror's index), and applies to the build's transaction only."""
     from newsdedup_dagster import config
     from newsdedup_dagster.clustering.settings import settings_for
     from newsdedup_dagster.embeddings.store import index_build_memory
 
-    monkeypatch.setenv("NEWSDEDUP_INDEX_BUILD_MEMORY_MB", "2048")
+    calibrate(monkeypatch, tmp_path, clustering={"index_build_memory_mb": 2048})
     assert config.embedding_settings().index_build_memory_mb == 2048
-    assert settings_for("fake:model", environment=config.clustering_environment()).index_build_memory_mb == 2048
+    assert settings_for("fake:model", calibration=config.clustering_calibration()).index_build_memory_mb == 2048
     before = conn.execute("SHOW maintenance_work_mem").fetchone()[0]
     conn.commit()
     with conn.transaction():   # as ensure_indexes builds: a transaction of its own
@@ -435,7 +436,7 @@ def test_centring_is_recorded_and_a_toggle_is_a_clear_error(conn):
     conn.commit()
     with pytest.raises(EmbeddingCentringMismatch, match="newsdedup reembed") as err:
         ensure_model(conn, fake, EmbeddingSettings(centre="off"))
-    assert "NEWSDEDUP_EMBEDDING_CENTRE=on" in str(err.value)
+    assert "embeddings.centre=on" in str(err.value)
     assert isinstance(err.value, EmbeddingModelMismatch)  # callers that report model mismatches report this too
     conn.rollback()
 
@@ -485,7 +486,7 @@ def test_reembed_switches_centring_in_place_like_a_backfill(conn):
     conn.commit()
 
 
-def test_reembed_command_switches_centring(clean_db, conn, monkeypatch):
+def test_reembed_command_switches_centring(clean_db, conn, monkeypatch, tmp_path):
     import argparse
 
     from newsdedup_dagster.commands import reembed
@@ -495,7 +496,7 @@ def test_reembed_command_switches_centring(clean_db, conn, monkeypatch):
     fake = CountingEmbedder(dims=16, name="fake:centred16")
     embed_partition(conn, fake, H0, H0 + timedelta(hours=1), EmbeddingSettings(centre="off"))
     monkeypatch.setattr("newsdedup_dagster.embeddings.make_embedder", lambda settings=None: fake)
-    monkeypatch.setenv("NEWSDEDUP_EMBEDDING_CENTRE", "on")
+    calibrate(monkeypatch, tmp_path, embeddings={"centre": "on"})
     monkeypatch.setenv("NEWSDEDUP_DATABASE_URL", clean_db)
     assert reembed.handle(argparse.Namespace(yes=False)) == 1
     assert active_model(conn).centring is False
@@ -591,8 +592,7 @@ def test_items_with_and_without_a_lead_cluster_together(conn, monkeypatch):
     from newsdedup_dagster.clustering.settings import settings_for
     from newsdedup_dagster.embeddings.providers import make_embedder
 
-    for var in ("NEWSDEDUP_EMBEDDING_PROVIDER", "NEWSDEDUP_EMBEDDING_TEXT", "NEWSDEDUP_STORY_THRESHOLD",
-                "NEWSDEDUP_ITEM_THRESHOLD"):
+    for var in ("NEWSDEDUP_EMBEDDING_PROVIDER", "NEWSDEDUP_CALIBRATION_FILE"):
         monkeypatch.delenv(var, raising=False)
     conn.execute("INSERT INTO sources (id, name, feed_url, language) VALUES ('s', 's', 'http://s/feed', 'und')")
     for n, (item_id, title, summary, lang) in enumerate(QUAKE_SHAPES + OTHER_SHAPES):
@@ -712,7 +712,7 @@ def test_an_item_with_another_items_text_shares_its_vector_and_explain_says_so(c
     assert "shared vectors" in text and "wire-b = wire-a" in text
 
 
-def test_reembed_names_the_hours_whose_embedded_text_changed(clean_db, conn, monkeypatch, capsys):
+def test_reembed_names_the_hours_whose_embedded_text_changed(clean_db, conn, monkeypatch, capsys, tmp_path):
     """Same model and centring, another lead length: the stored vectors of the items whose text it
     changes are counted, and the backfill printed starts at the first such hour and runs to the last
     hour that holds items; once those hours are re-embedded there is nothing to do."""
@@ -731,12 +731,12 @@ def test_reembed_names_the_hours_whose_embedded_text_changed(clean_db, conn, mon
     for h in (H0, h1):
         embed_partition(conn, fake, h, h + timedelta(hours=1), EmbeddingSettings(centre="off"))
     monkeypatch.setattr("newsdedup_dagster.embeddings.make_embedder", lambda settings=None: fake)
-    monkeypatch.setenv("NEWSDEDUP_EMBEDDING_CENTRE", "off")
+    calibrate(monkeypatch, tmp_path, embeddings={"centre": "off"})
     monkeypatch.setenv("NEWSDEDUP_DATABASE_URL", clean_db)
     assert reembed.handle(argparse.Namespace(yes=False)) == 0
     assert "nothing to do" in capsys.readouterr().out
 
-    monkeypatch.setenv("NEWSDEDUP_EMBEDDING_LEAD_CHARS", "20")
+    calibrate(monkeypatch, tmp_path, embeddings={"lead_chars": 20})
     assert reembed.handle(argparse.Namespace(yes=False)) == 0
     out = capsys.readouterr().out
     assert f"{len(long_lead)} of {2 * len(EU_AI)} stored vectors" in out, out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from helpers import calibrate
 from hourly_helpers import stage_hour
 from test_events_fixtures import add_story
 
@@ -33,7 +34,7 @@ def test_events_asset_groups_checks_and_reports(clean_db, conn):
     conn.commit()
 
 
-def test_events_asset_with_llm_narrative_and_16_language_translation(clean_db, conn, monkeypatch):
+def test_events_asset_with_llm_narrative_and_16_language_translation(clean_db, conn, monkeypatch, tmp_path):
     import fake_openai
 
     def responder(req):
@@ -46,8 +47,7 @@ def test_events_asset_with_llm_narrative_and_16_language_translation(clean_db, c
     add_story(conn, "e1", "topic-e", 5.2, titles={"en": "Ceasefire announced"})
     with fake_openai.FakeOpenAI() as server:
         server.responder = responder
-        monkeypatch.setenv("NEWSDEDUP_LLM_BACKOFF_BASE", "0.001")
-        monkeypatch.setenv("NEWSDEDUP_LLM_BACKOFF_MAX", "0.002")
+        calibrate(monkeypatch, tmp_path, llm={"base_s": 0.001, "max_s": 0.002})
         llm = LLMResource(base_url=server.base_url)
         result = stage_hour("events", "2026-11-02-05:00", clean_db, llm=llm)
     assert result.success
@@ -62,12 +62,12 @@ def test_events_asset_with_llm_narrative_and_16_language_translation(clean_db, c
     conn.commit()
 
 
-def test_events_threshold_follows_the_active_model_unless_set(clean_db, conn, monkeypatch):
+def test_events_threshold_follows_the_active_model_unless_set(clean_db, conn, monkeypatch, tmp_path):
     from test_events_fixtures import MODEL
 
     from newsdedup_dagster.events.settings import EVENT_THRESHOLDS
 
-    monkeypatch.delenv("NEWSDEDUP_EVENT_THRESHOLD", raising=False)
+    monkeypatch.delenv("NEWSDEDUP_CALIBRATION_FILE", raising=False)
     monkeypatch.setenv("NEWSDEDUP_EMBEDDING_PROVIDER", "e5")  # the configured provider differs from the database's
     add_story(conn, "e1", "topic-e", 5.2, titles={"en": "Ceasefire announced"})
     conn.execute("UPDATE embedding_models SET active = true WHERE model = %s", (MODEL,))
@@ -81,5 +81,5 @@ def test_events_threshold_follows_the_active_model_unless_set(clean_db, conn, mo
 
     assert threshold() == (EVENT_THRESHOLDS[MODEL], MODEL)  # the active model's value, not e5's
     assert threshold(threshold=0.61)[0] == 0.61  # run config wins
-    monkeypatch.setenv("NEWSDEDUP_EVENT_THRESHOLD", "0.52")
-    assert threshold()[0] == 0.52  # an explicit env var wins
+    calibrate(monkeypatch, tmp_path, events={"threshold": 0.52})
+    assert threshold()[0] == 0.52  # the calibration file wins over the model's value

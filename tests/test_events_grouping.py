@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from helpers import calibrate
 
 from newsdedup_dagster import config
 from newsdedup_dagster.events.grouping import (
@@ -139,16 +140,14 @@ def test_interval_gap_and_timeline_helpers():
     assert not timeline_in_order([(1, h(0), "a"), (3, h(1), "b")])
 
 
-def test_settings_validation_and_env(monkeypatch):
-    monkeypatch.setenv("NEWSDEDUP_EVENT_THRESHOLD", "0.55")
-    monkeypatch.setenv("NEWSDEDUP_EVENT_QUIET_HOURS", "48")
-    monkeypatch.setenv("NEWSDEDUP_EVENT_JOIN_GAP_HOURS", "24")
+def test_settings_validation_and_calibration_file(monkeypatch, tmp_path):
+    calibrate(monkeypatch, tmp_path, events={"threshold": 0.55, "quiet_hours": 48, "join_gap_hours": 24})
     s = config.grouping_settings()
     assert (s.threshold, s.quiet_hours, s.join_gap_hours) == (0.55, 48, 24)
     with pytest.raises(ValueError):
         GroupingSettings(threshold=0.5, join_gap_hours=100, quiet_hours=72)
-    monkeypatch.setenv("NEWSDEDUP_EVENT_THRESHOLD", "high")
-    with pytest.raises(ValueError, match="NEWSDEDUP_EVENT_THRESHOLD"):
+    calibrate(monkeypatch, tmp_path, events={"threshold": "high"})
+    with pytest.raises(ValueError, match="events.threshold"):
         config.grouping_settings()
 
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from fake_openai import FakeOpenAI, Reply
+from helpers import calibrate
 from test_events_fixtures import add_story, at, hour_of
 
 from newsdedup_dagster import config
@@ -47,10 +48,10 @@ def fake():
 
 
 @pytest.fixture()
-def llm(fake, monkeypatch, clean_db):
+def llm(fake, monkeypatch, clean_db, tmp_path):
     monkeypatch.setenv("NEWSDEDUP_LLM_BASE_URL", fake.base_url)
     monkeypatch.setenv("NEWSDEDUP_NARRATIVE_LANGS", LANGS)
-    monkeypatch.setenv("NEWSDEDUP_LLM_MAX_ATTEMPTS", "2")
+    calibrate(monkeypatch, tmp_path, llm={"max_attempts": 2})
     settings = config.llm_settings()
     client = LLMClient(settings, recorder=PostgresCallRecorder(clean_db), backoff=BackoffPolicy(0.001, 0.002, 5),
                        sleep=lambda s: None)

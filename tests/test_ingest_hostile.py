@@ -21,6 +21,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from feedserver import FAST, GOOD_A, GOOD_B, FeedServer, rss, rss_entries
+from helpers import calibrate
 
 from newsdedup_dagster.ingest.feed_parse import parse_feed
 from newsdedup_dagster.ingest.parse_types import ParseConfig
@@ -388,18 +389,17 @@ def test_raw_items_fails_when_the_database_is_unreachable(conn, database_url):
             ingest_partition(conn, sources, H, mode="live", fetch_config=FETCH)
 
 
-def test_settings_reach_the_asset(monkeypatch):
+def test_settings_reach_the_asset(monkeypatch, tmp_path):
     from newsdedup_dagster import config
     from newsdedup_dagster.ingest.store import configs_for
 
     monkeypatch.setenv("NEWSDEDUP_FETCH_ALLOW_PRIVATE", "10.1.0.0/16, feeds.corp.example")
-    monkeypatch.setenv("NEWSDEDUP_INGEST_MAX_ENTRIES", "250")
-    monkeypatch.setenv("NEWSDEDUP_INGEST_PARSE_TIMEOUT", "4.5")
+    calibrate(monkeypatch, tmp_path, ingest={"max_entries": 250, "parse_time_budget": 4.5})
     fetch_config, parse_config = configs_for(config.ingest_settings())
     assert parse_config.max_entries == 250 and parse_config.time_budget == 4.5
     assert [str(n) for n in fetch_config.address_policy.allowed_networks] == ["10.1.0.0/16"]
     assert fetch_config.address_policy.allowed_hosts == ("feeds.corp.example",)
-    monkeypatch.setenv("NEWSDEDUP_INGEST_MAX_URL_CHARS", "5000")
-    with pytest.raises(ValueError, match="MAX_URL_CHARS"):
+    calibrate(monkeypatch, tmp_path, ingest={"max_url_chars": 5000})
+    with pytest.raises(ValueError, match="max_url_chars"):
         config.ingest_settings()
-    assert os.environ.get("NEWSDEDUP_INGEST_MAX_ENTRIES") == "250"
+    assert "max_entries = 250" in Path(os.environ["NEWSDEDUP_CALIBRATION_FILE"]).read_text()

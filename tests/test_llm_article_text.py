@@ -10,6 +10,7 @@ import json
 import unicodedata
 from datetime import UTC, datetime
 
+from helpers import calibrate
 from test_llm_stages import HOUR, add_story, llm_env, online, run, score_requests  # noqa: F401  (fixtures)
 
 from newsdedup_dagster.llm import scoring
@@ -78,7 +79,7 @@ def test_an_extracted_page_reaches_the_scoring_model(conn, clean_db, fake, llm_e
     assert conn.execute("SELECT needs_score FROM stories WHERE id = 's1'").fetchone()[0] == 0
 
 
-def test_no_page_asks_what_it_asked_before(conn, clean_db, fake, llm_env, online, monkeypatch):  # noqa: F811 (fixtures)
+def test_no_page_asks_what_it_asked_before(conn, clean_db, fake, llm_env, online, monkeypatch, tmp_path):  # noqa: F811 (fixtures)
     """No row, or a failed, deferred or pruned one: the request of an article stage that never ran."""
     add_story(conn, "s1", 4)
     run(["story_scores"], clean_db, online())
@@ -97,13 +98,13 @@ def test_no_page_asks_what_it_asked_before(conn, clean_db, fake, llm_env, online
     assert result["story_scores"].metadata["reused"].value == 1
 
     # Asked again without reuse: byte for byte the request sent before the rows existed.
-    monkeypatch.setenv("NEWSDEDUP_LLM_REUSE", "false")
+    calibrate(monkeypatch, tmp_path, llm={"reuse": False})
     rescore(conn, "s1")
     run(["story_scores"], clean_db, online())
     assert score_texts(fake) == [before]
 
     # The page of s1-i0 is extracted later: a new key, so the story is scored once more, then reused.
-    monkeypatch.setenv("NEWSDEDUP_LLM_REUSE", "true")
+    calibrate(monkeypatch, tmp_path, llm={"reuse": True})
     add_page(conn, "s1-i0")
     rescore(conn, "s1")
     fake.reset()

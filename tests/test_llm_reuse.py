@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from dagster import DagsterInstance
+from helpers import calibrate
 
 from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import hourly_run_config
@@ -17,14 +18,13 @@ HOURS = 3  # the sample day's first hours: stories, rescoring as they grow, even
 
 
 @pytest.fixture()
-def online_env(monkeypatch, fake):
+def online_env(monkeypatch, fake, tmp_path):
     monkeypatch.setenv("NEWSDEDUP_FETCH_MODE", "replay")
     monkeypatch.setenv("NEWSDEDUP_LLM_BASE_URL", fake.base_url)
     monkeypatch.setenv("NEWSDEDUP_LLM_API_KEY", "sk-reuse-test-0123456789")
     monkeypatch.setenv("NEWSDEDUP_TRANSLATION_LANGS", "fr,de,ja")
     monkeypatch.setenv("NEWSDEDUP_NARRATIVE_LANGS", "en,fr,de")
-    monkeypatch.setenv("NEWSDEDUP_LLM_BACKOFF_BASE", "0.01")
-    monkeypatch.setenv("NEWSDEDUP_LLM_BACKOFF_MAX", "0.02")
+    calibrate(monkeypatch, tmp_path, llm={"base_s": 0.01, "max_s": 0.02})
     return fake
 
 
@@ -99,8 +99,8 @@ def test_second_identical_run_makes_no_model_calls(clean_db, online_env):
 
 
 @pytest.mark.slow
-def test_reuse_can_be_turned_off(clean_db, online_env, monkeypatch):
-    monkeypatch.setenv("NEWSDEDUP_LLM_REUSE", "false")
+def test_reuse_can_be_turned_off(clean_db, online_env, monkeypatch, tmp_path):
+    calibrate(monkeypatch, tmp_path, llm={"reuse": False})
     fake = online_env
     instance = DagsterInstance.ephemeral()
     run_hours(instance)

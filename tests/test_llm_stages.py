@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from fake_openai import Reply
+from helpers import calibrate
 from hourly_helpers import stage_hour
 
 from newsdedup_dagster.assets.llm import LLMResource
@@ -27,16 +28,17 @@ def llm_env(monkeypatch):
 
 
 @pytest.fixture()
-def online(fake, monkeypatch):
+def online(fake, monkeypatch, tmp_path):
     """`online(max_attempts=2, concurrency=2)`: the llm resource on the fake server, its limits (and
-    short timeouts and backoff) set as a deployment sets them, by environment variable."""
+    short timeouts and backoff) set as a deployment sets them, by environment variable and
+    calibration file."""
 
     def resource(max_attempts: int = 2, concurrency: int = 2) -> LLMResource:
-        for name, value in {"NEWSDEDUP_LLM_MAX_ATTEMPTS": max_attempts, "NEWSDEDUP_LLM_CONCURRENCY": concurrency,
-                            "NEWSDEDUP_LLM_TIMEOUT": 2.0, "NEWSDEDUP_LLM_BACKOFF_BASE": 0.01,
-                            "NEWSDEDUP_LLM_BACKOFF_MAX": 0.05, "NEWSDEDUP_LLM_RETRY_AFTER_MAX": 5.0,
+        for name, value in {"NEWSDEDUP_LLM_CONCURRENCY": concurrency,
                             "NEWSDEDUP_TRANSLATION_LANGS": ",".join(LANGS)}.items():
             monkeypatch.setenv(name, str(value))
+        calibrate(monkeypatch, tmp_path, llm={"max_attempts": max_attempts, "timeout_s": 2.0, "base_s": 0.01,
+                                              "max_s": 0.05, "retry_after_max_s": 5.0})
         return LLMResource(base_url=fake.base_url)
 
     return resource

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import calibrate
 
 from newsdedup_dagster import config, settings as settings_module
 from newsdedup_dagster.clustering.settings import MODEL_DEFAULTS, ClusterSettings
@@ -44,22 +45,21 @@ def test_an_unknown_openai_model_gets_the_declared_defaults_and_one_warning(clea
     assert built.story_threshold == declared_default(ClusterSettings, "story_threshold")
     (message,) = warnings_of(caplog)
     assert repr(OPENAI_MODEL) in message
-    for part in ("story_threshold 0.7 (NEWSDEDUP_STORY_THRESHOLD)", "item_threshold 0.7 (NEWSDEDUP_ITEM_THRESHOLD)",
-                 "knn_k 10 (NEWSDEDUP_KNN_K)"):
+    for part in ("story_threshold 0.7 (clustering.story_threshold)", "item_threshold 0.7 (clustering.item_threshold)",
+                 "knn_k 10 (clustering.knn_k)"):
         assert part in message, message
     config.clustering_settings(OPENAI_MODEL)  # the hourly run builds them again: no second warning
     assert len(warnings_of(caplog)) == 1
 
 
-def test_the_environment_takes_a_setting_out_of_the_warning(clean_env, monkeypatch, caplog):
+def test_the_calibration_file_takes_a_setting_out_of_the_warning(clean_env, monkeypatch, tmp_path, caplog):
     caplog.set_level(logging.WARNING)
-    monkeypatch.setenv("NEWSDEDUP_STORY_THRESHOLD", "0.5")
+    calibrate(monkeypatch, tmp_path, clustering={"story_threshold": 0.5})
     assert config.clustering_settings(OPENAI_MODEL).story_threshold == 0.5
     (message,) = warnings_of(caplog)
     assert "story_threshold" not in message and "item_threshold 0.7" in message and "knn_k 10" in message
     caplog.clear()
-    monkeypatch.setenv("NEWSDEDUP_ITEM_THRESHOLD", "0.5")
-    monkeypatch.setenv("NEWSDEDUP_KNN_K", "8")
+    calibrate(monkeypatch, tmp_path, clustering={"item_threshold": 0.5, "knn_k": 8})
     assert config.clustering_settings("openai:another-model").knn_k == 8
     assert warnings_of(caplog) == []
 
@@ -75,28 +75,28 @@ def test_calibrated_models_and_no_model_build_without_a_warning(clean_env, caplo
     assert warnings_of(caplog) == []
 
 
-def test_an_unknown_model_gets_the_declared_event_threshold_with_a_warning(clean_env, monkeypatch, caplog):
+def test_an_unknown_model_gets_the_declared_event_threshold_with_a_warning(clean_env, monkeypatch, tmp_path, caplog):
     caplog.set_level(logging.WARNING)
     assert config.grouping_settings(OPENAI_MODEL).threshold == declared_default(GroupingSettings, "threshold")
     (message,) = warnings_of(caplog)
-    assert repr(OPENAI_MODEL) in message and "NEWSDEDUP_EVENT_THRESHOLD" in message
+    assert repr(OPENAI_MODEL) in message and "events.threshold" in message
     caplog.clear()
-    monkeypatch.setenv("NEWSDEDUP_EVENT_THRESHOLD", "0.6")
+    calibrate(monkeypatch, tmp_path, events={"threshold": 0.6})
     assert config.grouping_settings("openai:another-model").threshold == 0.6
     assert warnings_of(caplog) == []
 
 
-# What the builders give for a model, by variable: the row must say the same.
+# What the builders give for a model, by calibration key: the row must say the same.
 BUILT = {
-    "NEWSDEDUP_STORY_THRESHOLD": lambda model: config.clustering_settings(model).story_threshold,
-    "NEWSDEDUP_ITEM_THRESHOLD": lambda model: config.clustering_settings(model).item_threshold,
-    "NEWSDEDUP_KNN_K": lambda model: config.clustering_settings(model).knn_k,
-    "NEWSDEDUP_EVENT_THRESHOLD": lambda model: config.grouping_settings(model).threshold,
+    "clustering.story_threshold": lambda model: config.clustering_settings(model).story_threshold,
+    "clustering.item_threshold": lambda model: config.clustering_settings(model).item_threshold,
+    "clustering.knn_k": lambda model: config.clustering_settings(model).knn_k,
+    "events.threshold": lambda model: config.grouping_settings(model).threshold,
 }
 
 
 def test_a_per_model_row_shows_what_each_model_gets(clean_env):
-    rows = {env: default for _, env, default, _, _ in config.configuration_rows() if default.startswith("per model:")}
+    rows = {key: default for _, key, default, _, _, _ in config.calibration_rows() if default.startswith("per model:")}
     assert set(rows) == set(BUILT), "a per-model default without a check here, or a check without one"
     for env, cell in rows.items():
         shown = dict(re.findall(r"`([^`]+)` ([-0-9.]+)", cell))
@@ -107,11 +107,13 @@ def test_a_per_model_row_shows_what_each_model_gets(clean_env):
         assert other == plain_number(BUILT[env](OPENAI_MODEL)), (env, cell)
 
 
-def test_the_first_line_counts_the_variables():
-    rows = config.configuration_rows()
-    per_model = sum(default.startswith("per model:") for _, _, default, _, _ in rows)
-    first = f"# Configuration: {len(rows)} environment variables, {per_model} of them with defaults calibrated " \
-            "per embedding model"
+def test_the_first_line_counts_the_variables_and_the_calibrated_constants():
+    rows, calibrated = config.configuration_rows(), config.calibration_rows()
+    first = f"# Configuration: {len(rows)} environment variables for operators; {len(calibrated)} calibrated " \
+            "constants in docs/CALIBRATION.md (NEWSDEDUP_CALIBRATION_FILE)"
     assert config.configuration_markdown().splitlines()[0] == first
+    assert len(rows) <= 60
     committed = (REPO / "docs" / "CONFIGURATION.md").read_text(encoding="utf-8")
     assert len(re.findall(r"^\| `[A-Z0-9_]+` \|", committed, flags=re.M)) == len(rows)
+    calibration = (REPO / "docs" / "CALIBRATION.md").read_text(encoding="utf-8")
+    assert len(re.findall(r"^\| `[a-z]+\.[a-z0-9_]+` \|", calibration, flags=re.M)) == len(calibrated)

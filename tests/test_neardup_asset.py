@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from helpers import calibrate
 from hourly_helpers import stage_hour
 
 H0 = datetime(2026, 11, 2, 5, tzinfo=UTC)
@@ -108,7 +109,7 @@ def _groups(conn):
 
 
 def test_rerun_with_reset_forgets_later_hours_and_replay_rebuilds_them(conn, clean_db, monkeypatch):
-    monkeypatch.delenv("NEWSDEDUP_LATER_PARTITIONS", raising=False)
+    monkeypatch.delenv("NEWSDEDUP_CALIBRATION_FILE", raising=False)
     _source(conn, "yonhap", "ko")
     _source(conn, "naver", "ko", syndicator=True)
     _source(conn, "etnews", "ko")
@@ -140,7 +141,7 @@ def test_rerun_with_reset_forgets_later_hours_and_replay_rebuilds_them(conn, cle
     assert (_dups(conn), _groups(conn)) == first
 
 
-def test_later_partitions_from_the_environment(conn, clean_db, monkeypatch):
+def test_later_partitions_from_the_calibration_file(conn, clean_db, monkeypatch, tmp_path):
     _source(conn, "a", "en")
     h1 = H0 + timedelta(hours=1)
     _item(conn, "a1", "Tesla recalls 100,000 cars over seat belt fault", "a", "en", H0)
@@ -149,7 +150,7 @@ def test_later_partitions_from_the_environment(conn, clean_db, monkeypatch):
     _run(clean_db, H0)
     _run(clean_db, h1)
     assert _dups(conn) == {"a2": ("a1", "exact")}
-    monkeypatch.setenv("NEWSDEDUP_LATER_PARTITIONS", "reset")
+    calibrate(monkeypatch, tmp_path, clustering={"later_partitions": "reset"})
     assert _run(clean_db, H0)["later_duplicates_removed"].value == 1
     assert _dups(conn) == {}
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import feedparser
 import pytest
+from helpers import calibrate
 from hourly_helpers import stage_hour
 from test_events_fixtures import add_story, at, ensure_source, hour_of
 
@@ -167,7 +168,7 @@ def test_an_older_hour_never_rolls_the_feed_back(clean_db, conn, tmp_path, monke
 
 def test_site_pages_and_window(clean_db, conn, tmp_path, monkeypatch):
     monkeypatch.setenv("NEWSDEDUP_PUBLISH_LANGS", "en")
-    monkeypatch.setenv("NEWSDEDUP_PUBLISH_WINDOW_HOURS", "6")
+    calibrate(monkeypatch, tmp_path, publish={"window_hours": 6})
     _seed(conn)
     add_story(conn, "old", "old news", 1.0, titles={"en": "Old news"}, significance=9.0)      # 01:00: out of a 6 h window
     add_story(conn, "e1", "storm", 8.0, titles={"en": "Storm nears"}, significance=5.0)

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import feedparser
 import pytest
+from helpers import calibrate
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from newsdedup_dagster import config
@@ -192,8 +193,7 @@ def test_publish_settings(monkeypatch, tmp_path):
     with pytest.raises(ValueError, match="BASE_URL"):
         config.publish_settings()
     monkeypatch.delenv("NEWSDEDUP_PUBLISH_BASE_URL")
-    monkeypatch.setenv("NEWSDEDUP_PUBLISH_WINDOW_HOURS", "0")
-    monkeypatch.setenv("NEWSDEDUP_PUBLISH_MAX_STORIES", "0")
+    calibrate(monkeypatch, tmp_path, publish={"window_hours": 0, "max_stories": 0})
     with pytest.raises(ValueError, match="not both"):
         config.publish_settings()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
+from helpers import calibration_environment
 
 from newsdedup_dagster.assets.hourly import hourly_run_config
 from newsdedup_dagster.definitions import HOURLY_JOB_NAME, defs
@@ -41,7 +42,7 @@ def test_reembed_prints_a_backfill_that_runs(clean_db, tmp_path, monkeypatch):
                 resources={**deployment_resources(), "postgres": PostgresResource(database_url=clean_db)}).success
 
     # e5's default is centred vectors; the operator switches centring off.
-    env["NEWSDEDUP_EMBEDDING_CENTRE"] = "off"
+    env.update(calibration_environment(tmp_path, embeddings={"centre": "off"}))
     out = subprocess.run([sys.executable, "-m", "newsdedup_dagster.cli", "reembed", "--yes"], env=env,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]

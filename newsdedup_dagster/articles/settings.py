@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from ..deployment import SAMPLE_DATA_DIR
 from ..settings import setting
@@ -15,6 +16,8 @@ MIB = 1024 * KIB
 @dataclass(frozen=True)
 class ArticleSettings:
     """How many pages an hour fetches, how politely, and what is kept of them."""
+
+    CALIBRATION: ClassVar[str] = "articles"  # its section in the calibration file
 
     enabled: bool = setting(True, env="NEWSDEDUP_ARTICLES",
                             doc="fetch each new item's page and keep its main text (`article_texts`); hours "
@@ -33,35 +36,35 @@ class ArticleSettings:
                                         "`Crawl-delay` wins, up to 60 s); one request at a time per host")
     # The stage waits on per-host delays, not on CPU: bench/hour.py --pages, 300 pages on 243 hosts,
     # 206.4 s at 8 hosts, 85.3 s at 32 (two runs, load 1-3); docs/CALIBRATION.md#article-pages-in-an-hour
-    hosts_in_parallel: int = setting(32, env="NEWSDEDUP_ARTICLES_HOSTS", bounds=(1, 256),
+    hosts_in_parallel: int = setting(32, calibrated=True, was="NEWSDEDUP_ARTICLES_HOSTS", bounds=(1, 256),
                                      doc="hosts fetched from at the same time")
-    page_timeout: float = setting(20.0, env="NEWSDEDUP_ARTICLES_PAGE_TIMEOUT", bounds=(0.1, 600.0),
+    page_timeout: float = setting(20.0, calibrated=True, was="NEWSDEDUP_ARTICLES_PAGE_TIMEOUT", bounds=(0.1, 600.0),
                                   doc="seconds for one page, redirects included (the fetch is not retried "
                                       "within the hour)")
-    hour_budget: float = setting(900.0, env="NEWSDEDUP_ARTICLES_HOUR_BUDGET", bounds=(1.0, 3600.0),
+    hour_budget: float = setting(900.0, calibrated=True, was="NEWSDEDUP_ARTICLES_HOUR_BUDGET", bounds=(1.0, 3600.0),
                                  doc="seconds the stage spends on an hour; pages not reached by then wait for a "
                                      "later hour")
-    max_page_bytes: int = setting(5 * MIB, env="NEWSDEDUP_ARTICLES_MAX_BYTES", bounds=(1024, 10 * MIB),
+    max_page_bytes: int = setting(5 * MIB, calibrated=True, was="NEWSDEDUP_ARTICLES_MAX_BYTES", bounds=(1024, 10 * MIB),
                                   doc="page size cap on the wire and after gzip/deflate (bytes; never more than "
                                       "the feed caps)")
-    max_attempts: int = setting(3, env="NEWSDEDUP_ARTICLES_ATTEMPTS", bounds=(1, 20),
+    max_attempts: int = setting(3, calibrated=True, was="NEWSDEDUP_ARTICLES_ATTEMPTS", bounds=(1, 20),
                                 doc="hours a page whose fetch failed for a passing reason (timeout, 5xx, "
                                     "Retry-After) is tried in, one attempt per hour")
-    retry_hours: int = setting(24, env="NEWSDEDUP_ARTICLES_RETRY_HOURS", bounds=(0, 720),
+    retry_hours: int = setting(24, calibrated=True, was="NEWSDEDUP_ARTICLES_RETRY_HOURS", bounds=(0, 720),
                                doc="items of this many hours before H are still fetched (retries, pages the "
                                    "hour cap left out)")
-    robots_cache_hours: float = setting(24.0, env="NEWSDEDUP_ARTICLES_ROBOTS_HOURS", bounds=(0.0, 24.0),
+    robots_cache_hours: float = setting(24.0, calibrated=True, was="NEWSDEDUP_ARTICLES_ROBOTS_HOURS", bounds=(0.0, 24.0),
                                         doc="hours a host's robots.txt is kept before it is fetched again "
                                             "(RFC 9309: at most 24)")
-    max_robots_bytes: int = setting(512 * KIB, env="NEWSDEDUP_ARTICLES_ROBOTS_MAX_BYTES",
+    max_robots_bytes: int = setting(512 * KIB, calibrated=True, was="NEWSDEDUP_ARTICLES_ROBOTS_MAX_BYTES",
                                     bounds=(1024, 10 * MIB),
                                     doc="robots.txt size cap (RFC 9309 asks parsers to read at least 500 KiB); "
                                         "a larger one counts as unavailable: nothing on the host is fetched")
-    extract_timeout: float = setting(10.0, env="NEWSDEDUP_ARTICLES_EXTRACT_TIMEOUT", bounds=(0.1, 600.0),
+    extract_timeout: float = setting(10.0, calibrated=True, was="NEWSDEDUP_ARTICLES_EXTRACT_TIMEOUT", bounds=(0.1, 600.0),
                                      doc="seconds to extract one page (in a worker process, stopped on expiry)")
-    min_words: int = setting(25, env="NEWSDEDUP_ARTICLES_MIN_WORDS", bounds=(1, 10_000),
+    min_words: int = setting(25, calibrated=True, was="NEWSDEDUP_ARTICLES_MIN_WORDS", bounds=(1, 10_000),
                              doc="fewer extracted words than this: the page counts as `extraction_empty`")
-    max_text_chars: int = setting(100_000, env="NEWSDEDUP_ARTICLES_MAX_TEXT_CHARS", bounds=(100, 1_000_000),
+    max_text_chars: int = setting(100_000, calibrated=True, was="NEWSDEDUP_ARTICLES_MAX_TEXT_CHARS", bounds=(100, 1_000_000),
                                   doc="characters of main text kept (cut at a paragraph)")
     keep_html: bool = setting(False, env="NEWSDEDUP_ARTICLES_KEEP_HTML",
                               doc="also keep the fetched page (gzip) until retention removes it; off: the page "

@@ -3,7 +3,7 @@
 
 Backfills render but never send, unless the run config sets `allow_backfill_send: true` (or
 NEWSDEDUP_DIGEST_ALLOW_BACKFILL_SEND=1): a backfill run carries the `dagster/backfill` tag. Any run
-of a day older than NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS (UTC, default 2: a single-partition run of a
+of a day older than deployment.digest_send_max_age_days (UTC, default 2: a single-partition run of a
 past day from the UI or by hand) renders only, unless the deployment sets
 NEWSDEDUP_DIGEST_ALLOW_OLD_SEND (run config cannot); a day is mailed only to readers subscribed by
 its end.
@@ -91,7 +91,7 @@ def send_decision(send: bool, is_backfill: bool, allow_backfill_send: bool, age_
     if is_backfill and not allow_backfill_send:
         return False, "backfill run: rendered only (set allow_backfill_send: true to send)"
     if age_days > max_age_days and not allow_old_send:
-        return False, (f"the day is {age_days} days old, more than NEWSDEDUP_DIGEST_SEND_MAX_AGE_DAYS={max_age_days}: "
+        return False, (f"the day is {age_days} days old, more than deployment.digest_send_max_age_days={max_age_days}: "
                        "rendered only (a deployment that means to mail it sets NEWSDEDUP_DIGEST_ALLOW_OLD_SEND=true)")
     return True, None
 

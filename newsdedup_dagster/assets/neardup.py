@@ -15,10 +15,10 @@ from .run_options import RunOptions
 
 class ItemDuplicatesConfig(RunOptions):
     # keep | reset (neardup/store.py). Unset: the run's choice for `stories`, else reset
-    # inside a Dagster backfill, else NEWSDEDUP_LATER_PARTITIONS, else keep.
+    # inside a Dagster backfill, else clustering.later_partitions, else keep.
     later_partitions: Literal["keep", "reset"] | None = Field(
         None, description="keep or reset; unset: the stories op's choice, reset in a backfill, else "
-                          "$NEWSDEDUP_LATER_PARTITIONS")
+                          "clustering.later_partitions")
 
 
 def later_partitions(run: HourRun) -> str:

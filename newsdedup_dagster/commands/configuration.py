@@ -1,4 +1,5 @@
-"""`newsdedup config [--markdown]`: every setting, its variable, default and meaning (from the declarations)."""
+"""`newsdedup config [--markdown | --calibration-markdown]`: every setting, its variable or calibration
+key, default and meaning (from the declarations)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import argparse
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "config", help="list every setting: variable, default, accepted values, meaning",
-        description="Every environment variable newsdedup reads, from the settings' declarations. "
-                    "--markdown prints docs/CONFIGURATION.md.")
+        "config", help="list every setting: variable or calibration key, default, accepted values, meaning",
+        description="Every environment variable and calibration file key newsdedup reads, from the settings' "
+                    "declarations. --markdown prints docs/CONFIGURATION.md; --calibration-markdown the "
+                    "calibrated constants' tables of docs/CALIBRATION.md (with their marker comments).")
     parser.add_argument("--markdown", action="store_true", help="print the configuration table as Markdown")
+    parser.add_argument("--calibration-markdown", action="store_true",
+                        help="print the calibrated constants' tables of docs/CALIBRATION.md as Markdown")
     parser.set_defaults(func=handle)
 
 
@@ -20,7 +24,12 @@ def handle(args: argparse.Namespace) -> int:
     if args.markdown:
         print(config.configuration_markdown(), end="")
         return 0
+    if args.calibration_markdown:
+        print(config.calibration_markdown(), end="")
+        return 0
     print(config.configuration_summary())
     for section, env, default, accepts, doc in config.configuration_rows():
         print(f"{env}  [{section}]  default {default}; {accepts}\n    {doc}")
+    for _, key, default, accepts, doc, _ in config.calibration_rows():
+        print(f"{key}  (calibration file)  default {default}; {accepts}\n    {doc}")
     return 0

@@ -41,14 +41,14 @@ def register(subparsers) -> None:
                              "(this file's title of the same row number) "
                              "+ summary (the rest): gnews_titles_snippets.jsonl with gnews_titles.jsonl")
     parser.add_argument("--text", choices=("title_lead", "title"), default=None,
-                        help="embedded text (default NEWSDEDUP_EMBEDDING_TEXT, title_lead)")
+                        help="embedded text (default embeddings.text_mode, title_lead)")
     parser.add_argument("--lead-chars", type=int, default=None, metavar="N",
-                        help="lead budget in characters (default NEWSDEDUP_EMBEDDING_LEAD_CHARS)")
+                        help="lead budget in characters (default embeddings.lead_chars)")
     parser.add_argument("--page-leads", action="store_true",
                         help="give every item its page's first paragraph, as the article stage stores it (the sample "
                              "day: its bundled pages through the stage's extractor; a file whose text is the article: "
                              "that text's first paragraph); embedded as the lead when the feed gives none "
-                             "(NEWSDEDUP_EMBEDDING_PAGE_LEAD)")
+                             "(embeddings.page_lead)")
     parser.add_argument("--headlines-only", action="store_true",
                         help="drop the feed summaries: the items as a headline-only feed carries them")
     parser.add_argument("--resamples", type=int, default=0, metavar="N",
@@ -167,7 +167,7 @@ def handle(args: argparse.Namespace) -> int:
         if getattr(args, "resamples", 0) < 0:
             raise ValueError("--resamples must be >= 0")
         results = evaluate(data, overrides, sweep, emb_settings=emb_settings,
-                           cluster_environment=config.clustering_environment(),
+                           cluster_calibration=config.clustering_calibration(),
                            use_cache=not getattr(args, "no_cache", False),
                            titles_from=titles_from, page_leads=getattr(args, "page_leads", False),
                            drop_summaries=getattr(args, "headlines_only", False),

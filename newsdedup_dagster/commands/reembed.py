@@ -2,7 +2,7 @@
 
 Another model: vectors of two models cannot be compared, so the old model's embeddings and stories
 stay in the database but inactive; backfill item_embeddings and stories afterwards.
-Same model, NEWSDEDUP_EMBEDDING_CENTRE switched: the stored vectors are rewritten in place, in one
+Same model, embeddings.centre switched: the stored vectors are rewritten in place, in one
 transaction, from the raw vectors (no embedding calls); backfill stories afterwards.
 Same model and centring, another embedded text (a lead length, a token budget, the page lead): the
 stored vectors whose text differs are counted; backfill item_embeddings and stories over their hours.
@@ -74,7 +74,7 @@ def handle(args: argparse.Namespace) -> int:
             return 0
         if same_model:
             print(f"{current.model}: stored vectors {_centring_word(current.centring)} -> configured "
-                  f"{_centring_word(wanted_centring)} (NEWSDEDUP_EMBEDDING_CENTRE={settings.centre})")
+                  f"{_centring_word(wanted_centring)} (embeddings.centre={settings.centre})")
             next_step = backfill_instruction(["stories"], first_hour, last_hour)
         else:
             print(f"active model: {current.model if current else '(none)'} -> configured: {embedder.model_id} "

@@ -156,7 +156,7 @@ def _managed_settings(pgdata: Path) -> None:
         _MANAGED_MARK,
         "# only the server's user may open the socket",
         _SOCKET_SETTING,
-        "# NEWSDEDUP_EMBEDDED_SHARED_BUFFERS (config.embedded_shared_buffers)",
+        "# deployment.embedded_shared_buffers (config.embedded_shared_buffers)",
         f"shared_buffers = {config.embedded_shared_buffers()}",
     ]
     wanted = text.rstrip("\n") + "\n\n" + "\n".join(block) + "\n"

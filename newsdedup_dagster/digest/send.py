@@ -28,10 +28,10 @@ row is recorded as a transient failure and retried.)
 Failures: a refused recipient (SMTP 5xx) is permanent, recorded and never retried; so is a reader's
 address that cannot go into a To header (not a plain address, a line break), never sent. A 4xx or a
 dropped connection is transient: retried once in the same run after reconnecting, and again
-by later runs until NEWSDEDUP_SMTP_MAX_ATTEMPTS. A server that cannot be reached is not the
+by later runs until smtp.max_attempts. A server that cannot be reached is not the
 recipient's failure: it uses up no attempt, the run stops sending and reports the day's
 deliveries as outstanding (`DeliveryReport.retryable`), and the asset then asks Dagster to retry
-the step (NEWSDEDUP_SMTP_OUTAGE_RETRIES, backing off from NEWSDEDUP_SMTP_OUTAGE_DELAY) and
+the step (smtp.outage_retries, backing off from smtp.outage_delay_s) and
 finally fails the run; any later run of the day finishes the job. Wrong credentials or a
 missing SMTP host while subscribers exist fail the run outright (a configuration error must
 be seen, not recorded against every subscriber).

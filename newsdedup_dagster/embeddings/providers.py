@@ -10,11 +10,11 @@
 
 Settings (embeddings/settings.py, built by config.embedding_settings()): NEWSDEDUP_EMBEDDING_PROVIDER, NEWSDEDUP_EMBEDDING_MODEL,
 NEWSDEDUP_EMBEDDING_BASE_URL, NEWSDEDUP_EMBEDDING_API_KEY, NEWSDEDUP_EMBEDDING_DIMENSIONS,
-NEWSDEDUP_EMBEDDING_BATCH, NEWSDEDUP_EMBEDDING_TIMEOUT, NEWSDEDUP_EMBEDDING_MAX_ATTEMPTS,
-NEWSDEDUP_EMBEDDING_TEXT (title_lead | title), NEWSDEDUP_EMBEDDING_LEAD_CHARS,
-NEWSDEDUP_EMBEDDING_CENTRE (auto | on | off), NEWSDEDUP_EMBEDDING_WORKERS (e5 threads, 0 = one per
-core), NEWSDEDUP_EMBEDDING_CONCURRENCY and _BACKOFF_BASE / _BACKOFF_MAX / _RETRY_AFTER_MAX (openai),
-NEWSDEDUP_HNSW_M, NEWSDEDUP_HNSW_EF_CONSTRUCTION.
+embeddings.batch_size, embeddings.timeout_s, embeddings.max_attempts,
+embeddings.text_mode (title_lead | title), embeddings.lead_chars,
+embeddings.centre (auto | on | off), embeddings.workers (e5 threads, 0 = one per
+core), NEWSDEDUP_EMBEDDING_CONCURRENCY and embeddings.backoff_base_s / backoff_max_s / retry_after_max_s (openai),
+clustering.hnsw_m, clustering.hnsw_ef_construction.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def centring_enabled(model_id: str, choice: str = "auto") -> bool:
     """Whether stored vectors of this model are centred (choice: auto | on | off)."""
     choice = (choice or "auto").lower()
     if choice not in CENTRE_CHOICES:
-        raise ValueError(f"NEWSDEDUP_EMBEDDING_CENTRE={choice!r}: expected one of {CENTRE_CHOICES}")
+        raise ValueError(f"embeddings.centre={choice!r}: expected one of {CENTRE_CHOICES}")
     if choice == "auto":
         return CENTRING_DEFAULTS.get(model_id, False)
     return choice == "on"

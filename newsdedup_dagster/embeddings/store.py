@@ -167,9 +167,9 @@ def ensure_model(
     if current.centring != wanted.centring:
         raise EmbeddingCentringMismatch(
             f"the database holds {current.model} vectors stored {_centre_word(bool(current.centring))} but the "
-            f"configuration (NEWSDEDUP_EMBEDDING_CENTRE={settings.centre}) asks for "
+            f"configuration (embeddings.centre={settings.centre}) asks for "
             f"{_centre_word(wanted.centring)}; centred and raw vectors cannot be compared. Either set "
-            f"NEWSDEDUP_EMBEDDING_CENTRE={'on' if current.centring else 'off'} again or switch with "
+            f"embeddings.centre={'on' if current.centring else 'off'} again (calibration file) or switch with "
             f"`{REEMBED_COMMAND}` (rewrites the stored vectors in place) and then backfill stories"
         )
     ensure_indexes(conn, current, settings.hnsw_m, settings.hnsw_ef_construction,

@@ -1,6 +1,6 @@
 """Which text of an item is embedded: the headline plus the cleaned lead of its summary.
 
-Modes (NEWSDEDUP_EMBEDDING_TEXT):
+Modes (embeddings.text_mode):
   title_lead (default)  headline + ". " + lead, where lead = the feed summary with boilerplate
                         removed (clean_summary), cut at a sentence boundary to LEAD_CHARS
                         characters and, when a token budget is set, LEAD_TOKENS tokens
@@ -15,7 +15,7 @@ is a pun or a teaser. An item with a lead is stored as the normalised sum of the
 (headline) and (headline + lead) (embedding_parts), so it stays next to copies of the same story
 from feeds that give only a headline. Thresholds are calibrated on this text: docs/CALIBRATION.md.
 
-Token budgets (optional, NEWSDEDUP_EMBEDDING_LEAD_TOKENS / _HEAD_TOKENS) exist because the model's
+Token budgets (optional, embeddings.lead_tokens / head_tokens in the calibration file) exist because the model's
 cost is tokens: a character budget gives a Chinese or Japanese lead three to four times the tokens
 of an English one (200 characters: ~120 tokens against ~40).
 Tokens are counted by e5's own tokenizer (XLM-R sentencepiece, ~100 languages) whatever the

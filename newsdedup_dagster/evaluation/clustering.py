@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import psycopg
@@ -462,7 +463,7 @@ class EventStages:
 
 
 def _run_configs(rows: list[Row], configs: list[dict[str, str]], emb_settings: EmbeddingSettings, embedder,
-                 base_url: str, cache_url: str | None, cluster_environment: Mapping[str, str],
+                 base_url: str, cache_url: str | None, cluster_calibration: Mapping[str, Any],
                  level: str = "stories", event_stages: EventStages | None = None) -> list[dict]:
     """Embed `rows` in a fresh temporary database (eval cache first), then cluster and score once per
     configuration (clustering overrides); at the event level, group the stories into events first."""
@@ -482,7 +483,7 @@ def _run_configs(rows: list[Row], configs: list[dict[str, str]], emb_settings: E
             cache_store(cache_url, conn, info.model)
         setup_seconds = time.perf_counter() - t_start
         for run_overrides in configs:
-            settings = settings_for(info.model, run_overrides, environment=cluster_environment)
+            settings = settings_for(info.model, run_overrides, calibration=cluster_calibration)
             reset_clustering(conn)
             cluster_seconds = cluster_all(conn, info, hours, settings)
             event_seconds = 0.0
@@ -521,7 +522,7 @@ def evaluate(
     overrides: dict[str, str] | None = None,
     sweep: tuple[str, list[float]] | None = None,
     emb_settings: EmbeddingSettings | None = None,
-    cluster_environment: Mapping[str, str] | None = None,
+    cluster_calibration: Mapping[str, Any] | None = None,
     base_url: str | None = None,
     use_cache: bool = True,
     titles_from: str | Path | None = None,
@@ -555,8 +556,8 @@ def evaluate(
         if sweep:
             run_overrides[sweep[0]] = str(value)
         configs.append(run_overrides)
-    cluster_environment = cluster_environment or {}
-    results = _run_configs(rows, configs, emb_settings, embedder, base_url, cache_url, cluster_environment,
+    cluster_calibration = cluster_calibration or {}
+    results = _run_configs(rows, configs, emb_settings, embedder, base_url, cache_url, cluster_calibration,
                            level, event_stages)
     if sweep:
         for result, value in zip(results, values):
@@ -566,7 +567,7 @@ def evaluate(
         for i in range(resamples):
             subset = resample_stories(rows, resample_fraction, seed + i, level)
             for j, sub in enumerate(_run_configs(subset, configs, emb_settings, embedder, base_url, cache_url,
-                                                cluster_environment, level, event_stages)):
+                                                cluster_calibration, level, event_stages)):
                 runs[j].append(sub)
         for result, config_runs in zip(results, runs):
             result["resamples"] = summarise_resamples(config_runs, resample_fraction, seed)

@@ -16,8 +16,8 @@ Sections (events.narrative jsonb): what_happened, background, how_it_developed, 
   so that a page or a mail can isolate every run of another language or direction.
 
 Cost bound: an event is regenerated only when it gained stories (needs_narrative = 1) and at
-most once per NEWSDEDUP_NARRATIVE_INTERVAL_HOURS of *partition* time (so backfills regenerate
-at the same points a live run would), and at most NEWSDEDUP_NARRATIVE_MAX_PER_RUN per run, most
+most once per narrative.interval_hours of *partition* time (so backfills regenerate
+at the same points a live run would), and at most narrative.max_per_run per run, most
 significant first.
 
 Translations into config.LLMSettings.narrative_langs (16 by default) use the LLM client's

@@ -5,6 +5,7 @@ their narratives (events/narrative.py, built by config.narrative_settings())."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..settings import setting
 
@@ -51,24 +52,26 @@ DEFAULT_CROSS_LANGUAGE_MARGIN = 0.07
 
 @dataclass(frozen=True)
 class GroupingSettings:
+    CALIBRATION: ClassVar[str] = "events"  # its section in the calibration file
+
     # config.grouping_settings() puts the calibrated threshold of the vectors' model here.
-    threshold: float = setting(DEFAULT_THRESHOLD, env="NEWSDEDUP_EVENT_THRESHOLD", bounds=(-1.0, 1.0),
+    threshold: float = setting(DEFAULT_THRESHOLD, calibrated=True, was="NEWSDEDUP_EVENT_THRESHOLD", bounds=(-1.0, 1.0),
                                per_model=MODEL_DEFAULTS, doc="story-to-event centroid cosine")
-    join_gap_hours: float = setting(DEFAULT_JOIN_GAP_HOURS, env="NEWSDEDUP_EVENT_JOIN_GAP_HOURS",
+    join_gap_hours: float = setting(DEFAULT_JOIN_GAP_HOURS, calibrated=True, was="NEWSDEDUP_EVENT_JOIN_GAP_HOURS",
                                     doc="a story joins an event across at most this gap, hours (<= quiet hours)")
-    quiet_hours: float = setting(DEFAULT_QUIET_HOURS, env="NEWSDEDUP_EVENT_QUIET_HOURS",
+    quiet_hours: float = setting(DEFAULT_QUIET_HOURS, calibrated=True, was="NEWSDEDUP_EVENT_QUIET_HOURS",
                                  doc="an event with no story for this long closes, hours")
-    max_span_days: float = setting(DEFAULT_MAX_SPAN_DAYS, env="NEWSDEDUP_EVENT_MAX_SPAN_DAYS",
+    max_span_days: float = setting(DEFAULT_MAX_SPAN_DAYS, calibrated=True, was="NEWSDEDUP_EVENT_MAX_SPAN_DAYS",
                                    doc="an event spans at most this many days")
-    min_significance: float = setting(DEFAULT_MIN_SIGNIFICANCE, env="NEWSDEDUP_EVENT_MIN_SIGNIFICANCE",
+    min_significance: float = setting(DEFAULT_MIN_SIGNIFICANCE, calibrated=True, was="NEWSDEDUP_EVENT_MIN_SIGNIFICANCE",
                                       doc="stories below this significance open no event")
     # One event told in two languages sits further apart than in one; the anchor check guards the
     # lower bar. ITN dev with the anchor check (calibrated on this file):
     # docs/CALIBRATION.md#event-grouping-across-languages
-    cross_language_margin: float = setting(DEFAULT_CROSS_LANGUAGE_MARGIN, env="NEWSDEDUP_EVENT_CROSS_LANGUAGE_MARGIN",
+    cross_language_margin: float = setting(DEFAULT_CROSS_LANGUAGE_MARGIN, calibrated=True, was="NEWSDEDUP_EVENT_CROSS_LANGUAGE_MARGIN",
                                            doc="a story that shares no language with an event joins it at the "
                                                "threshold minus this")
-    anchor_check: bool = setting(True, env="NEWSDEDUP_EVENT_ANCHOR_CHECK",
+    anchor_check: bool = setting(True, calibrated=True, was="NEWSDEDUP_EVENT_ANCHOR_CHECK",
                                  doc="a story does not join an event whose anchors (years, places, magnitudes, "
                                      "scores, names across languages) conflict with its own")
 
@@ -83,18 +86,20 @@ class GroupingSettings:
             # A join across a longer gap than the quiet period would break the invariant
             # "no event spans a gap longer than its quiet period".
             raise ValueError(
-                f"NEWSDEDUP_EVENT_JOIN_GAP_HOURS ({self.join_gap_hours}) must not exceed "
-                f"NEWSDEDUP_EVENT_QUIET_HOURS ({self.quiet_hours})"
+                f"events.join_gap_hours ({self.join_gap_hours}) must not exceed "
+                f"events.quiet_hours ({self.quiet_hours})"
             )
 
 
 @dataclass(frozen=True)
 class NarrativeSettings:
+    CALIBRATION: ClassVar[str] = "narrative"  # its section in the calibration file
+
     # 6 h: a fast-moving event gets at most 4 rewrites a day (4 calls x ~2k tokens), and the
     # daily digest still sees a narrative at most 6 h behind the last story.
-    interval_hours: float = setting(6.0, env="NEWSDEDUP_NARRATIVE_INTERVAL_HOURS",
+    interval_hours: float = setting(6.0, calibrated=True, was="NEWSDEDUP_NARRATIVE_INTERVAL_HOURS",
                                     doc="an event's narrative is rewritten at most once in this many hours")
-    max_per_run: int = setting(50, env="NEWSDEDUP_NARRATIVE_MAX_PER_RUN", doc="narratives written per run")
+    max_per_run: int = setting(50, calibrated=True, was="NEWSDEDUP_NARRATIVE_MAX_PER_RUN", doc="narratives written per run")
     # Events whose narratives get translated per run (each = len(langs)/2 calls).
-    translate_max_events: int = setting(50, env="NEWSDEDUP_NARRATIVE_TRANSLATE_MAX_EVENTS",
+    translate_max_events: int = setting(50, calibrated=True, was="NEWSDEDUP_NARRATIVE_TRANSLATE_MAX_EVENTS",
                                         doc="events whose narratives are translated per run")

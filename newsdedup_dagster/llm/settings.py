@@ -4,6 +4,7 @@ and the client's retry policy (built by config.llm_backoff())."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..settings import check_language_codes, setting
 
@@ -13,6 +14,8 @@ NARRATIVE_LANGS = ("en", "zh", "ja", "ko", "fr", "de", "es", "pt", "it", "ru", "
 
 @dataclass(frozen=True)
 class LLMSettings:
+    CALIBRATION: ClassVar[str] = "llm"  # its section in the calibration file
+
     base_url: str | None = setting(None, env="NEWSDEDUP_LLM_BASE_URL", shown="unset = offline fallback",
                                    doc="any OpenAI-compatible endpoint")
     # Handed only to the openai client; never logged.
@@ -22,8 +25,8 @@ class LLMSettings:
                                      doc="model that translates stories")
     narrative_model: str = setting("deepseek-chat", env="NEWSDEDUP_NARRATIVE_MODEL",
                                    doc="model that writes event narratives")
-    timeout_s: float = setting(60.0, env="NEWSDEDUP_LLM_TIMEOUT", doc="seconds per call")
-    max_attempts: int = setting(3, env="NEWSDEDUP_LLM_MAX_ATTEMPTS", doc="tries per call")
+    timeout_s: float = setting(60.0, calibrated=True, was="NEWSDEDUP_LLM_TIMEOUT", doc="seconds per call")
+    max_attempts: int = setting(3, calibrated=True, was="NEWSDEDUP_LLM_MAX_ATTEMPTS", doc="tries per call")
     concurrency: int = setting(4, env="NEWSDEDUP_LLM_CONCURRENCY", doc="calls in flight at once")
     # The language stories are scored and narrated in; the digest's and the feeds' first language.
     pivot_lang: str = setting("en", env="NEWSDEDUP_PIVOT_LANG",
@@ -37,11 +40,11 @@ class LLMSettings:
                           env="NEWSDEDUP_LLM_PRICES",
                           doc="USD per 1M tokens, `model=in/out[/cached_in]`; unknown models cost 0 and are flagged")
     # Reuse stored answers for identical requests (llm/cache.py); off = always ask the model.
-    reuse: bool = setting(True, env="NEWSDEDUP_LLM_REUSE",
+    reuse: bool = setting(True, calibrated=True, was="NEWSDEDUP_LLM_REUSE",
                           doc="reuse a stored answer for the same articles, model, prompt version and languages "
                               "(`false`: always call)")
     # How far a model's significance may exceed the coverage heuristic (llm/scoring.py: bound_significance).
-    significance_margin: float = setting(4.0, env="NEWSDEDUP_SIGNIFICANCE_MARGIN",
+    significance_margin: float = setting(4.0, calibrated=True, was="NEWSDEDUP_SIGNIFICANCE_MARGIN",
                                          doc="how far a model's significance may exceed the coverage heuristic "
                                              "(sources, languages, articles, speed)")
 
@@ -60,8 +63,10 @@ class LLMSettings:
 class BackoffPolicy:
     """Delays between attempts (config.llm_backoff()). Tests use tiny values; defaults: 1 s doubling to 30 s."""
 
-    base_s: float = setting(1.0, env="NEWSDEDUP_LLM_BACKOFF_BASE", doc="LLM retries: first delay (s), doubling")
-    max_s: float = setting(30.0, env="NEWSDEDUP_LLM_BACKOFF_MAX", doc="LLM retries: longest delay (s)")
+    CALIBRATION: ClassVar[str] = "llm"  # its section in the calibration file
+
+    base_s: float = setting(1.0, calibrated=True, was="NEWSDEDUP_LLM_BACKOFF_BASE", doc="LLM retries: first delay (s), doubling")
+    max_s: float = setting(30.0, calibrated=True, was="NEWSDEDUP_LLM_BACKOFF_MAX", doc="LLM retries: longest delay (s)")
     # A Retry-After above this ends the call instead of sleeping (the run moves on; the item stays pending).
-    retry_after_max_s: float = setting(120.0, env="NEWSDEDUP_LLM_RETRY_AFTER_MAX",
+    retry_after_max_s: float = setting(120.0, calibrated=True, was="NEWSDEDUP_LLM_RETRY_AFTER_MAX",
                                        doc="a 429's `Retry-After` is honoured up to this (s); longer ends the call")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from ..llm.settings import LLMSettings
 from ..settings import check_language_codes, setting
@@ -13,6 +14,8 @@ from ..settings import check_language_codes, setting
 class PublishSettings:
     """Where and what `story_feeds` publishes: Atom + JSON Feed per language and a static site."""
 
+    CALIBRATION: ClassVar[str] = "publish"  # its section in the calibration file
+
     # config.publish_settings() puts $NEWSDEDUP_HOME/public here when the variable is unset.
     output_dir: Path = setting(Path(".newsdedup/public"), env="NEWSDEDUP_PUBLISH_DIR",
                                shown="`$NEWSDEDUP_HOME/public`", doc="output directory of `story_feeds`")
@@ -21,12 +24,12 @@ class PublishSettings:
                                      doc="one feed and site per language, comma-separated")
     # A feed holds the stories active in the last N hours, the most significant first, at most
     # max_stories of them (0 = no limit on either, but not both).
-    window_hours: int = setting(24, env="NEWSDEDUP_PUBLISH_WINDOW_HOURS",
+    window_hours: int = setting(24, calibrated=True, was="NEWSDEDUP_PUBLISH_WINDOW_HOURS",
                                 doc="a feed holds the stories with an article in the last N hours (0 = no limit)")
-    max_stories: int = setting(100, env="NEWSDEDUP_PUBLISH_MAX_STORIES",
+    max_stories: int = setting(100, calibrated=True, was="NEWSDEDUP_PUBLISH_MAX_STORIES",
                                doc="at most this many stories per feed, most significant first "
                                    "(0 = no limit; not both 0)")
-    min_significance: float = setting(0.0, env="NEWSDEDUP_PUBLISH_MIN_SIGNIFICANCE",
+    min_significance: float = setting(0.0, calibrated=True, was="NEWSDEDUP_PUBLISH_MIN_SIGNIFICANCE",
                                       doc="stories below this significance are left out")
     # Absolute URL the directory is served at: feeds need absolute links (self, entries).
     base_url: str = setting("http://127.0.0.1:8000/", env="NEWSDEDUP_PUBLISH_BASE_URL",
@@ -38,7 +41,7 @@ class PublishSettings:
 
     def __post_init__(self) -> None:
         if self.window_hours < 0 or self.max_stories < 0 or (self.window_hours == 0 and self.max_stories == 0):
-            raise ValueError("NEWSDEDUP_PUBLISH_WINDOW_HOURS / _MAX_STORIES: expected >= 0, and not both 0")
+            raise ValueError("publish.window_hours / publish.max_stories: expected >= 0, and not both 0")
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"NEWSDEDUP_PUBLISH_BASE_URL={self.base_url!r}: expected an http(s) URL")
         check_language_codes("NEWSDEDUP_PUBLISH_LANGS", self.langs)   # each names a directory
