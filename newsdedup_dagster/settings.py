@@ -281,11 +281,8 @@ def calibration_key(cls: type, f: dataclasses.Field) -> str:
 @functools.cache
 def _read_calibration(path: Path, stamp: tuple[int, int]) -> dict[str, Any]:
     """The file's tables, read once per process and version of the file (`stamp`: its mtime and size)."""
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"calibration file {path}: {exc}") from None
+    with path.open("rb") as handle:
+        return tomllib.load(handle)
 
 
 @functools.cache
@@ -329,7 +326,10 @@ def calibration_file(environ: Mapping[str, str] | None = None) -> tuple[str, dic
         stat = path.stat()
     except OSError as exc:
         raise ValueError(f"calibration file {name}: {exc.strerror or exc}") from None
-    tables = _read_calibration(path.resolve(), (stat.st_mtime_ns, stat.st_size))
+    try:
+        tables = _read_calibration(path.resolve(), (stat.st_mtime_ns, stat.st_size))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"calibration file {name}: {exc}") from None
     _check_known(name, tables)
     return name, tables
 

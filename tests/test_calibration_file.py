@@ -99,7 +99,7 @@ def test_a_missing_or_broken_file_is_refused_naming_it(clean_env, monkeypatch, t
     broken = tmp_path / "broken.toml"
     broken.write_text("[clustering\nstory_threshold = 0.5\n", encoding="utf-8")
     monkeypatch.setenv("NEWSDEDUP_CALIBRATION_FILE", str(broken))
-    with pytest.raises(ValueError, match=rf"^calibration file {re.escape(str(broken.resolve()))}: "):
+    with pytest.raises(ValueError, match=rf"^calibration file {re.escape(str(broken))}: "):
         config.ingest_settings()
 
 
