@@ -89,6 +89,7 @@ from .settings import (
     merged,
     model_defaults,
     plain_number,
+    register_calibrated,
     unwrap_optional,
     warn_uncalibrated,
 )
@@ -262,6 +263,9 @@ def _table_fields():
 def calibrated_classes() -> tuple[type, ...]:
     """Every settings class, each declaring its calibration file section (CALIBRATION)."""
     return tuple(cls for _, classes in SECTIONS for cls in classes)
+
+
+register_calibrated(calibrated_classes())
 
 
 def _calibrated_fields():

@@ -24,7 +24,6 @@ import logging
 import math
 import os
 import re
-import sys
 import tomllib
 import types
 import typing
@@ -285,23 +284,26 @@ def _read_calibration(path: Path, stamp: tuple[int, int]) -> dict[str, Any]:
         return tomllib.load(handle)
 
 
-@functools.cache
-def _known_calibration(classes: tuple[type, ...]) -> dict[str, frozenset[str]]:
-    """{section: its keys} of the calibrated settings of `classes`."""
+# {section: its keys} of every stage's calibrated settings, registered by config once it has imported
+# every settings class (register_calibrated); empty until then.
+_KNOWN_CALIBRATION: dict[str, frozenset[str]] = {}
+
+
+def register_calibrated(classes: Iterable[type]) -> None:
+    """Make the calibrated settings of `classes` the keys a calibration file may set."""
     known: dict[str, set[str]] = {}
     for cls in classes:
         known.setdefault(cls.CALIBRATION, set()).update(f.name for f, _ in declared(cls) if f.metadata["calibrated"])
-    return {section: frozenset(keys) for section, keys in known.items()}
+    _KNOWN_CALIBRATION.clear()
+    _KNOWN_CALIBRATION.update({section: frozenset(keys) for section, keys in known.items()})
 
 
 def _check_known(name: str, tables: Mapping[str, Any]) -> None:
-    """Refuse a section or key no stage declares. The stages' classes are config's (it imports every
-    one); a read while config is still loading (sql_dir, as the db package loads) is checked on the
-    next read, which every builder makes."""
-    config = sys.modules.get(f"{__package__}.config")
-    if config is None or not hasattr(config, "calibrated_classes"):
+    """Refuse a section or key no stage declares. A read before config registered the stages' classes
+    (sql_dir, as the db package loads) is checked on the next read, which every builder makes."""
+    known = _KNOWN_CALIBRATION
+    if not known:
         return
-    known = _known_calibration(config.calibrated_classes())
     for section, values in tables.items():
         if section not in known:
             raise ValueError(f"calibration file {name}: unknown section [{section}]; known sections: "
