@@ -47,18 +47,24 @@ from pathlib import Path
 import yaml
 from common import REPO, peak_rss_mb
 
-from newsdedup_dagster.articles.extract import _WORD, ExtractLimits, extract_page
-from newsdedup_dagster.articles.fetch import PageRequest
-from newsdedup_dagster.articles.settings import ArticleSettings
-from newsdedup_dagster.articles.store import _gzip, article_text, page_fetch_config, replay_page_name, replay_pages
-from newsdedup_dagster.ingest.fetch import FetchConfig
-from newsdedup_dagster.ingest.sanitise import clean_text
+from newsdedup_dagster.shared.http.fetch import FetchConfig
+from newsdedup_dagster.shared.text.sanitise import clean_text
+from newsdedup_dagster.stages.articles.extract import _WORD, ExtractLimits, extract_page
+from newsdedup_dagster.stages.articles.fetch import PageRequest
+from newsdedup_dagster.stages.articles.settings import ArticleSettings
+from newsdedup_dagster.stages.articles.store import (
+    _gzip,
+    article_text,
+    page_fetch_config,
+    replay_page_name,
+    replay_pages,
+)
 
 SAMPLE = REPO / "newsdedup_dagster" / "sample_data" / "articles.yaml"
 GOLD = SAMPLE.with_name("gold.jsonl")
 PAGES = SAMPLE.with_name("pages")
 REAL = REPO / "data" / "articles_real"
-# trafilatura alone, on the raw page bytes: flag sets tried (the product's are in articles/extract.py).
+# trafilatura alone, on the raw page bytes: flag sets tried (the product's are in stages/articles/extract.py).
 LIBRARY_FLAGS = {
     "defaults": {},
     "favor_precision": {"favor_precision": True},

@@ -1,7 +1,7 @@
 """Clustering benchmark: one 500-item hour against a 100k-item window, with and without months of history.
 
 The default pipeline: e5 (multilingual-e5-small q4, 384 dims), vectors centred per language, pass 1 +
-pass 2 with the Louvain guard + pass 3, the e5 thresholds (clustering/settings.py). Two databases,
+pass 2 with the Louvain guard + pass 3, the e5 thresholds (stages/clustering/settings.py). Two databases,
 each measured in its own process (so its peak RSS is its own), in one run:
   window   the window (default 100,000 items over the 36 hours before H) and H's 500 new items
   history  the same window and hour plus --history items (default 1,000,000) over the 90 days
@@ -12,7 +12,7 @@ Per database, the same hour H is clustered by
            temporary git worktree and run in a process of its own with that worktree first on
            PYTHONPATH (bench/clustering_runs.py), so its clustering, settings, guard and SQL are
            that revision's; it clusters with the current settings' values (thresholds, k, gates)
-  current  newsdedup_dagster.clustering as it is
+  current  newsdedup_dagster.stages.clustering as it is
 in two situations (each timed as a first run of the hour, the median of --repeat, plus one
 re-materialisation, whose undo step a first run does not have):
   worst case  no stories in the window: pass 1 attaches nothing, all 500 items search the window
@@ -23,7 +23,7 @@ pass-2 edge recall of both paths against exact search (numpy, over the window), 
 HNSW with an exact scan, and the Python peak RSS.
 
 Vectors are structured, not uniform: super-topics -> topics -> items, shaped like centred e5 (itn
-pair cosines: same subject median 0.45, different subject p99 0.32; clustering/settings.py). The
+pair cosines: same subject median 0.45, different subject p99 0.32; stages/clustering/settings.py). The
 history's topics are other children of the same super-topics (recurring themes: a query's
 neighbourhood in the full graph is full of old items of sibling topics), each topic within ±12 h.
 
@@ -56,13 +56,13 @@ from clustering_runs import hour_runs as timed_hour_runs, vacuum
 from common import REPO, peak_rss_mb
 from psycopg import sql as pgsql
 
-from newsdedup_dagster import db
-from newsdedup_dagster.clustering import store
-from newsdedup_dagster.clustering.passes import cluster_partition
-from newsdedup_dagster.clustering.settings import settings_for
-from newsdedup_dagster.embeddings.settings import EmbeddingSettings
-from newsdedup_dagster.embeddings.store import active_model, ensure_centroid_index, ensure_model
 from newsdedup_dagster.evaluation.clustering import temporary_database
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.stages.clustering import store
+from newsdedup_dagster.stages.clustering.passes import cluster_partition
+from newsdedup_dagster.stages.clustering.settings import settings_for
+from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
+from newsdedup_dagster.stages.embeddings.store import active_model, ensure_centroid_index, ensure_model
 
 DIMS = 384
 NEW_PER_HOUR = 500
@@ -204,14 +204,13 @@ def build(conn, window: int, window_hours: int, history: int, history_days: int,
     conn.commit()
     # The per-model HNSW indexes (embeddings/store.ensure_indexes), built here with enough memory for
     # 1.1M rows (the default 256 MB spills to disk and takes hours); ensure_model then finds them.
-    from newsdedup_dagster.embeddings import store as emb_store
 
     with conn.transaction():
         conn.execute("SET LOCAL maintenance_work_mem = '2GB'")
-        info = emb_store.ModelInfo(MODEL, "e5", DIMS, "vector", True)
+        info = vectors.ModelInfo(MODEL, "e5", DIMS, "vector", True)
         tables = (("item_embeddings", "embedding"),) if item_index else ()
         for table, column in tables:
-            emb_store.create_index(conn, info, emb_store.hnsw_index_name(table, MODEL), table, column, m, efc)
+            vectors.create_index(conn, info, vectors.hnsw_index_name(table, MODEL), table, column, m, efc)
     # The centroid index: ensure_indexes (re)builds it with the measured parameters (measure()).
     timings["index_build_s"] = round(time.perf_counter() - t0, 1)
     return timings
@@ -362,7 +361,7 @@ def hour_runs(conn, info, settings, path: str, args, url: str) -> dict:
 
 
 def centroid_index_name() -> str:
-    from newsdedup_dagster.embeddings.store import hnsw_index_name
+    from newsdedup_dagster.shared.db.vectors import hnsw_index_name
 
     return hnsw_index_name("stories", MODEL)
 

@@ -39,8 +39,8 @@ from pathlib import Path
 import common  # noqa: F401  (this checkout's package first on sys.path)
 import numpy as np
 
-from newsdedup_dagster.clustering import GuardConfig, UnionFind, attach_leftovers, guarded_components
 from newsdedup_dagster.evaluation.metrics import summary
+from newsdedup_dagster.stages.clustering import GuardConfig, UnionFind, attach_leftovers, guarded_components
 
 CACHE = Path(os.environ.get("ND_CACHE") or Path(tempfile.gettempdir()) / "nd_cache")
 

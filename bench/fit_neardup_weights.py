@@ -39,7 +39,7 @@ from newsdedup_dagster.evaluation.neardup_pairs import (
     format_cv,
     load_jsonl,
 )
-from newsdedup_dagster.neardup.headline import (
+from newsdedup_dagster.shared.text.headline import (
     MODEL_FEATURES,
     NearDupConfig,
     build_idf,

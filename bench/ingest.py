@@ -105,13 +105,13 @@ def main() -> None:
     parser.add_argument("--poisoned", type=int, default=7, help="hostile feeds mixed into the poisoned hour")
     args = parser.parse_args()
 
-    from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
-    from newsdedup_dagster.ingest.fetch import FetchConfig, FetchRequest, fetch_feeds_sync
-    from newsdedup_dagster.ingest.netguard import AddressPolicy
-    from newsdedup_dagster.ingest.parse_pool import parse_many
-    from newsdedup_dagster.ingest.parse_types import ParseConfig
-    from newsdedup_dagster.ingest.pipeline import fetch_and_parse
-    from newsdedup_dagster.ingest.sources import Source
+    from newsdedup_dagster.shared.http.fetch import FetchConfig, FetchRequest, fetch_feeds_sync
+    from newsdedup_dagster.shared.http.netguard import AddressPolicy
+    from newsdedup_dagster.shared.sources import Source
+    from newsdedup_dagster.stages.ingest.feed_parse import parse_fetch_result
+    from newsdedup_dagster.stages.ingest.parse_pool import parse_many
+    from newsdedup_dagster.stages.ingest.parse_types import ParseConfig
+    from newsdedup_dagster.stages.ingest.pipeline import fetch_and_parse
 
     context = multiprocessing.get_context("spawn")
     parent_end, child_end = context.Pipe()
@@ -218,8 +218,8 @@ def main() -> None:
         if args.store:
             if not os.environ.get("NEWSDEDUP_DATABASE_URL"):
                 os.environ.setdefault("NEWSDEDUP_HOME", tempfile.mkdtemp(prefix="newsdedup-bench-"))
-            from newsdedup_dagster import db
-            from newsdedup_dagster.ingest.store import ingest_partition
+            from newsdedup_dagster.shared import db
+            from newsdedup_dagster.stages.ingest.store import ingest_partition
 
             url = db.ensure_ready()
             hour = datetime(2026, 11, 2, 10, tzinfo=UTC)

@@ -61,9 +61,9 @@ from pathlib import Path
 import common  # noqa: F401  (this checkout's package first on sys.path)
 import numpy as np
 
-from newsdedup_dagster.neardup import HeadlineItem, NearDupConfig, cluster_headlines
-from newsdedup_dagster.neardup.cluster import HeadlineIndex, encode_grams
-from newsdedup_dagster.neardup.headline import headline_features
+from newsdedup_dagster.shared.text.headline import headline_features
+from newsdedup_dagster.stages.neardup import HeadlineItem, NearDupConfig, cluster_headlines
+from newsdedup_dagster.stages.neardup.cluster import HeadlineIndex, encode_grams
 
 # The labelled files' directory, as the eval commands read it.
 DEFAULT_PATH = str(Path(os.environ.get("NEWSDEDUP_EVAL_DATA_DIR") or "data") / "gnews_titles.jsonl")

@@ -1,7 +1,7 @@
 """Place check alone on a labelled file's cross-language pairs (no embedding, no clustering).
 
-For every pair of items in two languages: is it refused on places (clustering/anchors.py,
-kind "places", clustering/places.py's gazetteer)? Counted separately for pairs of one gold story
+For every pair of items in two languages: is it refused on places (shared/text/anchors.py,
+kind "places", shared/text/places.py's gazetteer)? Counted separately for pairs of one gold story
 and of two, with the place names behind the same-story refusals and a few examples. The figures
 in docs/CALIBRATION.md#places-across-languages come from
 
@@ -15,8 +15,8 @@ import argparse
 import collections
 import random
 
-from newsdedup_dagster.clustering import anchors
 from newsdedup_dagster.evaluation import clustering as evaluation
+from newsdedup_dagster.shared.text import anchors
 
 
 def main() -> None:

@@ -64,7 +64,7 @@ def _shift_item(block: str, n: int) -> str:
 
 def _copy_pages(block: str, n: int, pages: Path) -> None:
     """The recorded page of each link in an item, filed under the link copy n of the day carries."""
-    from newsdedup_dagster.articles.store import replay_page_name
+    from newsdedup_dagster.stages.articles.store import replay_page_name
 
     for link in {html.unescape(m.group(0)) for m in _LINK.finditer(block)}:
         page = SAMPLE / "pages" / replay_page_name(link)
@@ -96,8 +96,8 @@ def write_day(out: Path, n: int) -> Path:
 
 
 def _sizes(url: str) -> dict[str, tuple[int, int]]:
-    from newsdedup_dagster import db
-    from newsdedup_dagster.retention import table_sizes
+    from newsdedup_dagster.shared import db
+    from newsdedup_dagster.stages.retention.prune import table_sizes
 
     with db.connect(url, autocommit=True) as conn:
         conn.execute("VACUUM FULL ANALYZE")
@@ -125,12 +125,12 @@ def main() -> int:
     calibration.write_text("[neardup]\nlookback_hours = 1\n", encoding="utf-8")
     os.environ["NEWSDEDUP_CALIBRATION_FILE"] = str(calibration)
 
-    from newsdedup_dagster import db
     from newsdedup_dagster.assets.hourly import hourly_run_config
     from newsdedup_dagster.definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs
     from newsdedup_dagster.instance import QUIET_RUN_CONFIG, get_instance
-    from newsdedup_dagster.retention import prune
-    from newsdedup_dagster.retention_settings import RetentionSettings
+    from newsdedup_dagster.shared import db
+    from newsdedup_dagster.stages.retention.prune import prune
+    from newsdedup_dagster.stages.retention.settings import RetentionSettings
 
     url = db.ensure_ready()
     instance = get_instance()

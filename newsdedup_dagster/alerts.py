@@ -14,10 +14,10 @@ from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from pathlib import Path
 
-from .digest.send import _connect, _quit
-from .digest.settings import SmtpSettings
-from .publish.write import atomic_write, private_dirs
-from .redaction import redact
+from newsdedup_dagster.shared.presentation.write import atomic_write, private_dirs
+from newsdedup_dagster.shared.redaction import redact
+from newsdedup_dagster.stages.digest.send import _connect, _quit
+from newsdedup_dagster.stages.digest.settings import SmtpSettings
 
 log = logging.getLogger(__name__)
 

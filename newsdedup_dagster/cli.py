@@ -7,9 +7,9 @@ import importlib
 import logging
 import sys
 
-from . import __version__
-from .commands import COMMAND_MODULES
-from .db import DatabaseError
+from newsdedup_dagster import __version__
+from newsdedup_dagster.commands import COMMAND_MODULES
+from newsdedup_dagster.shared.db import DatabaseError
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,15 +4,15 @@ Each setting is declared once, on its stage's settings dataclass (`settings.sett
 variable or calibration key, bounds, one line of meaning), and read by one loader
 (`settings.load_settings`). One builder per stage below hands the stage its settings:
 
-    ingest_settings()      IngestSettings        ingest/settings.py
-    dedup_settings()       DedupSettings         neardup/settings.py
-    embedding_settings()   EmbeddingSettings     embeddings/settings.py
-    clustering_settings()  ClusterSettings       clustering/settings.py (its own chain: per-model defaults)
-    llm_settings()         LLMSettings           llm/settings.py        llm_backoff() -> BackoffPolicy, same module
-    grouping_settings()    GroupingSettings      events/settings.py     narrative_settings() -> NarrativeSettings, same
-    digest_settings()      DigestSettings        digest/settings.py
-    mail_settings()        SmtpSettings          digest/settings.py
-    publish_settings()     PublishSettings       publish/settings.py
+    ingest_settings()      IngestSettings        stages/ingest/settings.py
+    dedup_settings()       DedupSettings         stages/neardup/settings.py
+    embedding_settings()   EmbeddingSettings     stages/embeddings/settings.py
+    clustering_settings()  ClusterSettings       stages/clustering/settings.py (its own chain: per-model defaults)
+    llm_settings()         LLMSettings           shared/models/settings.py        llm_backoff() -> BackoffPolicy, same module
+    grouping_settings()    GroupingSettings      stages/events/settings.py     narrative_settings() -> NarrativeSettings, same
+    digest_settings()      DigestSettings        stages/digest/settings.py
+    mail_settings()        SmtpSettings          stages/digest/settings.py
+    publish_settings()     PublishSettings       stages/publish/settings.py
     retention_settings()   RetentionSettings     retention_settings.py
     (the deployment's directories, databases and addresses: deployment.py, re-exported here)
 
@@ -31,9 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .articles.settings import ArticleSettings
-from .clustering.settings import ClusterSettings, GuardSettings, settings_for
-from .deployment import (  # noqa: F401  (re-exported: config.home_dir() and the rest are the public names)
+from newsdedup_dagster.shared.deployment import (  # noqa: F401  (re-exported: config.home_dir() and the rest are the public names)
     EMBEDDED_SHARED_BUFFERS_MAX_MB,
     EMBEDDED_SHARED_BUFFERS_MIN_MB,
     PACKAGE_DIR,
@@ -61,21 +59,9 @@ from .deployment import (  # noqa: F401  (re-exported: config.home_dir() and the
     step_retry_delay,
     unsubscribe_url,
 )
-from .digest.settings import DigestSettings, SmtpSettings
-from .embeddings.settings import DEFAULT_PROVIDER, OFFLINE_MODEL_IDS, EmbeddingSettings
-from .events.settings import (
-    MODEL_DEFAULTS as EVENT_MODEL_DEFAULTS,
-    GroupingSettings,
-    NarrativeSettings,
-    event_threshold_for,
-)
-from .ingest.settings import IngestSettings
-from .llm.settings import BackoffPolicy, LLMSettings
-from .neardup.settings import DedupSettings
-from .publish.settings import PublishSettings
-from .redaction import secrets_of
-from .retention_settings import RetentionSettings
-from .settings import (
+from newsdedup_dagster.shared.models.settings import BackoffPolicy, LLMSettings
+from newsdedup_dagster.shared.redaction import secrets_of
+from newsdedup_dagster.shared.settings import (
     CALIBRATION_FILE,
     LANGUAGE_CODE,
     MISSING,
@@ -93,6 +79,20 @@ from .settings import (
     unwrap_optional,
     warn_uncalibrated,
 )
+from newsdedup_dagster.stages.articles.settings import ArticleSettings
+from newsdedup_dagster.stages.clustering.settings import ClusterSettings, GuardSettings, settings_for
+from newsdedup_dagster.stages.digest.settings import DigestSettings, SmtpSettings
+from newsdedup_dagster.stages.embeddings.settings import DEFAULT_PROVIDER, OFFLINE_MODEL_IDS, EmbeddingSettings
+from newsdedup_dagster.stages.events.settings import (
+    MODEL_DEFAULTS as EVENT_MODEL_DEFAULTS,
+    GroupingSettings,
+    NarrativeSettings,
+    event_threshold_for,
+)
+from newsdedup_dagster.stages.ingest.settings import IngestSettings
+from newsdedup_dagster.stages.neardup.settings import DedupSettings
+from newsdedup_dagster.stages.publish.settings import PublishSettings
+from newsdedup_dagster.stages.retention.settings import RetentionSettings
 
 __all__ = [
     "ArticleSettings", "ClusterSettings", "DedupSettings", "DeploymentSettings", "DigestSettings", "EmbeddingSettings",
@@ -126,7 +126,7 @@ def embedding_settings() -> EmbeddingSettings:
 
 
 def clustering_calibration(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Every clustering key (clustering/settings.py) the calibration file's [clustering] sets,
+    """Every clustering key (stages/clustering/settings.py) the calibration file's [clustering] sets,
     parsed and checked: {key: value}."""
     found = {f.name: calibrated_value(cls, f, annotation, environ)
              for cls in (ClusterSettings, GuardSettings) for f, annotation in declared(cls)}
@@ -326,7 +326,7 @@ def configuration_markdown() -> str:
         "margins, gates, timeouts, caps) are not: they are keys of the calibration file, listed with",
         "their evidence in [docs/CALIBRATION.md](CALIBRATION.md#the-calibration-file); a deployment that",
         f"must change one names the file in `{CALIBRATION_FILE}`. Each setting is declared once, on its",
-        "stage's settings class (`newsdedup_dagster/settings.py: setting`), and read by one loader in the",
+        "stage's settings class (`newsdedup_dagster/shared/settings.py: setting`), and read by one loader in the",
         "process that uses it; a bad value is refused as `NAME='value': expected <what>`. Secrets",
         "(`*_API_KEY`, `*_PASSWORD`) reach Dagster resources by name only (`dagster.EnvVar`, resolved in",
         "the run worker), never through run config.",

@@ -35,11 +35,11 @@ from dagster import (
     logger,
 )
 
-from .assets import digest, hourly, retention
-from .assets.run_options import LOG_LEVELS
-from .partitions import DAILY_PARTITIONS, HOURLY_PARTITIONS
-from .resources import deployment_resources
-from .sensors import SENSORS
+from newsdedup_dagster.assets import digest, hourly, retention
+from newsdedup_dagster.assets.run_options import LOG_LEVELS
+from newsdedup_dagster.partitions import DAILY_PARTITIONS, HOURLY_PARTITIONS
+from newsdedup_dagster.resources import deployment_resources
+from newsdedup_dagster.sensors import SENSORS
 
 STAGES = (hourly, digest, retention)   # in graph order
 

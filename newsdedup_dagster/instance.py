@@ -18,7 +18,8 @@ import yaml
 from dagster import DagsterInstance
 from dagster_postgres import DagsterPostgresStorage
 
-from . import config, db
+from newsdedup_dagster import config
+from newsdedup_dagster.shared import db
 
 STORAGE_CLASS = "NewsdedupPostgresStorage"
 # SHA-256 of the files earlier versions wrote. The first two (max_concurrent_runs 4 and 1) had their

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from dagster import DailyPartitionsDefinition, HourlyPartitionsDefinition
 
-from . import config
+from newsdedup_dagster import config
 
 # end_offset=1: the current hour is a partition. A live run archives what the feeds show
 # when it runs under the hour it runs in; the hourly schedule runs a few minutes past the

@@ -22,14 +22,15 @@ from pathlib import Path
 import psycopg
 from dagster import ConfigurableResource, EnvVar, ResourceDefinition
 
-from . import config as app_config, db
-from .digest.settings import SmtpSettings
-from .embeddings import EmbeddingSettings, make_embedder
-from .embeddings.providers import Embedder
-from .llm.cache import PostgresResultCache
-from .llm.client import LLMClient, PostgresCallRecorder
-from .llm.settings import BackoffPolicy, LLMSettings
-from .llm.stages import MAX_STORIES_PER_RUN, MAX_TRANSLATION_ROWS_PER_RUN
+from newsdedup_dagster import config as app_config
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.shared.models.cache import PostgresResultCache
+from newsdedup_dagster.shared.models.client import LLMClient, PostgresCallRecorder
+from newsdedup_dagster.shared.models.settings import BackoffPolicy, LLMSettings
+from newsdedup_dagster.stages.digest.settings import SmtpSettings
+from newsdedup_dagster.stages.embeddings import EmbeddingSettings, make_embedder
+from newsdedup_dagster.stages.embeddings.providers import Embedder
+from newsdedup_dagster.stages.llm.stages import MAX_STORIES_PER_RUN, MAX_TRANSLATION_ROWS_PER_RUN
 
 
 class PostgresResource(ConfigurableResource):

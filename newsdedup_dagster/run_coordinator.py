@@ -36,8 +36,8 @@ def run_refusal(run_config) -> str | None:
     the llm settings its `llm` resource would give the run (this process has the deployment's
     environment, as the run worker it would launch does)."""
     # Imported on first use: every Dagster process builds the instance, few submit runs.
-    from .assets.run_options import run_config_refusal  # deferred on purpose: the code location
-    from .definitions import RUN_OPTIONS  # loads only in the process that submits runs,
-    from .resources import LLMResource  # not in every process that builds the instance
+    from newsdedup_dagster.assets.run_options import run_config_refusal  # deferred on purpose: the code location
+    from newsdedup_dagster.definitions import RUN_OPTIONS  # loads only in the process that submits runs,
+    from newsdedup_dagster.resources import LLMResource  # not in every process that builds the instance
 
     return run_config_refusal(run_config, RUN_OPTIONS, lambda: LLMResource().settings())

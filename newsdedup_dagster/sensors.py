@@ -6,8 +6,8 @@ from collections import Counter
 
 from dagster import DagsterEventType, DefaultSensorStatus, RunFailureSensorContext, run_failure_sensor
 
-from . import alerts, config as app_config
-from .resources import MailerResource
+from newsdedup_dagster import alerts, config as app_config
+from newsdedup_dagster.resources import MailerResource
 
 # What Dagster raises around the asset's own error: "Error occurred while executing op" (Dagster*)
 # and, when a retry policy (or RetryRequested) gave up, "Exceeded max_retries of N"

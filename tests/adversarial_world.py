@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from fake_openai import default_responder
 
-from newsdedup_dagster.briefings.model import ARTICLES_CLOSE, ARTICLES_OPEN, SYSTEM_PROMPT as BRIEFING_PROMPT
+from newsdedup_dagster.stages.briefings.model import ARTICLES_CLOSE, ARTICLES_OPEN, SYSTEM_PROMPT as BRIEFING_PROMPT
 
 TRANSLATION_LANGS = ("fr", "es")
 

@@ -64,7 +64,7 @@ class WrittenVectors:
 def store_vectors(conn, model_id: str, vectors: dict):
     """Write `vectors` (item id -> unit numpy vector) as the embeddings of those stored items under
     the model `model_id`; returns the model's info."""
-    from newsdedup_dagster.embeddings.store import ensure_model, vector_literal
+    from newsdedup_dagster.stages.embeddings.store import ensure_model, vector_literal
 
     dims = len(next(iter(vectors.values())))
     info = ensure_model(conn, WrittenVectors(model_id, dims))

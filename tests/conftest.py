@@ -47,7 +47,7 @@ APP_TABLES = (
 
 @pytest.fixture(scope="session")
 def database_url() -> str:
-    from newsdedup_dagster import db
+    from newsdedup_dagster.shared import db
 
     return db.ensure_ready()
 
@@ -55,7 +55,7 @@ def database_url() -> str:
 @pytest.fixture()
 def clean_db(database_url):
     """An empty application schema (all tables truncated) and its URL."""
-    from newsdedup_dagster import db
+    from newsdedup_dagster.shared import db
 
     with db.connection(database_url) as conn:
         conn.execute(f"TRUNCATE {APP_TABLES} RESTART IDENTITY CASCADE")
@@ -65,7 +65,7 @@ def clean_db(database_url):
 
 @pytest.fixture()
 def conn(clean_db):
-    from newsdedup_dagster import db
+    from newsdedup_dagster.shared import db
 
     with db.connection(clean_db) as connection:
         yield connection
@@ -124,7 +124,7 @@ def pytest_sessionfinish(session):
     the controller kills a worker still exiting 10 s later, and a server left to the worker's exit
     hooks would then run on. The controller (or a session without workers) removes the session's
     directory last."""
-    db = sys.modules.get("newsdedup_dagster.db")
+    db = sys.modules.get("newsdedup_dagster.shared.db")
     if db is not None:
         db.stop_embedded_server()  # this process's handle (the server stops if it was the last)
     if _SESSION_MADE:

@@ -3,7 +3,7 @@
     python tests/crash_runner.py 2026-11-02-01:00 [--events]
 
 Everything comes from the environment the suite sets (NEWSDEDUP_DATABASE_URL, the LLM endpoint,
-and the test-only NEWSDEDUP_TEST_CRASH_AT read by newsdedup_dagster/crashpoints.py). Exit code 0
+and the test-only NEWSDEDUP_TEST_CRASH_AT read by newsdedup_dagster/shared/crashpoints.py). Exit code 0
 when every step succeeded, 1 otherwise; a crash point ends the process with SIGKILL. Prints one
 line per step failure Dagster retried (`up for retry: <step>: <asset>`, the hourly asset whose hour
 failed, as the step's error names it), so a test can tell a run that succeeded on its retry from

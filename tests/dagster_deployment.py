@@ -23,7 +23,7 @@ import httpx
 import yaml
 from helpers import free_port
 
-from newsdedup_dagster import db
+from newsdedup_dagster.shared import db
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from newsdedup_dagster.briefings.model import ARTICLES_CLOSE, ARTICLES_OPEN, SYSTEM_PROMPT as BRIEFING_PROMPT
+from newsdedup_dagster.stages.briefings.model import ARTICLES_CLOSE, ARTICLES_OPEN, SYSTEM_PROMPT as BRIEFING_PROMPT
 
 
 @dataclass
@@ -100,7 +100,7 @@ class _Rule:
 
 
 def default_responder(req: Request) -> Any:
-    """Valid answers for newsdedup prompts (see llm/scoring.py and llm/translation.py)."""
+    """Valid answers for newsdedup prompts (see stages/llm/scoring.py and shared/models/translation.py)."""
     user = req.user_text
     try:
         payload = json.loads(user)
@@ -136,7 +136,7 @@ def default_responder(req: Request) -> Any:
 
 def _briefing_reply(user: str) -> dict:
     """A careful model's briefing: its summary and points are the articles' own first sentences, each
-    citing the article it comes from (so every line passes briefings/verify.py)."""
+    citing the article it comes from (so every line passes stages/briefings/verify.py)."""
     lines = user.split("\n")
     block = lines[lines.index(ARTICLES_OPEN) + 1:lines.index(ARTICLES_CLOSE)]
     sentences = []

@@ -273,10 +273,10 @@ def rss_entries(count: int, *, prefix: str = "item", site: str = "https://news.e
 from dataclasses import replace as _replace  # noqa: E402
 from datetime import UTC, datetime as _datetime  # noqa: E402
 
-from newsdedup_dagster.ingest.feed_parse import parse_fetch_result  # noqa: E402
-from newsdedup_dagster.ingest.fetch import FetchConfig, FetchRequest, fetch_feeds_sync  # noqa: E402
-from newsdedup_dagster.ingest.netguard import AddressPolicy  # noqa: E402
-from newsdedup_dagster.ingest.parse_types import ParseConfig  # noqa: E402
+from newsdedup_dagster.shared.http.fetch import FetchConfig, FetchRequest, fetch_feeds_sync  # noqa: E402
+from newsdedup_dagster.shared.http.netguard import AddressPolicy  # noqa: E402
+from newsdedup_dagster.stages.ingest.feed_parse import parse_fetch_result  # noqa: E402
+from newsdedup_dagster.stages.ingest.parse_types import ParseConfig  # noqa: E402
 
 # The feed server listens on loopback, which the fetcher refuses unless allowed:
 # tests allow it explicitly (tests/test_ingest_ssrf.py shows the refusal without).
@@ -297,7 +297,7 @@ def add_good_feeds(server: FeedServer) -> None:
 def parse_all(results, source_language: str | None = None, config: ParseConfig = ParseConfig()):
     # The fetch time is pinned so that two runs are comparable: undated
     # entries take the fetch time (an archive re-parse reuses the stored one).
-    from newsdedup_dagster.ingest.sources import Source
+    from newsdedup_dagster.shared.sources import Source
 
     parsed = {}
     for result in results:

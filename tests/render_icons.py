@@ -1,4 +1,4 @@
-"""Render the site icon (newsdedup_dagster/publish/static/icon.svg) to the two PNGs the feeds and
+"""Render the site icon (newsdedup_dagster/stages/publish/static/icon.svg) to the two PNGs the feeds and
 pages name, with Debian's chromium: `python tests/render_icons.py` after editing the SVG."""
 
 from __future__ import annotations

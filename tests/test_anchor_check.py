@@ -13,9 +13,9 @@ import pytest
 from clustering_fixtures import H0, store_vectors
 
 from newsdedup_dagster.cli import main
-from newsdedup_dagster.clustering import explain
-from newsdedup_dagster.clustering.passes import cluster_partition
-from newsdedup_dagster.clustering.settings import settings_for
+from newsdedup_dagster.stages.clustering import explain
+from newsdedup_dagster.stages.clustering.passes import cluster_partition
+from newsdedup_dagster.stages.clustering.settings import settings_for
 
 pytestmark = pytest.mark.timeout(180)
 DIMS = 8

@@ -1,4 +1,4 @@
-"""The anchor check (clustering/anchors.py) and the anchor split (clustering/guard.py) on real
+"""The anchor check (shared/text/anchors.py) and the anchor split (stages/clustering/guard.py) on real
 headline pairs: two reports of one event are kept together, two events of one kind (two
 earthquakes, two shootings, two Oscar hosts) conflict. Headlines and leads are composed from
 public reporting of the named events, in English, French, Spanish, Russian, Italian and
@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from newsdedup_dagster.clustering import anchors as an
-from newsdedup_dagster.clustering.guard import ANCHOR_SPLIT_MIN_SIZE, split_by_anchors, undirected_edges
+from newsdedup_dagster.shared.text import anchors as an
+from newsdedup_dagster.stages.clustering.guard import ANCHOR_SPLIT_MIN_SIZE, split_by_anchors, undirected_edges
 
 
 def anchors(title: str, lead: str, lang: str) -> an.Anchors:

@@ -1,5 +1,5 @@
-"""Names and numbers across languages (clustering/anchors.py "romanised", "magnitudes",
-"scores"; clustering/numbers.py): two look-alike events reported in two languages conflict when
+"""Names and numbers across languages (shared/text/anchors.py "romanised", "magnitudes",
+"scores"; shared/text/numbers.py): two look-alike events reported in two languages conflict when
 both sides name anchors that disagree; two reports of one event do not, and a side that names
 nothing keeps a pair together. Headlines and leads are written for these tests in the style of
 each language's press."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from newsdedup_dagster.clustering import anchors as an, numbers
+from newsdedup_dagster.shared.text import anchors as an, numbers
 
 # ----------------------------------------------------------------- two events, two languages
 QUAKE_IBARAKI_JA = ("ja", "茨城県沖でM5.4の地震 日立市で震度5弱", "気象庁によると、震源の深さは約50キロ。津波の心配はない。")

@@ -1,4 +1,4 @@
-"""The sport a text names (clustering/sports.py): read in every language the feeds carry, an
+"""The sport a text names (shared/text/sports.py): read in every language the feeds carry, an
 ambiguous term standing for every sport that uses it, and a veto only where both sides name a
 sport and share none."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from newsdedup_dagster.clustering import sports
+from newsdedup_dagster.shared.text import sports
 
 
 @pytest.mark.parametrize("text, expected", [

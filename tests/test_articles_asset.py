@@ -13,9 +13,10 @@ from feedserver import FeedServer, Response
 from helpers import calibrate
 from test_articles_fetch import ENGLISH, FRENCH, HTML, page
 
-from newsdedup_dagster.articles.store import article_text, replay_page_name
 from newsdedup_dagster.assets.hourly import hourly_chain
 from newsdedup_dagster.resources import PostgresResource, deployment_resources
+from newsdedup_dagster.shared.db.stored_text import article_text
+from newsdedup_dagster.stages.articles.store import replay_page_name
 
 H0 = datetime(2026, 11, 2, 5, tzinfo=UTC)
 H1 = H0 + timedelta(hours=1)
@@ -168,16 +169,16 @@ def test_the_hourly_cap_takes_the_most_covered_items_first(conn, clean_db, site,
 
 
 def _version() -> str:
-    from newsdedup_dagster.ingest.fetch import USER_AGENT
+    from newsdedup_dagster.shared.http.fetch import USER_AGENT
 
     return USER_AGENT.split(" ", 1)[0].split("/", 1)[1]
 
 
 @pytest.mark.slow
 def test_the_sample_day_replayed_through_the_hourly_job_extracts_its_recorded_pages(clean_db, monkeypatch):
-    from newsdedup_dagster import db
     from newsdedup_dagster.definitions import HOURLY_JOB_NAME, defs
     from newsdedup_dagster.instance import QUIET_RUN_CONFIG, get_instance
+    from newsdedup_dagster.shared import db
 
     monkeypatch.setenv("NEWSDEDUP_FETCH_MODE", "replay")
     job = defs.resolve_job_def(HOURLY_JOB_NAME)

@@ -9,7 +9,7 @@ import unicodedata
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from newsdedup_dagster.articles.extract import (
+from newsdedup_dagster.stages.articles.extract import (
     ExtractLimits,
     extract_page,
     html_refusal,
@@ -90,7 +90,7 @@ def test_word_count_counts_han_characters_and_spaced_words(text):
 def test_any_robots_txt_gives_a_verdict_and_a_bounded_delay(body, path):
     from datetime import UTC, datetime, timedelta
 
-    from newsdedup_dagster.articles.robots import MAX_CRAWL_DELAY, entry_from_fetch
+    from newsdedup_dagster.stages.articles.robots import MAX_CRAWL_DELAY, entry_from_fetch
 
     entry = entry_from_fetch("https://a.example:443", http_status=200, body=body, error=None,
                              now=datetime(2026, 11, 2, tzinfo=UTC), ttl=timedelta(hours=24))

@@ -13,11 +13,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from feedserver import FAST, FeedServer, Response
 
-from newsdedup_dagster.articles.extract import Extraction, ExtractLimits, extract_page
-from newsdedup_dagster.articles.fetch import PageOutcome, PageRequest, Politeness, fetch_pages
-from newsdedup_dagster.articles.robots import ALLOW_ALL, RULES, UNREACHABLE, entry_from_fetch
-from newsdedup_dagster.articles.settings import ArticleSettings
-from newsdedup_dagster.articles.store import fetch_and_extract, page_fetch_config
+from newsdedup_dagster.stages.articles.extract import Extraction, ExtractLimits, extract_page
+from newsdedup_dagster.stages.articles.fetch import PageOutcome, PageRequest, Politeness, fetch_pages
+from newsdedup_dagster.stages.articles.robots import ALLOW_ALL, RULES, UNREACHABLE, entry_from_fetch
+from newsdedup_dagster.stages.articles.settings import ArticleSettings
+from newsdedup_dagster.stages.articles.store import fetch_and_extract, page_fetch_config
 
 ENGLISH = ("The city council approved the new budget on Tuesday after a long debate about public transport, "
            "housing and the cost of energy for schools. The mayor said the plan would cut waiting times for "
@@ -236,7 +236,7 @@ def test_fetch_pages_never_raises_for_a_bad_link():
 
 
 def test_fetch_article_in_the_sources_file_is_a_flag():
-    from newsdedup_dagster.ingest.sources import SourcesConfigError, parse_sources_yaml
+    from newsdedup_dagster.shared.sources import SourcesConfigError, parse_sources_yaml
 
     entry = "sources:\n  - {id: a, name: A, feed_url: 'https://a.example/f', language: en, country: GB%s}\n"
     assert parse_sources_yaml(entry % "")[0].fetch_article is True

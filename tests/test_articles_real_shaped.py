@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from newsdedup_dagster.articles.extract import extract_page, first_paragraph, paywalled_parts
+from newsdedup_dagster.stages.articles.extract import extract_page, first_paragraph, paywalled_parts
 
 PAGES = Path(__file__).resolve().parent / "data" / "articles_real_shaped"
 URL = "https://news.example/2019/11/19/story"

@@ -14,11 +14,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from feedserver import FAST, FeedServer, Request, Response
 
-from newsdedup_dagster.articles.fetch import PageRequest, Politeness
-from newsdedup_dagster.articles.robots import UNREACHABLE
-from newsdedup_dagster.articles.settings import ArticleSettings
-from newsdedup_dagster.articles.store import fetch_and_extract, page_fetch_config
-from newsdedup_dagster.ingest import netguard
+from newsdedup_dagster.shared.http import netguard
+from newsdedup_dagster.stages.articles.fetch import PageRequest, Politeness
+from newsdedup_dagster.stages.articles.robots import UNREACHABLE
+from newsdedup_dagster.stages.articles.settings import ArticleSettings
+from newsdedup_dagster.stages.articles.store import fetch_and_extract, page_fetch_config
 
 TEXT = ("The city council approved the new budget on Tuesday after a long debate about public transport, "
         "housing and the cost of energy for schools. The mayor said the plan would cut waiting times for "

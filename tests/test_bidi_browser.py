@@ -19,11 +19,11 @@ from test_events_fixtures import add_story
 from test_publish_browser import CHROMIUM, CHROMIUM_ARGS, serve_site
 
 from newsdedup_dagster.config import DigestSettings
-from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.render import personalised
-from newsdedup_dagster.events.grouping import event_id_for
-from newsdedup_dagster.publish.model import safe_name
 from newsdedup_dagster.resources import LLMResource
+from newsdedup_dagster.stages.digest.build import render_day
+from newsdedup_dagster.stages.digest.render import personalised
+from newsdedup_dagster.stages.events.grouping import event_id_for
+from newsdedup_dagster.stages.publish.model import safe_name
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

@@ -43,9 +43,9 @@ from lxml import etree
 from smtp_server import SmtpServer
 from test_llm_stages import HOUR, KEY, PARTITION, run
 
-from newsdedup_dagster import db
-from newsdedup_dagster.briefings.model import SYSTEM_PROMPT as BRIEFING_PROMPT
 from newsdedup_dagster.resources import LLMResource
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.stages.briefings.model import SYSTEM_PROMPT as BRIEFING_PROMPT
 
 DAY = HOUR.date().isoformat()
 SITE_LANGS = ("en", *TRANSLATION_LANGS)

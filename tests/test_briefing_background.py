@@ -19,15 +19,15 @@ from test_briefings_model import briefing_requests, good_reply, metadata, prompt
 from test_briefings_stage import _briefing
 from test_llm_stages import HOUR, KEY, add_story, llm_env, online, run  # noqa: F401  (fixtures)
 
-from newsdedup_dagster.briefings import model as briefing_model
-from newsdedup_dagster.briefings.briefing import Article, EarlierStory
-from newsdedup_dagster.briefings.verify import checked_briefing
 from newsdedup_dagster.config import PublishSettings
-from newsdedup_dagster.digest.render import EventRecord, SourceLink, StoryRecord
-from newsdedup_dagster.publish.build import publish_hour
-from newsdedup_dagster.publish.labels import SITE_LANGS, labels_for, text_direction
-from newsdedup_dagster.publish.model import FeedCandidate, SourceArticle, StoredBriefing, story_views
-from newsdedup_dagster.publish.render import FeedMeta, render_entry_content, render_story
+from newsdedup_dagster.shared.presentation.site_labels import SITE_LANGS, labels_for, text_direction
+from newsdedup_dagster.shared.presentation.stories import EventRecord, SourceLink, StoryRecord
+from newsdedup_dagster.stages.briefings import model as briefing_model
+from newsdedup_dagster.stages.briefings.briefing import Article, EarlierStory
+from newsdedup_dagster.stages.briefings.verify import checked_briefing
+from newsdedup_dagster.stages.publish.build import publish_hour
+from newsdedup_dagster.stages.publish.model import FeedCandidate, SourceArticle, StoredBriefing, story_views
+from newsdedup_dagster.stages.publish.render import FeedMeta, render_entry_content, render_story
 
 HTML = etree.HTMLParser()
 DAY_BEFORE = datetime(2026, 11, 1, 22, tzinfo=UTC)

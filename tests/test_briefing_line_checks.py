@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from newsdedup_dagster.briefings.briefing import Article
-from newsdedup_dagster.briefings.verify import (
+from newsdedup_dagster.stages.briefings.briefing import Article
+from newsdedup_dagster.stages.briefings.verify import (
     checked_briefing,
     countries_named,
     links_in,
@@ -17,8 +17,8 @@ from newsdedup_dagster.briefings.verify import (
     quote_span,
     speaker_beside,
 )
-from newsdedup_dagster.embeddings.providers import make_embedder
-from newsdedup_dagster.embeddings.settings import EmbeddingSettings
+from newsdedup_dagster.stages.embeddings.providers import make_embedder
+from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
 
 EN = Article("en1", "Daily", "en", "Vaccine rollout for schools is delayed",
              "Critics said the new vaccine is unsafe for children under five. Jan Kowalski, the health "

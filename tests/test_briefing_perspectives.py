@@ -16,14 +16,14 @@ from feed_validators import VNU_JAR, html_errors, java
 from hypothesis import given, settings, strategies as st
 from lxml import etree
 
-from newsdedup_dagster.briefings import model as briefing_model
-from newsdedup_dagster.briefings.briefing import Article, Briefing, Perspective
-from newsdedup_dagster.briefings.extractive import MAX_PERSPECTIVES, extractive_briefing, perspectives, sentences
-from newsdedup_dagster.briefings.verify import checked_briefing, checked_extractive
-from newsdedup_dagster.digest.render import SourceLink, StoryRecord
-from newsdedup_dagster.publish.labels import SITE_LANGS, labels_for, text_direction
-from newsdedup_dagster.publish.model import FeedCandidate, SourceArticle, StoredBriefing, story_views
-from newsdedup_dagster.publish.render import FeedMeta, render_story
+from newsdedup_dagster.shared.presentation.site_labels import SITE_LANGS, labels_for, text_direction
+from newsdedup_dagster.shared.presentation.stories import SourceLink, StoryRecord
+from newsdedup_dagster.stages.briefings import model as briefing_model
+from newsdedup_dagster.stages.briefings.briefing import Article, Briefing, Perspective
+from newsdedup_dagster.stages.briefings.extractive import MAX_PERSPECTIVES, extractive_briefing, perspectives, sentences
+from newsdedup_dagster.stages.briefings.verify import checked_briefing, checked_extractive
+from newsdedup_dagster.stages.publish.model import FeedCandidate, SourceArticle, StoredBriefing, story_views
+from newsdedup_dagster.stages.publish.render import FeedMeta, render_story
 
 # ------------------------------------------------------------------ the articles
 # One trade deal. Every article gives the same six facts; the British outlets also stress what it

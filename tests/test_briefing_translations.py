@@ -17,19 +17,18 @@ from test_briefings_stage import PAGE, _page
 from test_llm_stages import HOUR, KEY, LANGS, add_story, grow_story, llm_env, online, run  # noqa: F401  (fixtures)
 
 from newsdedup_dagster.config import PublishSettings
-from newsdedup_dagster.digest.build import load_records, render_day
-from newsdedup_dagster.digest.render import StoryBriefing, briefing_points
-from newsdedup_dagster.digest.select import Selected
-from newsdedup_dagster.llm.client import OutputInvalid
-from newsdedup_dagster.llm.stages import OFFLINE_NOTE
-from newsdedup_dagster.llm.translation import (
+from newsdedup_dagster.resources import LLMResource
+from newsdedup_dagster.shared.models.client import OutputInvalid
+from newsdedup_dagster.shared.models.translation import (
     BRIEFING_TASK,
     briefing_fields,
     translated_briefing,
     validate_exact_translations,
 )
-from newsdedup_dagster.publish.build import publish_hour
-from newsdedup_dagster.resources import LLMResource
+from newsdedup_dagster.shared.presentation.stories import Selected, StoryBriefing, briefing_points, load_records
+from newsdedup_dagster.stages.digest.build import render_day
+from newsdedup_dagster.stages.llm.stages import OFFLINE_NOTE
+from newsdedup_dagster.stages.publish.build import publish_hour
 
 DAY = date(2026, 11, 2)
 LATER = "2026-11-02-06:00"

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from newsdedup_dagster.briefings.briefing import Article
-from newsdedup_dagster.briefings.categories import offline_category
-from newsdedup_dagster.briefings.extractive import (
+from newsdedup_dagster.shared.models.settings import NARRATIVE_LANGS, TRANSLATION_LANGS
+from newsdedup_dagster.shared.presentation.categories import offline_category
+from newsdedup_dagster.shared.presentation.taxonomy import CATEGORIES, FALLBACK, NAMES, category_name
+from newsdedup_dagster.stages.briefings.briefing import Article
+from newsdedup_dagster.stages.briefings.extractive import (
     MAX_POINTS,
     MAX_QUOTES,
     extractive_briefing,
@@ -18,9 +20,7 @@ from newsdedup_dagster.briefings.extractive import (
     quotes_in,
     sentences,
 )
-from newsdedup_dagster.briefings.taxonomy import CATEGORIES, FALLBACK, NAMES, category_name
-from newsdedup_dagster.briefings.verify import checked_briefing, checked_extractive, normalise, quote_in
-from newsdedup_dagster.llm.settings import NARRATIVE_LANGS, TRANSLATION_LANGS
+from newsdedup_dagster.stages.briefings.verify import checked_briefing, checked_extractive, normalise, quote_in
 
 QUAKE = [
     Article("a1", "bbc", "en", "Quake hits Iwate",

@@ -13,9 +13,9 @@ from fake_openai import Reply, default_responder
 from test_briefings_stage import PAGE, _briefing, _page
 from test_llm_stages import HOUR, add_story, llm_env, online, run  # noqa: F401  (fixtures re-exported)
 
-from newsdedup_dagster.briefings import model as briefing_model
-from newsdedup_dagster.llm.scoring import ARTICLES_CLOSE, ARTICLES_OPEN
 from newsdedup_dagster.resources import LLMResource
+from newsdedup_dagster.stages.briefings import model as briefing_model
+from newsdedup_dagster.stages.llm.scoring import ARTICLES_CLOSE, ARTICLES_OPEN
 
 QUOTE = "Every house on the hillside has been checked"
 SPEAKER = "Marta Ruiz"

@@ -53,7 +53,7 @@ def test_each_story_gets_a_checked_briefing_from_its_pages(conn, clean_db):
     assert metadata["briefed"] == 1 and metadata["briefings_with_quotes"] == 1
     assert metadata["briefing_articles_from_pages"] == 2
     # The demo's briefing line counts the same rows.
-    from newsdedup_dagster import db
+    from newsdedup_dagster.shared import db
     stories, with_points, with_quotes, n_points, n_quotes, dropped, with_players, n_players = conn.execute(
         db.load_sql("demo_briefing_counts")).fetchone()
     conn.commit()

@@ -11,8 +11,8 @@ import pytest
 from helpers import calibrate
 
 from newsdedup_dagster import config
-from newsdedup_dagster.clustering.settings import MODEL_DEFAULTS, settings_for
-from newsdedup_dagster.events.settings import EVENT_THRESHOLDS
+from newsdedup_dagster.stages.clustering.settings import MODEL_DEFAULTS, settings_for
+from newsdedup_dagster.stages.events.settings import EVENT_THRESHOLDS
 
 E5 = "e5:multilingual-e5-small-q4"
 

@@ -10,7 +10,7 @@ from anyascii import anyascii
 from babel.numbers import format_decimal
 from hypothesis import given, settings, strategies as st
 
-from newsdedup_dagster.claims import (
+from newsdedup_dagster.shared.text.claims import (
     latin_script,
     name_carried,
     names_in,

@@ -4,14 +4,14 @@ import string
 
 import pytest
 
-from newsdedup_dagster.clustering.guard import (
+from newsdedup_dagster.stages.clustering.guard import (
     DEFAULTS,
     attach_leftovers,
     guarded_components,
     louvain_communities,
     undirected_edges,
 )
-from newsdedup_dagster.clustering.unionfind import UnionFind
+from newsdedup_dagster.stages.clustering.unionfind import UnionFind
 
 P = {"guard": "louvain", "guard_resolution": 1.0}
 

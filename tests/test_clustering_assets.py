@@ -10,8 +10,8 @@ import pytest
 from clustering_fixtures import EU_AI, H0, QUAKE_DAY1, QUAKE_DAY2, UNRELATED, insert_items, key, memberships, snapshot
 from hourly_helpers import stage_hour
 
-from newsdedup_dagster import db
 from newsdedup_dagster.resources import EmbedderResource
+from newsdedup_dagster.shared import db
 
 STORY_ASSETS = ("stories",)
 
@@ -115,10 +115,10 @@ def test_rerunning_a_clustered_range_with_reset_rebuilds_the_same_stories(conn, 
 
 def test_two_clustering_runs_never_overlap(conn, clean_db):
     """The advisory lock: a run waits while another holds it, and fails after lock_timeout_s."""
-    from newsdedup_dagster.clustering.passes import cluster_partition
-    from newsdedup_dagster.clustering.settings import settings_for
-    from newsdedup_dagster.clustering.store import CLUSTER_LOCK_KEY, ClusteringBusy
-    from newsdedup_dagster.embeddings.store import active_model
+    from newsdedup_dagster.stages.clustering.passes import cluster_partition
+    from newsdedup_dagster.stages.clustering.settings import settings_for
+    from newsdedup_dagster.stages.clustering.store import CLUSTER_LOCK_KEY, ClusteringBusy
+    from newsdedup_dagster.stages.embeddings.store import active_model
 
     insert_items(conn, QUAKE_DAY1, H0)
     run(clean_db, H0)
@@ -164,9 +164,9 @@ def test_stories_are_computed_by_the_hourly_chain_in_its_pool():
 
 def test_checks_flag_corruption(conn, clean_db):
     """The invariant checks fail when the data is wrong (not only pass when it is right)."""
-    from newsdedup_dagster.clustering.passes import check_invariants, cluster_partition
-    from newsdedup_dagster.clustering.settings import settings_for
-    from newsdedup_dagster.embeddings.store import active_model
+    from newsdedup_dagster.stages.clustering.passes import check_invariants, cluster_partition
+    from newsdedup_dagster.stages.clustering.settings import settings_for
+    from newsdedup_dagster.stages.embeddings.store import active_model
 
     insert_items(conn, QUAKE_DAY1 + UNRELATED, H0)
     run(clean_db, H0)

@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 from clustering_fixtures import H0, insert_items
 
-from newsdedup_dagster import db
-from newsdedup_dagster.clustering import store
-from newsdedup_dagster.clustering.passes import cluster_partition
-from newsdedup_dagster.clustering.settings import settings_for
-from newsdedup_dagster.embeddings.store import ModelInfo, vector_literal
 from newsdedup_dagster.evaluation.clustering import temporary_database
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.shared.db.vectors import ModelInfo
+from newsdedup_dagster.stages.clustering import store
+from newsdedup_dagster.stages.clustering.passes import cluster_partition
+from newsdedup_dagster.stages.clustering.settings import settings_for
+from newsdedup_dagster.stages.embeddings.store import vector_literal
 
 pytestmark = pytest.mark.timeout(240)
 MODEL = "fake:recent"

@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 from clustering_fixtures import H0, snapshot
 
-from newsdedup_dagster.clustering import store
-from newsdedup_dagster.clustering.passes import cluster_partition
-from newsdedup_dagster.clustering.settings import settings_for
-from newsdedup_dagster.embeddings.store import ModelInfo, ensure_indexes, vector_literal
+from newsdedup_dagster.shared.db.vectors import ModelInfo
+from newsdedup_dagster.stages.clustering import store
+from newsdedup_dagster.stages.clustering.passes import cluster_partition
+from newsdedup_dagster.stages.clustering.settings import settings_for
+from newsdedup_dagster.stages.embeddings.store import ensure_indexes, vector_literal
 
 pytestmark = pytest.mark.timeout(300)
 MODEL = "fake:searchable"
@@ -107,8 +108,8 @@ def test_searchable_stories_give_the_memberships_of_an_exact_scan(conn):
 def test_an_index_built_before_the_flag_is_rebuilt_with_it(conn):
     from psycopg import sql as pgsql
 
-    from newsdedup_dagster import db
-    from newsdedup_dagster.embeddings.store import hnsw_index_name
+    from newsdedup_dagster.shared import db
+    from newsdedup_dagster.shared.db.vectors import hnsw_index_name
 
     name = hnsw_index_name("stories", MODEL)
     conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(

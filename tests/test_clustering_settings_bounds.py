@@ -15,7 +15,7 @@ from helpers import calibrate
 from hypothesis import given, settings, strategies as st
 
 from newsdedup_dagster import config
-from newsdedup_dagster.clustering.settings import BOUNDS, ClusterSettings, setting_keys, settings_for
+from newsdedup_dagster.stages.clustering.settings import BOUNDS, ClusterSettings, setting_keys, settings_for
 
 
 @pytest.fixture

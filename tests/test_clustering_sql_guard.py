@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from clustering_fixtures import H0, insert_items
 
-from newsdedup_dagster.clustering.passes import check_invariants, cluster_partition
-from newsdedup_dagster.clustering.settings import settings_for
-from newsdedup_dagster.embeddings.store import ensure_model, vector_literal
+from newsdedup_dagster.stages.clustering.passes import check_invariants, cluster_partition
+from newsdedup_dagster.stages.clustering.settings import settings_for
+from newsdedup_dagster.stages.embeddings.store import ensure_model, vector_literal
 
 pytestmark = pytest.mark.timeout(120)
 DIMS = 8

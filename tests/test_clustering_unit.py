@@ -8,9 +8,9 @@ import pytest
 from helpers import calibrate
 
 from newsdedup_dagster import config
-from newsdedup_dagster.clustering.passes import disconnected, pass2_stories, story_id_for, undirected
-from newsdedup_dagster.clustering.settings import ClusterSettings, parse_assignments, settings_for
 from newsdedup_dagster.evaluation.clustering import Row, frange, partitions_of
+from newsdedup_dagster.stages.clustering.passes import disconnected, pass2_stories, story_id_for, undirected
+from newsdedup_dagster.stages.clustering.settings import ClusterSettings, parse_assignments, settings_for
 
 
 def test_story_id_is_derived_from_founder_and_model():

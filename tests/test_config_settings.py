@@ -11,11 +11,11 @@ import pytest
 from helpers import calibrate
 
 from newsdedup_dagster import config
-from newsdedup_dagster.digest.settings import DigestSettings
-from newsdedup_dagster.embeddings.settings import EmbeddingSettings
-from newsdedup_dagster.events.settings import GroupingSettings, NarrativeSettings
-from newsdedup_dagster.llm.settings import BackoffPolicy
-from newsdedup_dagster.settings import load_settings, setting
+from newsdedup_dagster.shared.models.settings import BackoffPolicy
+from newsdedup_dagster.shared.settings import load_settings, setting
+from newsdedup_dagster.stages.digest.settings import DigestSettings
+from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
+from newsdedup_dagster.stages.events.settings import GroupingSettings, NarrativeSettings
 
 BUILDERS = {
     config.ingest_settings: config.IngestSettings, config.dedup_settings: config.DedupSettings,
@@ -125,7 +125,7 @@ def test_one_setting_reads_alike_from_the_calibration_file_and_from_eval_set(cle
     """clustering.hnsw_m is read by two builders (the embedding stage's and the clustering's) and
     by `newsdedup eval --set hnsw_m=...`: one parser, so the same text gives the same value or the
     same refusal through each."""
-    from newsdedup_dagster.clustering.settings import settings_for
+    from newsdedup_dagster.stages.clustering.settings import settings_for
 
     path = calibrate(monkeypatch, tmp_path, clustering={"hnsw_m": raw, "hnsw_ef_construction": 200})
     outcomes = []
@@ -140,7 +140,7 @@ def test_one_setting_reads_alike_from_the_calibration_file_and_from_eval_set(cle
 
 def test_numbers_are_shown_one_way():
     from newsdedup_dagster.assets.stories import StoriesConfig
-    from newsdedup_dagster.settings import plain_number
+    from newsdedup_dagster.shared.settings import plain_number
 
     assert [plain_number(n) for n in (1e6, 0.001, 0.7, 2147483.0, 16)] == ["1000000", "0.001", "0.7", "2147483", "16"]
     assert plain_number(1_000_000, thousands=True) == "1,000,000"

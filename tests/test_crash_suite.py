@@ -1,7 +1,7 @@
 """A kill at any step loses nothing.
 
 For each hourly asset, the hour is run in a subprocess (tests/crash_runner.py, the whole hourly job)
-that is stopped at a point inside that asset's stage of the hourly step (`hourly_chain`) (newsdedup_dagster/crashpoints.py: the process
+that is stopped at a point inside that asset's stage of the hourly step (`hourly_chain`) (newsdedup_dagster/shared/crashpoints.py: the process
 SIGKILLs itself there), then the hour is run again; every application table must end identical
 to an uninterrupted run of the same hour (a fingerprint of all rows, without surrogate ids and
 write timestamps). The same with PostgreSQL stopped in immediate mode (no checkpoint, crash recovery
@@ -36,9 +36,9 @@ import pytest
 from fingerprints import table_rows
 from helpers import calibration_environment
 
-from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import HOURLY_OP
 from newsdedup_dagster.commands.platform import SAMPLE_DAY
+from newsdedup_dagster.shared import db
 
 REPO = Path(__file__).resolve().parent.parent
 RUNNER = Path(__file__).resolve().parent / "crash_runner.py"

@@ -1,5 +1,5 @@
-"""Joins across languages on agreeing anchors (clustering/anchors.py joins_across_languages,
-clustering/guard.py join_across_languages, the clustering setting cross_language_margin): two
+"""Joins across languages on agreeing anchors (shared/text/anchors.py joins_across_languages,
+stages/clustering/guard.py join_across_languages, the clustering setting cross_language_margin): two
 items in different languages that name the same earthquake magnitude and conflict on nothing are
 joined down to item_threshold minus the margin, and the guard's groups such an edge joins are one
 story when they share no language; an item joins a story with no member in its language down to
@@ -14,9 +14,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from newsdedup_dagster.clustering import anchors as an, passes
-from newsdedup_dagster.clustering.guard import join_across_languages
-from newsdedup_dagster.clustering.settings import settings_for
+from newsdedup_dagster.shared.text import anchors as an
+from newsdedup_dagster.stages.clustering import passes
+from newsdedup_dagster.stages.clustering.guard import join_across_languages
+from newsdedup_dagster.stages.clustering.settings import settings_for
 
 # The sample day's Iwate quake (gold story quake-iwate-m61), headline and lead as the feeds give them.
 IWATE = {
@@ -214,7 +215,7 @@ def test_the_threshold_an_attachment_is_recorded_with():
 
 
 def test_explain_marks_an_edge_below_the_item_threshold_and_measures_margins_from_the_item_threshold():
-    from newsdedup_dagster.clustering import explain
+    from newsdedup_dagster.stages.clustering import explain
 
     h = datetime(2026, 11, 2, 23, tzinfo=UTC)
 

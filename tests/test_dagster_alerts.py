@@ -22,9 +22,9 @@ from helpers import free_port
 from smtp_server import SmtpServer
 
 from newsdedup_dagster.alerts import FailedRun, compose, deliver
-from newsdedup_dagster.digest.settings import SmtpSettings
 from newsdedup_dagster.resources import MailerResource
 from newsdedup_dagster.sensors import alert_on_run_failure
+from newsdedup_dagster.stages.digest.settings import SmtpSettings
 
 # The hourly assets are one step (`hourly_chain`); its error names the asset and hour that failed.
 RUN = FailedRun(run_id="r-1", job_name="hourly_pipeline", partition="2026-11-02-07:00", backfill_id="bf1",

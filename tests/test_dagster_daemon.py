@@ -21,7 +21,7 @@ import pytest
 from dagster import AssetKey, DagsterEventType, RunsFilter
 from dagster_deployment import DagsterDeployment
 
-from newsdedup_dagster import db
+from newsdedup_dagster.shared import db
 
 pytestmark = [pytest.mark.slow, pytest.mark.daemon, pytest.mark.timeout(3600)]
 

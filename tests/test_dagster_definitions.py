@@ -24,9 +24,9 @@ from dagster import (
 )
 from helpers import calibrate
 
-from newsdedup_dagster import db
 from newsdedup_dagster.definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs
 from newsdedup_dagster.resources import LLMResource
+from newsdedup_dagster.shared import db
 
 STAGE_GROUPS = {
     "raw_items": "ingest", "item_duplicates": "dedup", "item_embeddings": "clustering", "stories": "clustering",
@@ -187,9 +187,9 @@ def test_clustering_busy_requests_a_retry_instead_of_failing(clean_db, monkeypat
     from clustering_fixtures import H0, QUAKE_DAY1, insert_items, key
 
     from newsdedup_dagster.assets.hourly import HOURLY_OP, hourly_chain
-    from newsdedup_dagster.clustering.store import CLUSTER_LOCK_KEY
     from newsdedup_dagster.instance import QUIET_RUN_CONFIG
     from newsdedup_dagster.resources import EmbedderResource, PostgresResource
+    from newsdedup_dagster.stages.clustering.store import CLUSTER_LOCK_KEY
 
     monkeypatch.setenv("NEWSDEDUP_FETCH_MODE", "replay")
     resources = {"postgres": PostgresResource(database_url=clean_db), "embedder": EmbedderResource(),

@@ -22,12 +22,12 @@ from smtp_server import SmtpServer
 from test_delivery_exactly_once import _CRASH_MAILER, _CRASHING_RUN, TESTS_DIR, _received, _smtp, _statuses
 from test_events_fixtures import add_story, at, hour_of
 
-from newsdedup_dagster import db
 from newsdedup_dagster.assets.digest import digest_deliveries_due
-from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.labels import labels_for, long_date
-from newsdedup_dagster.digest.send import CRASH_EXIT_CODE, days_due, deliver_day
 from newsdedup_dagster.resources import PostgresResource
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.shared.presentation.labels import labels_for, long_date
+from newsdedup_dagster.stages.digest.build import render_day
+from newsdedup_dagster.stages.digest.send import CRASH_EXIT_CODE, days_due, deliver_day
 
 DAY = date(2026, 11, 2)
 KEY = DAY.isoformat()

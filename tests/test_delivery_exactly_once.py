@@ -18,10 +18,10 @@ from helpers import free_port, mailer_environment, materialize_digest, smtp_mail
 from smtp_server import SmtpServer
 from test_events_fixtures import add_story
 
-from newsdedup_dagster import db
-from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.send import CRASH_EXIT_CODE, LOCK_SPACE, deliver_day, seed_deliveries
-from newsdedup_dagster.digest.settings import SmtpSettings
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.stages.digest.build import render_day
+from newsdedup_dagster.stages.digest.send import CRASH_EXIT_CODE, LOCK_SPACE, deliver_day, seed_deliveries
+from newsdedup_dagster.stages.digest.settings import SmtpSettings
 
 DAY = date(2026, 11, 2)
 KEY = DAY.isoformat()

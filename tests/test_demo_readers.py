@@ -13,8 +13,8 @@ from pathlib import Path
 from test_events_fixtures import add_story, at, hour_of
 
 from newsdedup_dagster.commands.demo_readers import SAMPLE_READERS, add_sample_readers, deliver_to_sample_readers
-from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.labels import labels_for, long_date
+from newsdedup_dagster.shared.presentation.labels import labels_for, long_date
+from newsdedup_dagster.stages.digest.build import render_day
 
 DAY = date(2026, 11, 2)
 
@@ -58,7 +58,7 @@ def test_each_sample_reader_gets_their_edition_once(clean_db, conn, tmp_path):
 
 
 def test_the_sample_readers_choices_are_stored_as_the_command_stores_them():
-    from newsdedup_dagster.digest.editions import parse_categories, parse_countries, parse_langs, parse_time_zone
+    from newsdedup_dagster.stages.digest.editions import parse_categories, parse_countries, parse_langs, parse_time_zone
 
     for _address, langs, categories, countries, _at, zone in SAMPLE_READERS:
         assert parse_langs(",".join(langs)) == langs

@@ -8,8 +8,8 @@ from smtp_server import SmtpServer
 from test_events_fixtures import add_story
 
 from newsdedup_dagster.assets.digest import MailerResource, send_decision
-from newsdedup_dagster.digest.build import digest_html_path
 from newsdedup_dagster.resources import LLMResource
+from newsdedup_dagster.stages.digest.build import digest_html_path
 
 KEY = "2026-11-02"
 

@@ -13,19 +13,19 @@ from lxml import etree
 from test_briefings_stage import PAGE, _page
 from test_llm_stages import HOUR, add_story, run  # noqa: F401  (fixtures)
 
-from newsdedup_dagster.briefings.taxonomy import category_name
-from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.labels import LABELS
-from newsdedup_dagster.digest.render import (
+from newsdedup_dagster.resources import LLMResource
+from newsdedup_dagster.shared.presentation.labels import LABELS
+from newsdedup_dagster.shared.presentation.stories import (
     POINTS_SHOWN,
     StoryBriefing,
     StoryRecord,
     briefing_perspectives,
     briefing_points,
     build_view,
-    render,
 )
-from newsdedup_dagster.resources import LLMResource
+from newsdedup_dagster.shared.presentation.taxonomy import category_name
+from newsdedup_dagster.stages.digest.build import render_day
+from newsdedup_dagster.stages.digest.render import render
 
 T = datetime(2026, 11, 2, 9, tzinfo=UTC)
 DAY = date(2026, 11, 2)

@@ -8,8 +8,8 @@ from datetime import date
 
 from test_publish_validity import _seed
 
-from newsdedup_dagster.digest.build import load_candidates, load_records
-from newsdedup_dagster.digest.select import Selected
+from newsdedup_dagster.shared.presentation.stories import Selected, load_records
+from newsdedup_dagster.stages.digest.build import load_candidates
 
 
 def test_an_aggregator_copy_is_its_publisher_in_the_digest(clean_db, conn):

@@ -9,8 +9,9 @@ from html.parser import HTMLParser
 import pytest
 
 from newsdedup_dagster.config import LLMSettings
-from newsdedup_dagster.digest.labels import LABELS, long_date
-from newsdedup_dagster.digest.render import EventRecord, SourceLink, StoryRecord, build_view, render, safe_url
+from newsdedup_dagster.shared.presentation.labels import LABELS, long_date
+from newsdedup_dagster.shared.presentation.stories import EventRecord, SourceLink, StoryRecord, build_view, safe_url
+from newsdedup_dagster.stages.digest.render import render
 
 DAY = date(2026, 11, 2)
 T = datetime(2026, 11, 2, 8, tzinfo=UTC)

@@ -6,7 +6,7 @@ import pytest
 from helpers import calibrate
 
 from newsdedup_dagster import config
-from newsdedup_dagster.digest.select import DigestCandidate as C, DigestSettings, select_stories
+from newsdedup_dagster.stages.digest.select import DigestCandidate as C, DigestSettings, select_stories
 
 
 def ids(selected):

@@ -11,15 +11,15 @@ import pytest
 from smtp_server import SmtpServer
 from test_events_fixtures import add_story
 
-from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.send import (
+from newsdedup_dagster.stages.digest.build import render_day
+from newsdedup_dagster.stages.digest.send import (
     OutboxRefused,
     build_message,
     deliver_day,
     message_id_for,
     valid_email,
 )
-from newsdedup_dagster.digest.settings import SmtpSettings
+from newsdedup_dagster.stages.digest.settings import SmtpSettings
 
 DAY = date(2026, 11, 2)
 

@@ -14,7 +14,7 @@ from test_events_fixtures import add_story
 
 from newsdedup_dagster import config
 from newsdedup_dagster.commands.doctor import FAIL, check_smtp
-from newsdedup_dagster.digest.settings import SmtpSettings, is_loopback_host
+from newsdedup_dagster.stages.digest.settings import SmtpSettings, is_loopback_host
 
 PASSWORD = "pw-not-in-any-message"
 REMOTE = ["smtp.example.org", "192.0.2.25", "10.0.0.5", "localhost.example.org", "mail.localhost", "127.0.0.1.nip.io",

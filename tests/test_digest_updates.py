@@ -10,8 +10,8 @@ from datetime import date
 
 from test_events_fixtures import add_story, at, ensure_source, hour_of
 
-from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.updates import UPDATE_LABELS
+from newsdedup_dagster.stages.digest.build import render_day
+from newsdedup_dagster.stages.digest.updates import UPDATE_LABELS
 
 YESTERDAY, TODAY = date(2026, 11, 1), date(2026, 11, 2)
 

@@ -116,7 +116,7 @@ def test_every_docs_anchor_named_in_the_code_exists():
 
 # ------------------------------------------------------------------ code the documents name
 INLINE = re.compile(r"`([^`\n]+)`")
-# `clustering/passes.py`, `assets/hourly.py: hourly_chain`, `tests/test_x.py::test_y`
+# `stages/clustering/passes.py`, `assets/hourly.py: hourly_chain`, `tests/test_x.py::test_y`
 CODE_PATH = re.compile(r"^((?:[\w.-]+/)+[\w.-]+\.(?:py|sql|j2|yaml|toml|md|jsonl|json|txt))"
                        r"(?:(?:::|:)\s*([A-Za-z_]\w*))?$")
 # `hourly.run_stage`, `briefings.categories.story_category()`

@@ -12,13 +12,13 @@ from clustering_fixtures import EU_AI, H0, insert_items
 from hypothesis import given, settings, strategies as st
 from test_embeddings import CountingEmbedder
 
-from newsdedup_dagster.articles.extract import MAX_LEAD_CHARS, first_paragraph
-from newsdedup_dagster.articles.store import replay_page_name
 from newsdedup_dagster.config import SAMPLE_DATA_DIR
-from newsdedup_dagster.embeddings import EmbeddingSettings, embed_partition
-from newsdedup_dagster.embeddings.store import item_parts
-from newsdedup_dagster.embeddings.text import embedding_key, embedding_parts, text_hash
 from newsdedup_dagster.evaluation.clustering import eval_texts, load_data
+from newsdedup_dagster.shared.text.item_text import embedding_key, embedding_parts, text_hash
+from newsdedup_dagster.stages.articles.extract import MAX_LEAD_CHARS, first_paragraph
+from newsdedup_dagster.stages.articles.store import replay_page_name
+from newsdedup_dagster.stages.embeddings import EmbeddingSettings, embed_partition
+from newsdedup_dagster.stages.embeddings.store import item_parts
 
 PAGE = "The European Parliament voted 523 to 46 on Wednesday for the first binding rules on AI systems."
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from helpers import free_port
 
-from newsdedup_dagster.embeddings.providers import E5Embedder, OpenAIEmbedder, pool_urls
-from newsdedup_dagster.embeddings.settings import EmbeddingSettings
+from newsdedup_dagster.stages.embeddings.providers import E5Embedder, OpenAIEmbedder, pool_urls
+from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
 
 pytestmark = pytest.mark.slow  # starts embedding server processes
 
@@ -93,9 +93,6 @@ def test_a_dead_server_in_the_pool_costs_a_retry_not_the_batch():
 
 
 def test_the_sample_day_clusters_identically_through_a_pool_of_two_servers(pool, database_url):
-    from newsdedup_dagster import db
-    from newsdedup_dagster.clustering.settings import settings_for
-    from newsdedup_dagster.embeddings.store import active_model
     from newsdedup_dagster.evaluation.clustering import (
         cluster_all,
         embed_all,
@@ -104,6 +101,9 @@ def test_the_sample_day_clusters_identically_through_a_pool_of_two_servers(pool,
         sample_day_rows,
         temporary_database,
     )
+    from newsdedup_dagster.shared import db
+    from newsdedup_dagster.stages.clustering.settings import settings_for
+    from newsdedup_dagster.stages.embeddings.store import active_model
 
     rows = sample_day_rows()
     hours = partitions_of(rows)

@@ -1,4 +1,4 @@
-"""The embedded text: headline + cleaned lead (embeddings/text.py). Fixtures copy the shapes real
+"""The embedded text: headline + cleaned lead (shared/text/item_text.py). Fixtures copy the shapes real
 feeds give their descriptions (WordPress, Guardian, Reuters/AP datelines, Google News, Yonhap,
 Xinhua, photo credits, copyright footers); the property tests throw arbitrary text at the cleaner."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from newsdedup_dagster.embeddings.text import (
+from newsdedup_dagster.shared.text.item_text import (
     LEAD_CHARS,
     MAX_CHARS,
     clean_summary,
@@ -142,7 +142,7 @@ def test_default_lead_budget_is_a_positive_number_of_characters():
 
 # ----------------------------------------------------------------------------------- token budgets
 def test_a_character_budget_gives_chinese_and_japanese_three_times_the_tokens_a_token_budget_does_not():
-    from newsdedup_dagster.embeddings.text import e5_token_counter
+    from newsdedup_dagster.shared.text.item_text import e5_token_counter
 
     count = e5_token_counter()
     en = ("The quake struck at 08:28 local time at a depth of 35 km, the national seismic service said. "
@@ -161,7 +161,7 @@ def test_a_character_budget_gives_chinese_and_japanese_three_times_the_tokens_a_
 
 
 def test_token_budgets_of_zero_are_the_character_cut_exactly():
-    from newsdedup_dagster.embeddings.text import embedding_parts
+    from newsdedup_dagster.shared.text.item_text import embedding_parts
 
     summary = "Rescue teams reached Iquique on Monday. Power was cut in Arica. " * 6
     assert embedding_parts(TITLE, summary) == embedding_parts(TITLE, summary, lead_tokens=0, head_tokens=0)
@@ -169,7 +169,7 @@ def test_token_budgets_of_zero_are_the_character_cut_exactly():
 
 
 def test_the_headline_budget_cuts_a_long_headline_at_a_word_and_the_lead_follows_it():
-    from newsdedup_dagster.embeddings.text import e5_token_counter, embedding_parts, headline_text
+    from newsdedup_dagster.shared.text.item_text import e5_token_counter, embedding_parts, headline_text
 
     count = e5_token_counter()
     title = "Strong earthquake hits northern Chile as rescuers search the coastal towns of Iquique and Arica " * 3
@@ -188,7 +188,7 @@ def _words(text: str) -> int:
 @given(text=st.one_of(TEXT, WORDS), tokens=st.integers(0, 80), sentences=st.booleans())
 @example(text="a. b", tokens=1, sentences=True)
 def test_cut_to_tokens_is_a_prefix_within_the_budget(text, tokens, sentences):
-    from newsdedup_dagster.embeddings.text import cut_to_tokens, e5_token_counter, normalise_space
+    from newsdedup_dagster.shared.text.item_text import cut_to_tokens, e5_token_counter, normalise_space
 
     for count in (_words, e5_token_counter()):
         cut = cut_to_tokens(text, tokens, count, sentences)
@@ -204,7 +204,7 @@ def test_cut_to_tokens_is_a_prefix_within_the_budget(text, tokens, sentences):
 @given(title=TEXT, summary=st.one_of(TEXT, WORDS, st.none()), lead_tokens=st.integers(0, 64),
        head_tokens=st.integers(0, 64))
 def test_embedding_text_with_token_budgets_stays_within_them(title, summary, lead_tokens, head_tokens):
-    from newsdedup_dagster.embeddings.text import e5_token_counter, embedding_parts, headline_text
+    from newsdedup_dagster.shared.text.item_text import e5_token_counter, embedding_parts, headline_text
 
     count = e5_token_counter()
     parts = embedding_parts(title, summary, lead_tokens=lead_tokens, head_tokens=head_tokens)
@@ -220,10 +220,10 @@ def test_embedding_text_with_token_budgets_stays_within_them(title, summary, lea
 def test_the_default_settings_embed_the_character_cut_text_of_every_sample_day_item():
     """The token budgets are an option: by default every item's embedded text is the character cut's,
     so vectors, the eval cache and calibrated thresholds carry over unchanged."""
-    from newsdedup_dagster.embeddings.settings import EmbeddingSettings
-    from newsdedup_dagster.embeddings.store import item_parts
-    from newsdedup_dagster.embeddings.text import embedding_parts
     from newsdedup_dagster.evaluation.clustering import sample_day_rows
+    from newsdedup_dagster.shared.text.item_text import embedding_parts
+    from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
+    from newsdedup_dagster.stages.embeddings.store import item_parts
 
     settings = EmbeddingSettings()
     assert (settings.lead_tokens, settings.head_tokens) == (0, 0)

@@ -14,16 +14,16 @@ import pytest
 from clustering_fixtures import EU_AI, H0, insert_items
 from helpers import calibrate
 
-from newsdedup_dagster.embeddings import EmbeddingSettings, embed_partition, embedding_text, ensure_model
-from newsdedup_dagster.embeddings.providers import OpenAIEmbedder
-from newsdedup_dagster.embeddings.store import (
+from newsdedup_dagster.shared.db.vectors import index_type_for
+from newsdedup_dagster.shared.text.item_text import text_hash
+from newsdedup_dagster.stages.embeddings import EmbeddingSettings, embed_partition, embedding_text, ensure_model
+from newsdedup_dagster.stages.embeddings.providers import OpenAIEmbedder
+from newsdedup_dagster.stages.embeddings.store import (
     EmbeddingCentringMismatch,
     EmbeddingModelMismatch,
     active_model,
-    index_type_for,
     switch_model,
 )
-from newsdedup_dagster.embeddings.text import text_hash
 
 
 class CountingEmbedder:
@@ -105,8 +105,8 @@ def test_index_build_memory_is_the_setting_for_the_build_transaction_only(conn, 
     """clustering.index_build_memory_mb reaches the embedding stage (item and centroid indexes) and the
     clustering settings (the mirror's index), and applies to the build's transaction only."""
     from newsdedup_dagster import config
-    from newsdedup_dagster.clustering.settings import settings_for
-    from newsdedup_dagster.embeddings.store import index_build_memory
+    from newsdedup_dagster.shared.db.vectors import index_build_memory
+    from newsdedup_dagster.stages.clustering.settings import settings_for
 
     calibrate(monkeypatch, tmp_path, clustering={"index_build_memory_mb": 2048})
     assert config.embedding_settings().index_build_memory_mb == 2048
@@ -238,8 +238,8 @@ def _centring_rows():
 
 
 def test_centring_matches_the_formula_and_is_rerun_idempotent(conn):
-    from newsdedup_dagster.embeddings.centring_prior import PRIOR_TEXTS, PRIOR_WEIGHT
-    from newsdedup_dagster.embeddings.providers import CENTRE_MIN_LANG_ITEMS
+    from newsdedup_dagster.shared.text.centring_prior import PRIOR_TEXTS, PRIOR_WEIGHT
+    from newsdedup_dagster.stages.embeddings.providers import CENTRE_MIN_LANG_ITEMS
 
     first, _ = _centring_rows()
     insert_items(conn, first, H0)
@@ -339,8 +339,8 @@ def test_an_hour_is_written_once_centred_bit_for_bit_as_raw_then_centred(conn, m
     # Each write of `embedding` is an insert into two HNSW indexes (item_embeddings' and, through
     # its trigger, cluster_recent_items'). Writing the raw vectors and then the centred ones over
     # them cost every row twice, and at 20,000 items an hour the centring statement ran for minutes.
-    from newsdedup_dagster import db
-    from newsdedup_dagster.embeddings import store
+    from newsdedup_dagster.shared import db
+    from newsdedup_dagster.stages.embeddings import store
 
     first, second = _centring_rows()
     insert_items(conn, first, H0)
@@ -395,8 +395,8 @@ def _most_loops(node: dict, kind: str) -> int:
 def test_the_centring_means_are_computed_once_per_statement(conn):
     # Inlined, the means' aggregates ran once per row written (a nested loop planned on statistics
     # without the hour), over every hour's sums: rows x hours of history.
-    from newsdedup_dagster import db
-    from newsdedup_dagster.embeddings.store import _centre_params
+    from newsdedup_dagster.shared import db
+    from newsdedup_dagster.stages.embeddings.store import _centre_params
 
     first, second = _centring_rows()
     h1, h2 = H0 + timedelta(hours=1), H0 + timedelta(hours=2)
@@ -418,7 +418,7 @@ def test_the_centring_means_are_computed_once_per_statement(conn):
 
 
 def test_centring_defaults_per_model():
-    from newsdedup_dagster.embeddings.providers import centring_enabled
+    from newsdedup_dagster.stages.embeddings.providers import centring_enabled
 
     assert centring_enabled("e5:multilingual-e5-small-q4") is True
     assert centring_enabled("use:multilingual-v3") is False
@@ -495,7 +495,7 @@ def test_reembed_command_switches_centring(clean_db, conn, monkeypatch, tmp_path
     conn.commit()
     fake = CountingEmbedder(dims=16, name="fake:centred16")
     embed_partition(conn, fake, H0, H0 + timedelta(hours=1), EmbeddingSettings(centre="off"))
-    monkeypatch.setattr("newsdedup_dagster.embeddings.make_embedder", lambda settings=None: fake)
+    monkeypatch.setattr("newsdedup_dagster.stages.embeddings.make_embedder", lambda settings=None: fake)
     calibrate(monkeypatch, tmp_path, embeddings={"centre": "on"})
     monkeypatch.setenv("NEWSDEDUP_DATABASE_URL", clean_db)
     assert reembed.handle(argparse.Namespace(yes=False)) == 1
@@ -509,7 +509,7 @@ def test_reembed_command_switches_centring(clean_db, conn, monkeypatch, tmp_path
 
 # ------------------------------------------------------------------ parallel and concurrent embedding
 def test_e5_on_two_workers_gives_the_single_core_vectors():
-    from newsdedup_dagster.embeddings.providers import E5Embedder
+    from newsdedup_dagster.stages.embeddings.providers import E5Embedder
 
     texts = [f"{title} ({n})" for n in range(3) for _, title, _, _ in EU_AI] + ["Local bakery wins award"] * 9
     serial, parallel = E5Embedder(workers=1), E5Embedder(workers=2)
@@ -588,9 +588,9 @@ OTHER_SHAPES = [
 def test_items_with_and_without_a_lead_cluster_together(conn, monkeypatch):
     """The default text (title + lead) on the default model and thresholds, through the real
     embedding and clustering steps: one story per event whichever shape each feed gives."""
-    from newsdedup_dagster.clustering.passes import cluster_partition
-    from newsdedup_dagster.clustering.settings import settings_for
-    from newsdedup_dagster.embeddings.providers import make_embedder
+    from newsdedup_dagster.stages.clustering.passes import cluster_partition
+    from newsdedup_dagster.stages.clustering.settings import settings_for
+    from newsdedup_dagster.stages.embeddings.providers import make_embedder
 
     for var in ("NEWSDEDUP_EMBEDDING_PROVIDER", "NEWSDEDUP_CALIBRATION_FILE"):
         monkeypatch.delenv(var, raising=False)
@@ -617,7 +617,7 @@ def test_items_with_and_without_a_lead_cluster_together(conn, monkeypatch):
 
 
 def test_an_item_with_a_lead_stores_the_sum_of_headline_and_headline_plus_lead(conn):
-    from newsdedup_dagster.embeddings.text import embedding_key, embedding_parts
+    from newsdedup_dagster.shared.text.item_text import embedding_key, embedding_parts
 
     conn.execute("INSERT INTO sources (id, name, feed_url, language) VALUES ('s', 's', 'http://s/feed', 'und')")
     for item_id, summary in (("with-lead", "Rescue teams reached Iquique on Monday. Read more »"), ("bare", "")):
@@ -678,9 +678,9 @@ def test_an_item_with_another_items_text_shares_its_vector_and_explain_says_so(c
     row, one embedding call for the text, both items on that vector in one story, and `explain`
     names the item whose vector the later one shares. A headline that two items share with different
     leads is embedded once too."""
-    from newsdedup_dagster.clustering import explain
-    from newsdedup_dagster.clustering.passes import cluster_partition
-    from newsdedup_dagster.clustering.settings import settings_for
+    from newsdedup_dagster.stages.clustering import explain
+    from newsdedup_dagster.stages.clustering.passes import cluster_partition
+    from newsdedup_dagster.stages.clustering.settings import settings_for
 
     wire = ("Strong earthquake hits northern Chile", "A magnitude 7.1 earthquake struck northern Chile on Monday.")
     rows = [("wire-a", *wire), ("wire-b", *wire),
@@ -730,7 +730,7 @@ def test_reembed_names_the_hours_whose_embedded_text_changed(clean_db, conn, mon
     fake = CountingEmbedder(dims=16, name="fake:text16")
     for h in (H0, h1):
         embed_partition(conn, fake, h, h + timedelta(hours=1), EmbeddingSettings(centre="off"))
-    monkeypatch.setattr("newsdedup_dagster.embeddings.make_embedder", lambda settings=None: fake)
+    monkeypatch.setattr("newsdedup_dagster.stages.embeddings.make_embedder", lambda settings=None: fake)
     calibrate(monkeypatch, tmp_path, embeddings={"centre": "off"})
     monkeypatch.setenv("NEWSDEDUP_DATABASE_URL", clean_db)
     assert reembed.handle(argparse.Namespace(yes=False)) == 0

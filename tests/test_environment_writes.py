@@ -9,8 +9,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "newsdedup_dagster"
 # DAGSTER_HOME: Dagster's own commands and instance read it from the environment only;
 # OMP_NUM_THREADS: the e5 runtime reads it once when it loads, restored right after.
-ALLOWED = {("instance.py", "DAGSTER_HOME"), ("embeddings/providers.py", "OMP_NUM_THREADS"),
-           ("embeddings/text.py", "OMP_NUM_THREADS")}
+ALLOWED = {("instance.py", "DAGSTER_HOME"), ("stages/embeddings/providers.py", "OMP_NUM_THREADS"),
+           ("shared/text/item_text.py", "OMP_NUM_THREADS")}
 
 
 def _is_environ(node: ast.AST) -> bool:

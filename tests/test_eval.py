@@ -53,8 +53,8 @@ def test_eval_rejects_unknown_settings(labelled, capsys):
 
 
 def test_eval_leaves_no_temporary_database(labelled, database_url):
-    from newsdedup_dagster import db
     from newsdedup_dagster.evaluation.clustering import EVAL_CACHE_DB, evaluate
+    from newsdedup_dagster.shared import db
 
     evaluate(labelled)
     with db.connect(database_url) as conn:

@@ -36,7 +36,7 @@ def imported_modules(path: Path) -> set[str]:
 def test_the_resolver_sees_relative_and_absolute_imports(tmp_path):
     stage = PACKAGE / "clustering" / "store.py"
     found = imported_modules(stage)
-    assert "newsdedup_dagster.db" in found            # `from .. import db`
+    assert "newsdedup_dagster.shared.db" in found            # `from .. import db`
     assert "psycopg" in found
 
 

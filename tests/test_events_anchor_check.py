@@ -1,4 +1,4 @@
-"""The events stage's anchor check (events/store.py, grouping rule 3) against a real PostgreSQL:
+"""The events stage's anchor check (stages/events/store.py, grouping rule 3) against a real PostgreSQL:
 two look-alike stories whose anchors conflict stay in two events, the refusal is recorded
 (event_vetoes) and shown by `newsdedup explain`; a rerun of the hour writes the same rows."""
 
@@ -9,9 +9,9 @@ import json
 from test_events_fixtures import add_story, at, hour_of
 
 from newsdedup_dagster import config
-from newsdedup_dagster.events import store
-from newsdedup_dagster.events.grouping import event_id_for
-from newsdedup_dagster.events.settings import GroupingSettings
+from newsdedup_dagster.stages.events import store
+from newsdedup_dagster.stages.events.grouping import event_id_for
+from newsdedup_dagster.stages.events.settings import GroupingSettings
 
 SETTINGS = GroupingSettings(threshold=0.45, join_gap_hours=72, quiet_hours=72, max_span_days=14, min_significance=3)
 

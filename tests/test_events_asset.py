@@ -65,7 +65,7 @@ def test_events_asset_with_llm_narrative_and_16_language_translation(clean_db, c
 def test_events_threshold_follows_the_active_model_unless_set(clean_db, conn, monkeypatch, tmp_path):
     from test_events_fixtures import MODEL
 
-    from newsdedup_dagster.events.settings import EVENT_THRESHOLDS
+    from newsdedup_dagster.stages.events.settings import EVENT_THRESHOLDS
 
     monkeypatch.delenv("NEWSDEDUP_CALIBRATION_FILE", raising=False)
     monkeypatch.setenv("NEWSDEDUP_EMBEDDING_PROVIDER", "e5")  # the configured provider differs from the database's

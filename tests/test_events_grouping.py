@@ -8,7 +8,7 @@ import pytest
 from helpers import calibrate
 
 from newsdedup_dagster import config
-from newsdedup_dagster.events.grouping import (
+from newsdedup_dagster.stages.events.grouping import (
     OpenEvent,
     StoryCandidate,
     event_id_for,
@@ -17,7 +17,7 @@ from newsdedup_dagster.events.grouping import (
     timeline_gaps_hours,
     timeline_in_order,
 )
-from newsdedup_dagster.events.settings import GroupingSettings
+from newsdedup_dagster.stages.events.settings import GroupingSettings
 
 T0 = datetime(2026, 11, 2, 0, 0, tzinfo=UTC)
 SETTINGS = GroupingSettings(threshold=0.45, join_gap_hours=72, quiet_hours=72, max_span_days=14, min_significance=3)

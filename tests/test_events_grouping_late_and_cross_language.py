@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from newsdedup_dagster.events.grouping import OpenEvent, StoryCandidate, event_id_for, plan_hour
-from newsdedup_dagster.events.settings import GroupingSettings
+from newsdedup_dagster.stages.events.grouping import OpenEvent, StoryCandidate, event_id_for, plan_hour
+from newsdedup_dagster.stages.events.settings import GroupingSettings
 
 T0 = datetime(2026, 11, 2, 0, 0, tzinfo=UTC)
 SETTINGS = GroupingSettings(threshold=0.40, join_gap_hours=72, quiet_hours=72, max_span_days=14,

@@ -1,4 +1,4 @@
-"""The events stage against a real PostgreSQL (events/store.py, grouping rules 3 and 5): a story
+"""The events stage against a real PostgreSQL (stages/events/store.py, grouping rules 3 and 5): a story
 that shares no language with an event joins it at the cross-language threshold; a story of an
 earlier hour left without an event joins the event a later story founds, in the later hour's
 run, and a rerun of that hour writes the same rows."""
@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 from test_events_fixtures import DIMS, add_story, at, hour_of
 
-from newsdedup_dagster.events import store
-from newsdedup_dagster.events.grouping import event_id_for
-from newsdedup_dagster.events.settings import GroupingSettings
+from newsdedup_dagster.stages.events import store
+from newsdedup_dagster.stages.events.grouping import event_id_for
+from newsdedup_dagster.stages.events.settings import GroupingSettings
 
 SETTINGS = GroupingSettings(threshold=0.45, join_gap_hours=72, quiet_hours=72, max_span_days=14, min_significance=3,
                             cross_language_margin=0.07)

@@ -12,17 +12,17 @@ from helpers import calibrate
 from test_events_fixtures import add_story, at, hour_of
 
 from newsdedup_dagster import config
-from newsdedup_dagster.events import narrative, store
-from newsdedup_dagster.events.grouping import event_id_for
-from newsdedup_dagster.events.narrative import (
+from newsdedup_dagster.shared.models.client import LLMClient, OutputInvalid, PostgresCallRecorder
+from newsdedup_dagster.shared.models.settings import BackoffPolicy
+from newsdedup_dagster.stages.events import narrative, store
+from newsdedup_dagster.stages.events.grouping import event_id_for
+from newsdedup_dagster.stages.events.narrative import (
     TimelineStory,
     due_for_regeneration,
     offline_narrative,
     validate_narrative,
 )
-from newsdedup_dagster.events.settings import GroupingSettings, NarrativeSettings
-from newsdedup_dagster.llm.client import LLMClient, OutputInvalid, PostgresCallRecorder
-from newsdedup_dagster.llm.settings import BackoffPolicy
+from newsdedup_dagster.stages.events.settings import GroupingSettings, NarrativeSettings
 
 GROUPING = GroupingSettings(threshold=0.45, join_gap_hours=72, quiet_hours=72, max_span_days=14, min_significance=3)
 LANGS = "en,fr,de,ja,ko,zh"

@@ -9,11 +9,11 @@ import pytest
 from test_events_fixtures import add_story, at, hour_of
 
 from newsdedup_dagster import config
-from newsdedup_dagster.embeddings.centring_prior import PRIOR_TEXTS, PRIOR_WEIGHT
-from newsdedup_dagster.embeddings.providers import CENTRE_MIN_LANG_ITEMS, E5Embedder, USEEmbedder
-from newsdedup_dagster.events import store
-from newsdedup_dagster.events.grouping import event_id_for
-from newsdedup_dagster.events.settings import EVENT_THRESHOLDS, event_threshold_for
+from newsdedup_dagster.shared.text.centring_prior import PRIOR_TEXTS, PRIOR_WEIGHT
+from newsdedup_dagster.stages.embeddings.providers import CENTRE_MIN_LANG_ITEMS, E5Embedder, USEEmbedder
+from newsdedup_dagster.stages.events import store
+from newsdedup_dagster.stages.events.grouping import event_id_for
+from newsdedup_dagster.stages.events.settings import EVENT_THRESHOLDS, event_threshold_for
 
 STORIES = [  # (story id, hour, lang, headline)
     ("eu-en", 9.0, "en", "EU lawmakers propose sweeping rules for artificial intelligence"),

@@ -6,9 +6,9 @@ from datetime import timedelta
 
 from test_events_fixtures import add_story, at, hour_of
 
-from newsdedup_dagster.events import store
-from newsdedup_dagster.events.grouping import event_id_for
-from newsdedup_dagster.events.settings import GroupingSettings
+from newsdedup_dagster.stages.events import store
+from newsdedup_dagster.stages.events.grouping import event_id_for
+from newsdedup_dagster.stages.events.settings import GroupingSettings
 
 SETTINGS = GroupingSettings(threshold=0.45, join_gap_hours=72, quiet_hours=72, max_span_days=14, min_significance=3)
 

@@ -11,9 +11,9 @@ import pytest
 import yaml
 from fake_openai import obedient_responder
 
-from newsdedup_dagster import db
 from newsdedup_dagster.config import SAMPLE_DATA_DIR
-from newsdedup_dagster.llm import scoring
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.stages.llm import scoring
 
 DAY = "2026-11-02"
 HOURS = 7  # 00:00-06:59; the loud feed posts between 06:05 and 06:50

@@ -16,9 +16,9 @@ import pytest
 from dagster import AssetCheckKey, AssetKey, DagsterInstance
 from fingerprints import WRITE_TIME_COLUMNS, table_rows
 
-from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import HOURLY_OP, STAGES, hourly_run_config
 from newsdedup_dagster.instance import QUIET_RUN_CONFIG
+from newsdedup_dagster.shared import db
 
 DAY = "2026-11-02"
 HOURS = [f"{DAY}-{hour:02d}:00" for hour in range(6)]

@@ -16,12 +16,12 @@ import psycopg
 import pytest
 from dagster import AssetKey, DagsterInstance, materialize
 
-from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import STAGES, hourly_chain, hourly_run_config
 from newsdedup_dagster.definitions import HOURLY_JOB_NAME, defs
 from newsdedup_dagster.instance import QUIET_RUN_CONFIG
 from newsdedup_dagster.partitions import READS_PREVIOUS_HOUR
 from newsdedup_dagster.resources import LLMResource, PostgresResource, deployment_resources
+from newsdedup_dagster.shared import db
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +48,7 @@ TABLE_OWNERS = {
 SHARED_TABLES = {"llm_calls", "llm_results", "llm_call_daily_totals", "schema_migrations"}
 # The writes an asset makes into another asset's tables, and why.
 FOREIGN_WRITES = {
-    "stories": {"cluster_recent_items", "cluster_recent_state"},   # moves the search window (clustering/store.py)
+    "stories": {"cluster_recent_items", "cluster_recent_state"},   # moves the search window (stages/clustering/store.py)
     # marks the story scored (stories.needs_score); a new score resets the story's translations
     "story_scores": {"stories", "story_translations"},
 }

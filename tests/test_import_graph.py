@@ -41,8 +41,8 @@ def import_graph() -> dict[str, set[str]]:
 
 def test_the_graph_sees_the_imports():
     graph = import_graph()
-    assert "newsdedup_dagster.llm.settings" in graph["newsdedup_dagster.config"]
-    assert "newsdedup_dagster.deployment" in graph["newsdedup_dagster.db.locations"]
+    assert "newsdedup_dagster.shared.models.settings" in graph["newsdedup_dagster.config"]
+    assert "newsdedup_dagster.shared.deployment" in graph["newsdedup_dagster.shared.db.locations"]
 
 
 def test_no_module_imports_itself_back():
@@ -54,13 +54,13 @@ def test_no_module_imports_itself_back():
 
 def test_settings_and_deployment_import_no_stage():
     graph = import_graph()
-    for module in ("newsdedup_dagster.settings", "newsdedup_dagster.deployment"):
+    for module in ("newsdedup_dagster.shared.settings", "newsdedup_dagster.shared.deployment"):
         reached, todo = set(), [module]
         while todo:
             for dep in graph[todo.pop()] - reached:
                 reached.add(dep)
                 todo.append(dep)
-        assert reached <= {"newsdedup_dagster", "newsdedup_dagster.settings"}, (module, reached)
+        assert reached <= {"newsdedup_dagster", "newsdedup_dagster.shared.settings"}, (module, reached)
 
 
 def test_every_import_inside_a_function_says_why_on_its_line():

@@ -19,7 +19,7 @@ import pytest
 from feedserver import FAST, FeedServer, rss
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from newsdedup_dagster.ingest.canonical_url import (
+from newsdedup_dagster.shared.http.canonical_url import (
     LinkRefused,
     browser_url,
     canonical_outlet,
@@ -29,9 +29,9 @@ from newsdedup_dagster.ingest.canonical_url import (
     outlet_of,
     registrable_domain,
 )
-from newsdedup_dagster.ingest.feed_parse import parse_feed
-from newsdedup_dagster.ingest.sources import Source
-from newsdedup_dagster.ingest.store import ingest_partition
+from newsdedup_dagster.shared.sources import Source
+from newsdedup_dagster.stages.ingest.feed_parse import parse_feed
+from newsdedup_dagster.stages.ingest.store import ingest_partition
 
 H = datetime(2026, 11, 2, 10, tzinfo=UTC)
 FETCH = replace(FAST, total_timeout=30.0, read_timeout=10.0)
@@ -141,7 +141,7 @@ def test_public_suffix_list_is_never_fetched(tmp_path):
         "import socket\n"
         "def refuse(*a, **k): raise OSError('network used')\n"
         "socket.socket.connect = refuse\nsocket.create_connection = refuse\nsocket.getaddrinfo = refuse\n"
-        "from newsdedup_dagster.ingest.canonical_url import outlet_of\n"
+        "from newsdedup_dagster.shared.http.canonical_url import outlet_of\n"
         "print(outlet_of('https://www.bbc.co.uk/news/x'), outlet_of('https://a.b.c.k12.ak.us/'))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO), "TLDEXTRACT_CACHE": str(tmp_path / "cache"), "HOME": str(tmp_path)}

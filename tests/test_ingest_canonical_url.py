@@ -7,7 +7,7 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from newsdedup_dagster.ingest.canonical_url import TRACKING_PARAMS, canonical_url, item_id
+from newsdedup_dagster.shared.http.canonical_url import TRACKING_PARAMS, canonical_url, item_id
 
 CASES = [
     # case, default port, fragment, tracking params, query order
@@ -127,7 +127,7 @@ def test_fast_path_matches_url_normalize_on_random_urls():
     from url_normalize.normalize_query import normalize_query
     from url_normalize.tools import deconstruct_url
 
-    from newsdedup_dagster.ingest.canonical_url import _syntax_normalise
+    from newsdedup_dagster.shared.http.canonical_url import _syntax_normalise
 
     rng = random.Random(7)
     alphabet = string.ascii_letters + string.digits + "-._~/!$&'()*+,;=:@[]%é "
@@ -147,7 +147,7 @@ def test_fast_path_matches_url_normalize_on_random_urls():
 # ------------------------------------------------------------------ redirect wrappers, by property
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-from newsdedup_dagster.ingest.canonical_url import (  # noqa: E402
+from newsdedup_dagster.shared.http.canonical_url import (  # noqa: E402
     GOOGLE_DOMAINS,
     REDIRECT_SERVICES,
     canonical_outlet,

@@ -26,7 +26,7 @@ from feedserver import (
     unused_port,
 )
 
-from newsdedup_dagster.ingest.fetch import (
+from newsdedup_dagster.shared.http.fetch import (
     USER_AGENT,
     FetchRequest,
     fetch_feeds,
@@ -377,7 +377,7 @@ def test_429_with_retry_after_is_retried(feed_server):
 def test_iter_fetch_feeds_yields_every_result(feed_server):
     import asyncio
 
-    from newsdedup_dagster.ingest.fetch import iter_fetch_feeds
+    from newsdedup_dagster.shared.http.fetch import iter_fetch_feeds
 
     requests = [FetchRequest("a", feed_server.url("/good-a.xml"),
                              allow_private=True), FetchRequest("b", feed_server.url("/good-b.xml"), allow_private=True),

@@ -23,10 +23,10 @@ import pytest
 from feedserver import FAST, GOOD_A, GOOD_B, FeedServer, rss, rss_entries
 from helpers import calibrate
 
-from newsdedup_dagster.ingest.feed_parse import parse_feed
-from newsdedup_dagster.ingest.parse_types import ParseConfig
-from newsdedup_dagster.ingest.sources import Source
-from newsdedup_dagster.ingest.store import ingest_partition
+from newsdedup_dagster.shared.sources import Source
+from newsdedup_dagster.stages.ingest.feed_parse import parse_feed
+from newsdedup_dagster.stages.ingest.parse_types import ParseConfig
+from newsdedup_dagster.stages.ingest.store import ingest_partition
 
 H = datetime(2026, 11, 2, 10, tzinfo=UTC)
 FETCH = replace(FAST, total_timeout=30.0, read_timeout=10.0)
@@ -197,10 +197,10 @@ _PEAK_SCRIPT = """
 import json, resource, sys
 from datetime import datetime, timezone
 from newsdedup_dagster import db
-from newsdedup_dagster.ingest.fetch import FetchConfig
-from newsdedup_dagster.ingest.netguard import AddressPolicy
-from newsdedup_dagster.ingest.sources import Source
-from newsdedup_dagster.ingest.store import ingest_partition
+from newsdedup_dagster.shared.http.fetch import FetchConfig
+from newsdedup_dagster.shared.http.netguard import AddressPolicy
+from newsdedup_dagster.shared.sources import Source
+from newsdedup_dagster.stages.ingest.store import ingest_partition
 url, hour, feeds = sys.argv[1], datetime.fromisoformat(sys.argv[2]), json.loads(sys.argv[3])
 sources = [Source(id=k, name=k, feed_url=v, language="en", country="GB", allow_private=True) for k, v in feeds.items()]
 config = FetchConfig(trust_env=False, address_policy=AddressPolicy.from_entries(["127.0.0.0/8"]))
@@ -331,7 +331,7 @@ def test_skipped_entries_are_counted_per_reason(conn):
 
 def test_an_entry_that_raises_is_skipped_alone(monkeypatch):
     # Fault injection (no real input is known to still raise): canonical_url fails on one link.
-    from newsdedup_dagster.ingest import feed_parse as parse_module
+    from newsdedup_dagster.stages.ingest import feed_parse as parse_module
 
     real = parse_module.canonical_url
 
@@ -391,7 +391,7 @@ def test_raw_items_fails_when_the_database_is_unreachable(conn, database_url):
 
 def test_settings_reach_the_asset(monkeypatch, tmp_path):
     from newsdedup_dagster import config
-    from newsdedup_dagster.ingest.store import configs_for
+    from newsdedup_dagster.stages.ingest.store import configs_for
 
     monkeypatch.setenv("NEWSDEDUP_FETCH_ALLOW_PRIVATE", "10.1.0.0/16, feeds.corp.example")
     calibrate(monkeypatch, tmp_path, ingest={"max_entries": 250, "parse_time_budget": 4.5})

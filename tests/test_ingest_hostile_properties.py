@@ -12,9 +12,9 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from newsdedup_dagster.ingest.feed_parse import parse_feed
-from newsdedup_dagster.ingest.parse_types import ParseConfig
-from newsdedup_dagster.ingest.sanitise import clean_text, sanitise_document
+from newsdedup_dagster.shared.text.sanitise import clean_text, sanitise_document
+from newsdedup_dagster.stages.ingest.feed_parse import parse_feed
+from newsdedup_dagster.stages.ingest.parse_types import ParseConfig
 
 FETCHED = datetime(2026, 11, 2, 12, tzinfo=UTC)
 CONFIG = ParseConfig(max_entries=50, time_budget=5.0)

@@ -1,6 +1,6 @@
 """Invisible and direction-changing characters from a feed (U+202E, U+2066-2069, zero-width and tag
 characters) reach neither the database nor the site, the feeds or the digest: feed text is cleaned
-at ingest by the same rules as model output (llm/text.py), and every shown line again on output
+at ingest by the same rules as model output (shared/text/cleaning.py), and every shown line again on output
 (rows stored before the rule). Real feed server on 127.0.0.1, the real ingest path, the real
 `story_feeds` asset and the digest renderer."""
 
@@ -15,12 +15,13 @@ from hourly_helpers import stage_hour
 from hypothesis import given, settings, strategies as st
 from test_events_fixtures import add_story
 
-from newsdedup_dagster.digest.render import SourceLink, StoryRecord, build_view, render
-from newsdedup_dagster.ingest.sanitise import clean_text
-from newsdedup_dagster.ingest.sources import Source
-from newsdedup_dagster.ingest.store import ingest_partition
-from newsdedup_dagster.llm.text import BIDI_CONTROLS, KEPT_FORMAT, clean_model_text
 from newsdedup_dagster.resources import LLMResource
+from newsdedup_dagster.shared.presentation.stories import SourceLink, StoryRecord, build_view
+from newsdedup_dagster.shared.sources import Source
+from newsdedup_dagster.shared.text.cleaning import BIDI_CONTROLS, KEPT_FORMAT, clean_model_text
+from newsdedup_dagster.shared.text.sanitise import clean_text
+from newsdedup_dagster.stages.digest.render import render
+from newsdedup_dagster.stages.ingest.store import ingest_partition
 
 H = datetime(2026, 11, 2, 10, tzinfo=UTC)
 INVISIBLE = ["\u202e", "\u202d", "\u202a", "\u2066", "\u2067", "\u2068", "\u2069", "\u200b", "\u200e", "\u200f",

@@ -13,11 +13,11 @@ from feedserver import (
     run_scenario,
 )
 
-from newsdedup_dagster.ingest.encoding import decode_feed_bytes
-from newsdedup_dagster.ingest.feed_parse import parse_feed
-from newsdedup_dagster.ingest.fetch import FetchRequest
-from newsdedup_dagster.ingest.parse_types import ParseConfig
-from newsdedup_dagster.ingest.sanitise import clean_text
+from newsdedup_dagster.shared.http.fetch import FetchRequest
+from newsdedup_dagster.shared.text.encoding import decode_feed_bytes
+from newsdedup_dagster.shared.text.sanitise import clean_text
+from newsdedup_dagster.stages.ingest.feed_parse import parse_feed
+from newsdedup_dagster.stages.ingest.parse_types import ParseConfig
 
 
 def serve(feed_server, path, body, content_type="application/rss+xml; charset=utf-8", **kwargs):

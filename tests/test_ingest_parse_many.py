@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 
 from feedserver import rss, rss_entries
 
-from newsdedup_dagster.ingest import parse_pool
-from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
-from newsdedup_dagster.ingest.fetch import FetchResult
-from newsdedup_dagster.ingest.parse_pool import parse_many
-from newsdedup_dagster.ingest.parse_types import ParseConfig
-from newsdedup_dagster.ingest.sources import Source
+from newsdedup_dagster.shared.http.fetch import FetchResult
+from newsdedup_dagster.shared.sources import Source
+from newsdedup_dagster.stages.ingest import parse_pool
+from newsdedup_dagster.stages.ingest.feed_parse import parse_fetch_result
+from newsdedup_dagster.stages.ingest.parse_pool import parse_many
+from newsdedup_dagster.stages.ingest.parse_types import ParseConfig
 
 FETCHED = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 

@@ -10,12 +10,12 @@ from dataclasses import replace
 import pytest
 from feedserver import FAST, rss, rss_entries
 
-from newsdedup_dagster.ingest import parse_pool
-from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
-from newsdedup_dagster.ingest.fetch import FetchRequest, fetch_feeds_sync
-from newsdedup_dagster.ingest.parse_pool import ParsePool
-from newsdedup_dagster.ingest.parse_types import ParseConfig
-from newsdedup_dagster.ingest.pipeline import fetch_and_parse
+from newsdedup_dagster.shared.http.fetch import FetchRequest, fetch_feeds_sync
+from newsdedup_dagster.stages.ingest import parse_pool
+from newsdedup_dagster.stages.ingest.feed_parse import parse_fetch_result
+from newsdedup_dagster.stages.ingest.parse_pool import ParsePool
+from newsdedup_dagster.stages.ingest.parse_types import ParseConfig
+from newsdedup_dagster.stages.ingest.pipeline import fetch_and_parse
 
 
 @pytest.fixture()
@@ -93,7 +93,7 @@ def test_a_worker_death_in_a_batch_fails_only_its_feed(server, monkeypatch):
 
 
 def test_batches_respect_feed_and_byte_bounds():
-    from newsdedup_dagster.ingest.fetch import FetchResult
+    from newsdedup_dagster.shared.http.fetch import FetchResult
 
     def job(size):
         result = FetchResult(source_id="x", url="https://x.example/", final_url=None, status="ok", http_status=200,

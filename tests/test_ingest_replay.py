@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 from feedserver import rss
 
-from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
-from newsdedup_dagster.ingest.replay import load_jsonl_partition, replay_fetch_results, replay_window
-from newsdedup_dagster.ingest.sources import Source
+from newsdedup_dagster.shared.sources import Source
+from newsdedup_dagster.stages.ingest.feed_parse import parse_fetch_result
+from newsdedup_dagster.stages.ingest.replay import load_jsonl_partition, replay_fetch_results, replay_window
 
 DAY = datetime(2026, 11, 2, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from newsdedup_dagster.ingest.sources import Source, SourcesConfigError, load_sources, parse_sources_yaml
+from newsdedup_dagster.shared.sources import Source, SourcesConfigError, load_sources, parse_sources_yaml
 
 GOOD = """\
 sources:

@@ -18,16 +18,16 @@ import httpcore
 import pytest
 from feedserver import FAST, GOOD_A, FeedServer, Response, rss
 
-from newsdedup_dagster.ingest.fetch import FetchRequest, fetch_feeds_sync, same_origin
-from newsdedup_dagster.ingest.netguard import (
+from newsdedup_dagster.shared.http.fetch import FetchRequest, fetch_feeds_sync, same_origin
+from newsdedup_dagster.shared.http.netguard import (
     NON_PUBLIC_NETWORKS,
     AddressPolicy,
     AddressRefused,
     GuardedBackend,
     non_global_reason,
 )
-from newsdedup_dagster.ingest.sources import Source, load_sources
-from newsdedup_dagster.ingest.store import ingest_partition
+from newsdedup_dagster.shared.sources import Source, load_sources
+from newsdedup_dagster.stages.ingest.store import ingest_partition
 
 H = datetime(2026, 11, 2, 10, tzinfo=UTC)
 PUBLIC_ONLY = replace(FAST, address_policy=AddressPolicy())

@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from feedserver import FAST, FeedServer, rss
 
-from newsdedup_dagster.ingest.fetch import FetchResult
-from newsdedup_dagster.ingest.sources import Source
-from newsdedup_dagster.ingest.store import (
+from newsdedup_dagster.shared.http.fetch import FetchResult
+from newsdedup_dagster.shared.sources import Source
+from newsdedup_dagster.stages.ingest.store import (
     LIVE_GRACE,
     archive_fetches,
     choose_mode,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from newsdedup_dagster import config
-from newsdedup_dagster.settings import merged
+from newsdedup_dagster.shared.settings import merged
 
 LOADERS = {
     "NEWSDEDUP_PUBLISH_LANGS": (config.publish_settings, "langs"),

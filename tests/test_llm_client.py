@@ -10,11 +10,11 @@ from decimal import Decimal
 import pytest
 from fake_openai import Reply
 
-from newsdedup_dagster import db
 from newsdedup_dagster.config import LLMSettings
-from newsdedup_dagster.llm import pricing, scoring, translation
-from newsdedup_dagster.llm.cache import PostgresResultCache
-from newsdedup_dagster.llm.client import (
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.shared.models import pricing, translation
+from newsdedup_dagster.shared.models.cache import PostgresResultCache
+from newsdedup_dagster.shared.models.client import (
     LLMClient,
     LLMConfigError,
     LLMUnavailable,
@@ -27,7 +27,8 @@ from newsdedup_dagster.llm.client import (
     parse_retry_after,
     redact,
 )
-from newsdedup_dagster.llm.settings import BackoffPolicy
+from newsdedup_dagster.shared.models.settings import BackoffPolicy
+from newsdedup_dagster.stages.llm import scoring
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 FAST = BackoffPolicy(base_s=0.01, max_s=0.05, retry_after_max_s=5.0)
@@ -302,7 +303,7 @@ def test_a_paid_answer_is_stored_when_its_call_record_is_refused(fake, clean_db,
                                         scoring.validate_score, story_id="s1", prompt_version=scoring.PROMPT_VERSION,
                                         target_langs=("en",), input_material="articles...")
 
-    with caplog.at_level(logging.ERROR, logger="newsdedup_dagster.llm.client"):
+    with caplog.at_level(logging.ERROR, logger="newsdedup_dagster.shared.models.client"):
         first, usage = ask()
     assert usage.reused == 0 and "call record was refused" in caplog.text
     with db.connection(clean_db) as conn:

@@ -1,4 +1,4 @@
-"""Coverage counted in independent outlets (llm/scoring.py: independent_outlets, coverage_shares):
+"""Coverage counted in independent outlets (stages/llm/scoring.py: independent_outlets, coverage_shares):
 pure rules, and a property: one source never outranks three outlets on coverage alone."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings, strategies as st
 
-from newsdedup_dagster.llm import scoring
-from newsdedup_dagster.llm.scoring import Appearance, StoryFacts, coverage_significance, independent_outlets
+from newsdedup_dagster.stages.llm import scoring
+from newsdedup_dagster.stages.llm.scoring import Appearance, StoryFacts, coverage_significance, independent_outlets
 
 T0 = datetime(2026, 11, 2, 6, tzinfo=UTC)
 

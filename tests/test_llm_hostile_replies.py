@@ -28,12 +28,13 @@ from test_llm_stages import (  # noqa: F401  (fixtures re-exported)
     translation_states,
 )
 
-from newsdedup_dagster.events import narrative
-from newsdedup_dagster.events.grouping import event_id_for
-from newsdedup_dagster.events.settings import NarrativeSettings
-from newsdedup_dagster.llm import scoring, translation
-from newsdedup_dagster.llm.client import REPLY_MAX_CHARS, REPLY_MAX_DEPTH, OutputInvalid, parse_json_reply
-from newsdedup_dagster.llm.text import clean_model_output, clean_model_text
+from newsdedup_dagster.shared.models import translation
+from newsdedup_dagster.shared.models.client import REPLY_MAX_CHARS, REPLY_MAX_DEPTH, OutputInvalid, parse_json_reply
+from newsdedup_dagster.shared.text.cleaning import clean_model_output, clean_model_text
+from newsdedup_dagster.stages.events import narrative
+from newsdedup_dagster.stages.events.grouping import event_id_for
+from newsdedup_dagster.stages.events.settings import NarrativeSettings
+from newsdedup_dagster.stages.llm import scoring
 
 HOSTILE_REPLIES = {
     "brackets": "[" * 1200,

@@ -9,10 +9,10 @@ import pytest
 from dagster import DagsterInstance
 from helpers import calibrate
 
-from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import hourly_run_config
 from newsdedup_dagster.commands.platform import SAMPLE_DAY
 from newsdedup_dagster.instance import QUIET_RUN_CONFIG
+from newsdedup_dagster.shared import db
 
 HOURS = 3  # the sample day's first hours: stories, rescoring as they grow, events, narratives
 

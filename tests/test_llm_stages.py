@@ -12,9 +12,9 @@ from helpers import calibrate
 from hourly_helpers import stage_hour
 
 from newsdedup_dagster.assets.llm import LLMResource
-from newsdedup_dagster.llm import stages
-from newsdedup_dagster.llm.client import LLMUnavailable
-from newsdedup_dagster.llm.report import format_top_stories, top_stories
+from newsdedup_dagster.shared.models.client import LLMUnavailable
+from newsdedup_dagster.stages.llm import stages
+from newsdedup_dagster.stages.llm.report import format_top_stories, top_stories
 
 KEY = "sk-stage-test-SECRET-9f8e7d6c5b4a"
 PARTITION = "2026-11-02-05:00"
@@ -231,9 +231,9 @@ def test_translation_failure_does_not_rescore(conn, clean_db, fake, llm_env, onl
 def test_translation_outage_burns_nothing(conn, clean_db, fake, llm_env, online):
     """Every batch failing transiently is an outage: run_translations raises (the asset's
     RetryPolicy retries later) and no attempt is counted against the rows."""
-    from newsdedup_dagster.db import connection
-    from newsdedup_dagster.llm.client import LLMClient
-    from newsdedup_dagster.llm.settings import BackoffPolicy
+    from newsdedup_dagster.shared.db import connection
+    from newsdedup_dagster.shared.models.client import LLMClient
+    from newsdedup_dagster.shared.models.settings import BackoffPolicy
 
     add_story(conn, "s1", 2)
     run(["story_scores"], clean_db, online())
@@ -250,14 +250,14 @@ def test_translation_outage_burns_nothing(conn, clean_db, fake, llm_env, online)
 def test_transient_failure_counts_only_when_endpoint_works(conn, clean_db, fake, llm_env, online):
     add_story(conn, "a", 5)
     add_story(conn, "b", 2)
-    from newsdedup_dagster.db import connection
+    from newsdedup_dagster.shared.db import connection
 
     settings = online(concurrency=1).settings()
     # outage: every call 503 -> raises, attempts not counted
     fake.push(Reply.status_code(503), times=100)
     with connection(clean_db) as c, pytest.raises(LLMUnavailable):
-        from newsdedup_dagster.llm.client import LLMClient
-        from newsdedup_dagster.llm.settings import BackoffPolicy
+        from newsdedup_dagster.shared.models.client import LLMClient
+        from newsdedup_dagster.shared.models.settings import BackoffPolicy
 
         with LLMClient(settings, backoff=BackoffPolicy(0.01, 0.02, 1)) as client:
             stages.run_scoring(c, HOUR, settings, client)

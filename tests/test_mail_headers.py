@@ -1,4 +1,4 @@
-"""Reader addresses and mail headers (digest/send.py). valid_email takes only RFC 5322's plain
+"""Reader addresses and mail headers (stages/digest/send.py). valid_email takes only RFC 5322's plain
 addr-spec, whole: no trailing newline, control character, `:` or anything else a To header would
 have to quote; build_message refuses CR, LF and NUL in every header value and names the header;
 and delivery, against a real SMTP server on 127.0.0.1 and the real database, fails only the reader
@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from smtp_server import SmtpServer
 from test_events_fixtures import add_story
 
-from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.send import UnsafeHeaderError, build_message, deliver_day, valid_email
-from newsdedup_dagster.digest.settings import SmtpSettings
+from newsdedup_dagster.stages.digest.build import render_day
+from newsdedup_dagster.stages.digest.send import UnsafeHeaderError, build_message, deliver_day, valid_email
+from newsdedup_dagster.stages.digest.settings import SmtpSettings
 
 DAY = date(2026, 11, 2)
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

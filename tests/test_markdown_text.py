@@ -13,8 +13,9 @@ from markdown_it import MarkdownIt
 from test_llm_stages import add_story, llm_env, online, run, score_requests  # noqa: F401  (fixtures re-exported)
 
 from newsdedup_dagster.assets.llm import LLMResource
-from newsdedup_dagster.digest.render import DigestStory, DigestView, markdown_preview
-from newsdedup_dagster.markdown_text import escape_markdown, markdown_cell
+from newsdedup_dagster.shared.presentation.stories import DigestStory, DigestView
+from newsdedup_dagster.shared.text.markdown import escape_markdown, markdown_cell
+from newsdedup_dagster.stages.digest.render import markdown_preview
 
 HOSTILE_HEADLINE = "![](https://tracker.example/t.png) [Read more](https://phish.example)"
 LIVE = ("link_open", "image", "html_inline", "html_block", "code_inline", "em_open", "strong_open")

@@ -19,7 +19,7 @@ from dagster import AssetMaterialization, DagsterInstance, MarkdownMetadataValue
 from markdown_it import MarkdownIt
 from test_llm_stages import llm_env, online  # noqa: F401  (fixtures)
 
-from newsdedup_dagster.llm.report import errors_markdown, top_stories_markdown
+from newsdedup_dagster.stages.llm.report import errors_markdown, top_stories_markdown
 
 PACKAGE = Path(__file__).resolve().parents[1] / "newsdedup_dagster"
 DAY = "2026-11-02"

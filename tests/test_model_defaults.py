@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from helpers import calibrate
 
-from newsdedup_dagster import config, settings as settings_module
-from newsdedup_dagster.clustering.settings import MODEL_DEFAULTS, ClusterSettings
-from newsdedup_dagster.events.settings import MODEL_DEFAULTS as EVENT_MODEL_DEFAULTS, GroupingSettings
-from newsdedup_dagster.settings import declared, default_of, plain_number
+from newsdedup_dagster import config
+from newsdedup_dagster.shared import settings as settings_module
+from newsdedup_dagster.shared.settings import declared, default_of, plain_number
+from newsdedup_dagster.stages.clustering.settings import MODEL_DEFAULTS, ClusterSettings
+from newsdedup_dagster.stages.events.settings import MODEL_DEFAULTS as EVENT_MODEL_DEFAULTS, GroupingSettings
 
 REPO = Path(__file__).resolve().parents[1]
 OPENAI_MODEL = "openai:text-embedding-3-small@1536"

@@ -168,7 +168,7 @@ def test_languages_never_merge(conn, clean_db):
 def test_unknown_later_partitions_is_refused(conn, clean_db):
     import pytest
 
-    from newsdedup_dagster.neardup.store import dedup_partition
+    from newsdedup_dagster.stages.neardup.store import dedup_partition
 
     with pytest.raises(ValueError, match="later_partitions"):
         dedup_partition(conn, H0, later_partitions="wipe")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from newsdedup_dagster.neardup import (
+from newsdedup_dagster.stages.neardup import (
     DuplicateMatch,
     HeadlineIndex,
     HeadlineItem,
@@ -16,7 +16,7 @@ from newsdedup_dagster.neardup import (
     cluster_headlines,
     score_pair,
 )
-from newsdedup_dagster.neardup.cluster import blocking_pairs, decode_gram, encode_grams
+from newsdedup_dagster.stages.neardup.cluster import blocking_pairs, decode_gram, encode_grams
 
 T0 = datetime(2026, 11, 2, 5, 0, tzinfo=UTC)
 
@@ -275,7 +275,7 @@ def test_same_result_in_processes_with_different_hash_seeds():
 
     script = (
         "import json\n"
-        "from newsdedup_dagster.neardup import HeadlineItem, cluster_headlines\n"
+        "from newsdedup_dagster.stages.neardup import HeadlineItem, cluster_headlines\n"
         "titles = ['Liz Truss resigns as UK prime minister - BBC', 'UK Prime Minister Liz Truss resigns | Reuters',\n"
         "          'Truss quits as UK prime minister after 45 days', 'Quake kills 12 in northern Chile',\n"
         "          'Quake kills 12 in north Chile', 'Kipchoge breaks marathon world record in Berlin',\n"

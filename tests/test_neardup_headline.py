@@ -5,7 +5,8 @@ from dataclasses import replace
 
 import pytest
 
-from newsdedup_dagster.neardup import (
+from newsdedup_dagster.shared.text.headline import IdfTable, idf_weight
+from newsdedup_dagster.stages.neardup import (
     NearDupConfig,
     build_idf,
     char_ngrams,
@@ -18,7 +19,6 @@ from newsdedup_dagster.neardup import (
     strip_outlet_suffix,
     weighted_jaccard,
 )
-from newsdedup_dagster.neardup.headline import IdfTable, idf_weight
 
 KO_REWRITE = ("진천군, 온디바이스 AI 기반 스마트 돌봄 구축 본격 착수", "진천군 온디바이스 AI기반 스마트돌봄 본격화")
 KO_TEMPLATE = ("어드밴트, 온디바이스 AI 서비스 실증·확산 사업 참여", "엠젠솔루션, 온디바이스 AI 서비스 실증·확산 사업 참여")
@@ -204,7 +204,7 @@ def test_combine_scores_is_one_function_for_scalars_and_arrays():
     that score_pair uses one pair at a time."""
     import numpy as np
 
-    from newsdedup_dagster.neardup.headline import PairOverlaps, combine_scores, pair_overlaps
+    from newsdedup_dagster.shared.text.headline import PairOverlaps, combine_scores, pair_overlaps
 
     cfg = NearDupConfig()
     titles = [("Quake kills 12 in northern Chile", "Quake kills 15 in north Chile"), KO_REWRITE,

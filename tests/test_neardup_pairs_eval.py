@@ -5,7 +5,7 @@ import json
 import pytest
 
 from newsdedup_dagster.evaluation.neardup_pairs import derive_pairs_from_articles, evaluate_pairs, main, parse_sweep
-from newsdedup_dagster.neardup import NearDupConfig
+from newsdedup_dagster.stages.neardup import NearDupConfig
 
 PAIRS = [
     {"id": "1", "a": "Liz Truss resigns as UK prime minister", "b": "UK Prime Minister Liz Truss resigns", "label": 1},

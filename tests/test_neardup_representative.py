@@ -3,8 +3,8 @@
 import random
 from datetime import UTC, datetime, timedelta
 
-from newsdedup_dagster.neardup import HeadlineItem, choose_representative, is_opaque_redirect, is_syndicated
-from newsdedup_dagster.neardup.representative import is_syndicator_host
+from newsdedup_dagster.stages.neardup import HeadlineItem, choose_representative, is_opaque_redirect, is_syndicated
+from newsdedup_dagster.stages.neardup.representative import is_syndicator_host
 
 T0 = datetime(2026, 11, 2, 5, 0, tzinfo=UTC)
 

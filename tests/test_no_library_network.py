@@ -23,15 +23,15 @@ import tldextract
 from feedserver import FeedServer, unused_port
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from newsdedup_dagster.articles.extract import extract_page
-from newsdedup_dagster.articles.store import replay_page_name
-from newsdedup_dagster.ingest.canonical_url import canonical_outlet, feed_outlet, outlet_of, registrable_domain
-from newsdedup_dagster.ingest.feed_parse import parse_fetch_result
-from newsdedup_dagster.ingest.fetch import FetchResult
-from newsdedup_dagster.ingest.sources import load_sources
+from newsdedup_dagster.shared.http.canonical_url import canonical_outlet, feed_outlet, outlet_of, registrable_domain
+from newsdedup_dagster.shared.http.fetch import FetchResult
+from newsdedup_dagster.shared.sources import load_sources
+from newsdedup_dagster.stages.articles.extract import extract_page
+from newsdedup_dagster.stages.articles.store import replay_page_name
+from newsdedup_dagster.stages.ingest.feed_parse import parse_fetch_result
 
 # The module, not the function of the same name the ingest package exports.
-urls = importlib.import_module("newsdedup_dagster.ingest.canonical_url")
+urls = importlib.import_module("newsdedup_dagster.shared.http.canonical_url")
 SAMPLE = Path(__file__).resolve().parent.parent / "newsdedup_dagster" / "sample_data"
 REASONS = {None, "not_html", "paywall", "too_large", "extraction_empty", "extraction_failed"}
 FETCHED_AT = datetime(2026, 11, 2, 12, tzinfo=UTC)

@@ -13,13 +13,13 @@ import pytest
 from lxml import etree
 from test_events_fixtures import add_story
 
-from newsdedup_dagster.briefings.categories import offline_category
-from newsdedup_dagster.briefings.taxonomy import CATEGORIES, category_name
 from newsdedup_dagster.config import PublishSettings
-from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.editions import Edition
-from newsdedup_dagster.publish.build import publish_hour
-from newsdedup_dagster.publish.labels import labels_for
+from newsdedup_dagster.shared.presentation.categories import offline_category
+from newsdedup_dagster.shared.presentation.site_labels import labels_for
+from newsdedup_dagster.shared.presentation.taxonomy import CATEGORIES, category_name
+from newsdedup_dagster.stages.digest.build import render_day
+from newsdedup_dagster.stages.digest.editions import Edition
+from newsdedup_dagster.stages.publish.build import publish_hour
 
 H = datetime(2026, 11, 2, 10, tzinfo=UTC)
 DAY = date(2026, 11, 2)

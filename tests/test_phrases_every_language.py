@@ -16,31 +16,31 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from lxml import html as lxml_html
 
-from newsdedup_dagster.briefings.taxonomy import NAMES as CATEGORY_NAMES
 from newsdedup_dagster.config import LLMSettings
-from newsdedup_dagster.digest.labels import LABELS, language_name, locale_of
-from newsdedup_dagster.digest.render import (
+from newsdedup_dagster.shared.presentation.archive_labels import ARCHIVE_LABELS
+from newsdedup_dagster.shared.presentation.labels import LABELS, language_name, locale_of
+from newsdedup_dagster.shared.presentation.narrative import PHRASES, narrative_lines
+from newsdedup_dagster.shared.presentation.site_labels import SITE_LABELS, labels_for, text_direction
+from newsdedup_dagster.shared.presentation.stories import (
     SECTIONS,
     EventRecord,
     SourceLink,
     StoryBriefing,
     StoryRecord,
     build_view,
-    personalised,
-    render,
 )
-from newsdedup_dagster.events.narrative import PHRASES, TimelineStory, narrative_lines, offline_record
-from newsdedup_dagster.publish.archive import (
+from newsdedup_dagster.shared.presentation.taxonomy import NAMES as CATEGORY_NAMES
+from newsdedup_dagster.stages.digest.render import personalised, render
+from newsdedup_dagster.stages.events.narrative import TimelineStory, offline_record
+from newsdedup_dagster.stages.publish.archive import (
     archive_navigation,
     render_archive_day,
     render_archive_index,
     render_day_stories,
 )
-from newsdedup_dagster.publish.archive_labels import ARCHIVE_LABELS
-from newsdedup_dagster.publish.countries import render_country
-from newsdedup_dagster.publish.labels import SITE_LABELS, labels_for, text_direction
-from newsdedup_dagster.publish.model import FeedCandidate, SourceArticle, StoredBriefing, story_views
-from newsdedup_dagster.publish.render import (
+from newsdedup_dagster.stages.publish.countries import render_country
+from newsdedup_dagster.stages.publish.model import FeedCandidate, SourceArticle, StoredBriefing, story_views
+from newsdedup_dagster.stages.publish.render import (
     EventStoryLine,
     FeedMeta,
     RootLanguage,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from newsdedup_dagster import db
+from newsdedup_dagster.shared import db
 
 REPO = Path(__file__).resolve().parent.parent
 

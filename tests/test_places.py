@@ -1,4 +1,4 @@
-"""Places across languages (clustering/places.py, the "places" kind of clustering/anchors.py) on
+"""Places across languages (shared/text/places.py, the "places" kind of shared/text/anchors.py) on
 real headline pairs: two items in different languages that name places in different countries
 conflict; two reports of one event in two languages do not. The sample day's first-snow items
 (Denver, Asahikawa, Zugspitze) are the case the kind was made for; the rest are composed from
@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from newsdedup_dagster.clustering import anchors as an, places
+from newsdedup_dagster.shared.text import anchors as an, places
 
 DENVER = ("en", "First snow of the season blankets Denver, snarling evening commute",
           "Up to 6 inches fell across the metro area, and Denver International Airport reported de-icing delays.")

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 import yaml
 
-from newsdedup_dagster import db
+from newsdedup_dagster.shared import db
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -40,7 +40,7 @@ def _postgres_processes(pgdata: Path) -> list[psutil.Process]:
 
 # ------------------------------------------------------------------ migrations
 def _migrate_in_child(url: str, queue) -> None:
-    from newsdedup_dagster import db as child_db
+    from newsdedup_dagster.shared import db as child_db
 
     queue.put(child_db.migrate(url))
 
@@ -289,7 +289,7 @@ def test_applied_migrations_tolerate_comment_edits_not_changes(database_url, tmp
 
     def warnings_now() -> list[str]:
         caplog.clear()
-        with caplog.at_level(logging.INFO, logger="newsdedup_dagster.db"):
+        with caplog.at_level(logging.INFO, logger="newsdedup_dagster.shared.db"):
             assert db.migrate(url, migrations) == []  # applied migrations are never re-run
         return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 
-from newsdedup_dagster import progress as progress_module
-from newsdedup_dagster.progress import PlainProgress, progress, progress_bar
+from newsdedup_dagster.shared import progress as progress_module
+from newsdedup_dagster.shared.progress import PlainProgress, progress, progress_bar
 
 
 def test_plain_lines_off_a_terminal(monkeypatch, capsys):

@@ -18,12 +18,12 @@ from test_events_fixtures import add_story
 from test_publish_categories import _missing_targets
 
 from newsdedup_dagster.config import PublishSettings
-from newsdedup_dagster.digest.labels import locale_of, long_date
-from newsdedup_dagster.publish.archive import archive_navigation, calendar_month, week_locale
-from newsdedup_dagster.publish.build import publish_hour
-from newsdedup_dagster.publish.labels import labels_for
-from newsdedup_dagster.retention import prune
-from newsdedup_dagster.retention_settings import RetentionSettings
+from newsdedup_dagster.shared.presentation.labels import locale_of, long_date
+from newsdedup_dagster.shared.presentation.site_labels import labels_for
+from newsdedup_dagster.stages.publish.archive import archive_navigation, calendar_month, week_locale
+from newsdedup_dagster.stages.publish.build import publish_hour
+from newsdedup_dagster.stages.retention.prune import prune
+from newsdedup_dagster.stages.retention.settings import RetentionSettings
 
 BASE = "https://news.example.org/site/"
 LANGS = ["en", "ar"]

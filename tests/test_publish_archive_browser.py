@@ -13,7 +13,7 @@ from test_events_fixtures import add_story
 from test_publish_browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, serve_site
 
 from newsdedup_dagster.config import PublishSettings
-from newsdedup_dagster.publish.build import publish_hour
+from newsdedup_dagster.stages.publish.build import publish_hour
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

@@ -210,7 +210,7 @@ def test_directory_lock_is_released_after_a_failure(clean_db, conn, tmp_path):
     import pytest
 
     from newsdedup_dagster.config import PublishSettings
-    from newsdedup_dagster.publish.build import publish_hour
+    from newsdedup_dagster.stages.publish.build import publish_hour
 
     _seed(conn)
     settings = PublishSettings(output_dir=tmp_path)

@@ -18,10 +18,10 @@ import pytest
 from lxml import etree
 from test_events_fixtures import add_story, hour_of
 
-from newsdedup_dagster.briefings.taxonomy import category_name
 from newsdedup_dagster.config import PublishSettings
-from newsdedup_dagster.publish.build import publish_hour
-from newsdedup_dagster.publish.labels import labels_for
+from newsdedup_dagster.shared.presentation.site_labels import labels_for
+from newsdedup_dagster.shared.presentation.taxonomy import category_name
+from newsdedup_dagster.stages.publish.build import publish_hour
 
 H = datetime(2026, 11, 2, 10, tzinfo=UTC)
 LANGS = ("en", "fr", "ja", "ar")

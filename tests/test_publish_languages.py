@@ -11,11 +11,12 @@ from html.parser import HTMLParser
 import pytest
 
 from newsdedup_dagster.config import LLMSettings
-from newsdedup_dagster.digest.labels import LABELS, PLURAL_KEYS, count, event_span, locale_of
-from newsdedup_dagster.digest.render import EventRecord, SourceLink, StoryRecord, build_view, render
-from newsdedup_dagster.publish.labels import SITE_LABELS, labels_for, text_direction
-from newsdedup_dagster.publish.model import FeedCandidate, SourceArticle, story_views
-from newsdedup_dagster.publish.render import (
+from newsdedup_dagster.shared.presentation.labels import LABELS, PLURAL_KEYS, count, event_span, locale_of
+from newsdedup_dagster.shared.presentation.site_labels import SITE_LABELS, labels_for, text_direction
+from newsdedup_dagster.shared.presentation.stories import EventRecord, SourceLink, StoryRecord, build_view
+from newsdedup_dagster.stages.digest.render import render
+from newsdedup_dagster.stages.publish.model import FeedCandidate, SourceArticle, story_views
+from newsdedup_dagster.stages.publish.render import (
     EventStoryLine,
     FeedMeta,
     RootLanguage,

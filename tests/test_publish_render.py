@@ -16,9 +16,10 @@ from helpers import calibrate
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from newsdedup_dagster import config
-from newsdedup_dagster.digest.render import SourceLink, StoryRecord, clean_line
-from newsdedup_dagster.publish.labels import labels_for
-from newsdedup_dagster.publish.model import (
+from newsdedup_dagster.shared.presentation.site_labels import labels_for
+from newsdedup_dagster.shared.presentation.stories import SourceLink, StoryRecord, clean_line
+from newsdedup_dagster.shared.presentation.write import atomic_write
+from newsdedup_dagster.stages.publish.model import (
     FeedCandidate,
     SourceArticle,
     decide_stamp,
@@ -27,7 +28,7 @@ from newsdedup_dagster.publish.model import (
     story_views,
     valid_lang_tag,
 )
-from newsdedup_dagster.publish.render import (
+from newsdedup_dagster.stages.publish.render import (
     ATOM_NS,
     FeedMeta,
     build_atom,
@@ -36,8 +37,7 @@ from newsdedup_dagster.publish.render import (
     render_story,
     xml_text,
 )
-from newsdedup_dagster.publish.select import select_day, select_feed
-from newsdedup_dagster.publish.write import atomic_write
+from newsdedup_dagster.stages.publish.select import select_day, select_feed
 
 T = datetime(2026, 11, 2, 11, 0, tzinfo=UTC)
 ANY_TEXT = st.text(alphabet=st.characters(blacklist_categories=()), max_size=80)
@@ -242,7 +242,7 @@ def test_any_text_stays_text_on_the_pages(headline, summary, source):
 def test_any_link_becomes_a_uri_the_validators_accept(path, query, fragment):
     from feed_validators import uri_problem
 
-    from newsdedup_dagster.publish.model import publisher_host, uri_text
+    from newsdedup_dagster.stages.publish.model import publisher_host, uri_text
 
     # (An empty query or fragment, "?" or "#" alone, is dropped: the same resource.)
     url = f"https://news.example.org/{path}" + (f"?{query}" if query else "") + (f"#{fragment}" if fragment else "")
@@ -260,7 +260,7 @@ def test_any_link_becomes_a_uri_the_validators_accept(path, query, fragment):
 
 
 def test_publisher_host_and_outlet_name():
-    from newsdedup_dagster.publish.model import outlet_name, publisher_host
+    from newsdedup_dagster.stages.publish.model import outlet_name, publisher_host
 
     assert publisher_host("https://WWW.Reuters.com/world/x") == "reuters.com"
     assert publisher_host("https://amp.theguardian.com/a") == "theguardian.com"

@@ -19,9 +19,9 @@ from lxml import etree
 from test_events_fixtures import add_story, at, ensure_source, hour_of
 
 from newsdedup_dagster.config import LLMSettings
-from newsdedup_dagster.publish.labels import labels_for
-from newsdedup_dagster.publish.model import BriefingView
 from newsdedup_dagster.resources import LLMResource
+from newsdedup_dagster.shared.presentation.site_labels import labels_for
+from newsdedup_dagster.stages.publish.model import BriefingView
 
 H = "2026-11-02-10:00"
 # The seeded stories' categories: their briefings', and the offline one of the story without a

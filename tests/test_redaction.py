@@ -1,4 +1,4 @@
-"""The one redaction (newsdedup_dagster/redaction.py): a provider on 127.0.0.1 that answers with the
+"""The one redaction (newsdedup_dagster/shared/redaction.py): a provider on 127.0.0.1 that answers with the
 `Authorization` header it was sent (as a real one did) reaches neither the embedder's error nor its
 retry log, nor the failure alert of a real Dagster run; hypothesis properties: a configured secret,
 a bearer token or a URL's password embedded anywhere in any text never survives, and a database
@@ -22,13 +22,13 @@ from test_dagster_alerts import alert_for
 from test_import_graph import import_graph
 
 from newsdedup_dagster.assets.hourly import StageFailed
-from newsdedup_dagster.db.urls import redact_url, url_passwords
-from newsdedup_dagster.embeddings.providers import EmbeddingError, OpenAIEmbedder
-from newsdedup_dagster.embeddings.settings import EmbeddingSettings
-from newsdedup_dagster.llm import client as llm_client
-from newsdedup_dagster.llm.client import LLMClient, LLMConfigError, MemoryRecorder
-from newsdedup_dagster.llm.settings import BackoffPolicy, LLMSettings
-from newsdedup_dagster.redaction import MIN_SECRET_CHARS, redact, secrets_of
+from newsdedup_dagster.shared.db.urls import redact_url, url_passwords
+from newsdedup_dagster.shared.models import client as llm_client
+from newsdedup_dagster.shared.models.client import LLMClient, LLMConfigError, MemoryRecorder
+from newsdedup_dagster.shared.models.settings import BackoffPolicy, LLMSettings
+from newsdedup_dagster.shared.redaction import MIN_SECRET_CHARS, redact, secrets_of
+from newsdedup_dagster.stages.embeddings.providers import EmbeddingError, OpenAIEmbedder
+from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
 
 EMBEDDING_KEY = "emb-5bX9qLw2ZrT7yKc4"
 LLM_KEY = "proj-Vn3kR8sQ1wXe6uJd"
@@ -181,11 +181,11 @@ def test_the_alert_redacts_the_configured_keys_whatever_raised(tmp_path, monkeyp
 # ------------------------------------------------------------------ one redaction, one place
 def test_the_redaction_is_ground_floor_and_the_clients_share_it():
     graph = import_graph()
-    assert graph["newsdedup_dagster.redaction"] == set()            # no stage, no settings, no Dagster
+    assert graph["newsdedup_dagster.shared.redaction"] == set()            # no stage, no settings, no Dagster
     assert llm_client.redact is redact                               # re-exported for existing callers
-    for module in ("newsdedup_dagster.llm.client", "newsdedup_dagster.embeddings.providers",
+    for module in ("newsdedup_dagster.shared.models.client", "newsdedup_dagster.stages.embeddings.providers",
                    "newsdedup_dagster.alerts", "newsdedup_dagster.commands.doctor"):
-        assert "newsdedup_dagster.redaction" in graph[module], module
+        assert "newsdedup_dagster.shared.redaction" in graph[module], module
 
 
 def test_secrets_of_reads_the_fields_declared_secret():

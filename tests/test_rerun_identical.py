@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from newsdedup_dagster import db
+from newsdedup_dagster.shared import db
 
 DAY = "2026-11-02"
 HOURS = 4

@@ -13,11 +13,11 @@ from dagster import materialize
 
 from newsdedup_dagster import cli
 from newsdedup_dagster.assets.retention import prune as prune_asset
-from newsdedup_dagster.embeddings.centring_prior import PRIOR_TEXTS
-from newsdedup_dagster.embeddings.text import text_hash
 from newsdedup_dagster.resources import PostgresResource
-from newsdedup_dagster.retention import check_settings, cutoffs, prune
-from newsdedup_dagster.retention_settings import RetentionSettings
+from newsdedup_dagster.shared.text.centring_prior import PRIOR_TEXTS
+from newsdedup_dagster.shared.text.item_text import text_hash
+from newsdedup_dagster.stages.retention.prune import check_settings, cutoffs, prune
+from newsdedup_dagster.stages.retention.settings import RetentionSettings
 
 NOW = datetime(2026, 12, 20, 12, 0, tzinfo=UTC)
 SETTINGS = RetentionSettings(feed_body_days=30, llm_call_days=90, vector_days=7, cache_days=2, batch_rows=2)

@@ -28,10 +28,10 @@ from dagster import DagsterInvalidConfigError, validate_run_config
 from dagster._config import ConfigTypeKind
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import HOURLY_OP, STAGES, hourly_run_config
 from newsdedup_dagster.assets.run_options import deployment_languages
 from newsdedup_dagster.definitions import defs
+from newsdedup_dagster.shared import db
 
 CANARY_NAME = "NEWSDEDUP_TEST_CANARY"
 PLAIN_SCALARS = {"Bool", "Int", "Float"}

@@ -47,7 +47,7 @@ def published(tmp_path_factory) -> Path:
     (site / "linked" / "index.html").symlink_to(outside / "index.html")   # a directory's index links out
     (site / "linked-htm").mkdir()
     (site / "linked-htm" / "index.htm").symlink_to(outside / "index.html")   # the other index name
-    # What the publisher leaves while it writes (publish/write.py: atomic_write), and dot names.
+    # What the publisher leaves while it writes (shared/presentation/write.py: atomic_write), and dot names.
     (site / "en" / ".atom.xml.k3j2h1.tmp").write_text(SECRET)
     (site / "draft.tmp").write_text(SECRET)
     (site / ".env").write_text(SECRET)

@@ -14,15 +14,15 @@ import pytest
 from lxml import etree
 from test_events_fixtures import add_story
 
-from newsdedup_dagster.briefings.briefing import Article
-from newsdedup_dagster.briefings.players import key_players
-from newsdedup_dagster.briefings.taxonomy import category_name
 from newsdedup_dagster.config import LLMSettings, PublishSettings
-from newsdedup_dagster.digest.build import render_day
-from newsdedup_dagster.digest.labels import decimal
-from newsdedup_dagster.llm.report import format_top_stories, top_stories
-from newsdedup_dagster.publish.build import publish_hour
-from newsdedup_dagster.publish.labels import SITE_LABELS, labels_for
+from newsdedup_dagster.shared.presentation.labels import decimal
+from newsdedup_dagster.shared.presentation.site_labels import SITE_LABELS, labels_for
+from newsdedup_dagster.shared.presentation.taxonomy import category_name
+from newsdedup_dagster.shared.text.players import key_players
+from newsdedup_dagster.stages.briefings.briefing import Article
+from newsdedup_dagster.stages.digest.build import render_day
+from newsdedup_dagster.stages.llm.report import format_top_stories, top_stories
+from newsdedup_dagster.stages.publish.build import publish_hour
 
 H = datetime(2026, 11, 2, 10, tzinfo=UTC)
 BASE = "https://news.example.org/"

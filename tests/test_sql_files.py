@@ -13,7 +13,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from newsdedup_dagster import config, db
+from newsdedup_dagster import config
+from newsdedup_dagster.shared import db
 
 PACKAGE = Path(__file__).resolve().parents[1] / "newsdedup_dagster"
 QUERIES = config.sql_dir() / "queries"

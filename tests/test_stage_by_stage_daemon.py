@@ -14,11 +14,11 @@ from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, RunsFilter
 from dagster_deployment import LAUNCH_BACKFILL, DagsterDeployment
 from test_hourly_chain import _database, _drop
 
-from newsdedup_dagster import db
 from newsdedup_dagster.assets.hourly import HOURLY_OP, STAGES, hourly_run_config
 from newsdedup_dagster.definitions import HOURLY_JOB_NAME, defs
 from newsdedup_dagster.instance import QUIET_RUN_CONFIG
 from newsdedup_dagster.resources import PostgresResource, deployment_resources
+from newsdedup_dagster.shared import db
 
 pytestmark = [pytest.mark.slow, pytest.mark.daemon, pytest.mark.timeout(2400)]
 

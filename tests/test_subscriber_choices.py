@@ -11,9 +11,9 @@ from datetime import UTC, date, datetime, time, timedelta
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from newsdedup_dagster import db
 from newsdedup_dagster.cli import main
-from newsdedup_dagster.digest.editions import (
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.stages.digest.editions import (
     Edition,
     delivery_moment,
     local_day,

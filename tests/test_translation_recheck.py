@@ -21,8 +21,7 @@ from test_briefing_translations import (
 )
 from test_llm_stages import KEY, LANGS, llm_env, online, run  # noqa: F401  (fixtures)
 
-from newsdedup_dagster.digest.render import briefing_points
-from newsdedup_dagster.llm.translation import (
+from newsdedup_dagster.shared.models.translation import (
     NAMES,
     NUMBERS,
     Drop,
@@ -31,6 +30,7 @@ from newsdedup_dagster.llm.translation import (
     line_problem,
     translated_briefing,
 )
+from newsdedup_dagster.shared.presentation.stories import briefing_points
 
 FLOOD = "At least 12 people died in the flood on Monday"
 

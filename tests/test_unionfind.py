@@ -1,6 +1,6 @@
 import random
 
-from newsdedup_dagster.clustering.unionfind import UnionFind
+from newsdedup_dagster.stages.clustering.unionfind import UnionFind
 
 
 def test_union_find_and_components():

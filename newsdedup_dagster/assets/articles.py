@@ -1,5 +1,5 @@
 """article_texts[H]: the page of each new canonical item of hour H (and the retries of earlier
-hours) fetched once, politely, its main text kept. Thin: the work is in newsdedup_dagster/articles/.
+hours) fetched once, politely, its main text kept. Thin: the work is in newsdedup_dagster/stages/articles/.
 
 A stage of the hourly op, right after raw_items: its cost is bounded per hour (pages, time caps,
 one request at a time per host), and a page that failed in hour H is retried in H+1.
@@ -7,12 +7,12 @@ one request at a time per host), and a page that failed in hour H is retried in 
 
 from dagster import AssetSpec, MaterializeResult, MetadataValue
 
-from .. import config
-from ..articles.store import articles_hour, user_agent
-from ..ingest.sources import load_sources
-from ..ingest.store import configs_for
-from ..partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
-from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
+from newsdedup_dagster import config
+from newsdedup_dagster.assets.common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
+from newsdedup_dagster.partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
+from newsdedup_dagster.shared.sources import load_sources
+from newsdedup_dagster.stages.articles.store import articles_hour, user_agent
+from newsdedup_dagster.stages.ingest.store import configs_for
 
 
 def run_articles(conn, partition_key: str, *, fetch_live: bool | None = None):

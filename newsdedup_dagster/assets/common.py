@@ -22,8 +22,8 @@ from dagster import (
     TableSchema,
 )
 
-from ..partitions import HOURLY_PARTITIONS
-from ..resources import EmbedderResource, LLMResource, PostgresResource
+from newsdedup_dagster.partitions import HOURLY_PARTITIONS
+from newsdedup_dagster.resources import EmbedderResource, LLMResource, PostgresResource
 
 # Who is paged for the pipeline's assets (Dagster shows owners on every asset page).
 OWNERS = ["team:newsdedup"]

@@ -37,13 +37,13 @@ from dagster import (
 )
 from pydantic import Field
 
-from .. import config as app_config
-from ..digest.build import digest_langs, render_day
-from ..digest.send import DeliveryReport, MailerConfigError, days_due, deliver_day
-from ..partitions import DAILY_PARTITIONS
-from ..resources import LLMResource, MailerResource, PostgresResource
-from .common import OWNERS, ROW_COUNT
-from .run_options import RunOptions, language_type
+from newsdedup_dagster import config as app_config
+from newsdedup_dagster.assets.common import OWNERS, ROW_COUNT
+from newsdedup_dagster.assets.run_options import RunOptions, language_type
+from newsdedup_dagster.partitions import DAILY_PARTITIONS
+from newsdedup_dagster.resources import LLMResource, MailerResource, PostgresResource
+from newsdedup_dagster.stages.digest.build import digest_langs, render_day
+from newsdedup_dagster.stages.digest.send import DeliveryReport, MailerConfigError, days_due, deliver_day
 
 __all__ = ["MailerResource", "digest", "digest_deliveries_due", "send_decision"]  # MailerResource lives in resources.py
 

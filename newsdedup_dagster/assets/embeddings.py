@@ -9,11 +9,11 @@ from dagster import (
     MetadataValue,
 )
 
-from .. import db
-from ..embeddings import embed_partition
-from ..partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_window
-from ..resources import EmbedderResource
-from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check
+from newsdedup_dagster.assets.common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check
+from newsdedup_dagster.partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_window
+from newsdedup_dagster.resources import EmbedderResource
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.stages.embeddings import embed_partition
 
 __all__ = ["EmbedderResource", "ITEM_EMBEDDINGS"]  # EmbedderResource lives in resources.py
 

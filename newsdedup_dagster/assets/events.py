@@ -1,7 +1,7 @@
 """`events` (hourly): group the hour's new or changed stories into multi-day events, close quiet
 events, refresh narratives (LLM or offline extractive) and translate them.
 
-Thin: the rules live in newsdedup_dagster/events/ (grouping.py pure, store.py SQL, narrative.py).
+Thin: the rules live in newsdedup_dagster/stages/events/ (grouping.py pure, store.py SQL, narrative.py).
 """
 
 
@@ -14,13 +14,13 @@ from dagster import (
 )
 from pydantic import Field
 
-from .. import config as app_config
-from ..embeddings.store import active_model
-from ..events import narrative as narrative_mod, store
-from ..events.settings import GroupingSettings
-from ..partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
-from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
-from .run_options import RunOptions, run_option
+from newsdedup_dagster import config as app_config
+from newsdedup_dagster.assets.common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
+from newsdedup_dagster.assets.run_options import RunOptions, run_option
+from newsdedup_dagster.partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
+from newsdedup_dagster.stages.embeddings.store import active_model
+from newsdedup_dagster.stages.events import narrative as narrative_mod, store
+from newsdedup_dagster.stages.events.settings import GroupingSettings
 
 CHECK_ONE_EVENT = "story_in_at_most_one_event"
 CHECK_GAPS = "no_gap_longer_than_quiet_period"

@@ -64,17 +64,17 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 )
 from pydantic import Field
 
-from .. import config as app_config
-from ..partitions import HOURLY_PARTITIONS
-from ..resources import EmbedderResource, LLMResource, PostgresResource
-from . import articles, embeddings, events, ingest, llm, neardup, publish, stories
-from .common import HourlyStage, HourRun
-from .events import EventsConfig
-from .ingest import RawItemsConfig
-from .neardup import ItemDuplicatesConfig
-from .publish import StoryFeedsConfig
-from .run_options import RunOptions
-from .stories import StoriesConfig
+from newsdedup_dagster import config as app_config
+from newsdedup_dagster.assets import articles, embeddings, events, ingest, llm, neardup, publish, stories
+from newsdedup_dagster.assets.common import HourlyStage, HourRun
+from newsdedup_dagster.assets.events import EventsConfig
+from newsdedup_dagster.assets.ingest import RawItemsConfig
+from newsdedup_dagster.assets.neardup import ItemDuplicatesConfig
+from newsdedup_dagster.assets.publish import StoryFeedsConfig
+from newsdedup_dagster.assets.run_options import RunOptions
+from newsdedup_dagster.assets.stories import StoriesConfig
+from newsdedup_dagster.partitions import HOURLY_PARTITIONS
+from newsdedup_dagster.resources import EmbedderResource, LLMResource, PostgresResource
 
 # In graph order: an hour computes its selected stages in this order.
 STAGES: list[HourlyStage] = [

@@ -1,5 +1,5 @@
 """raw_items[H]: fetch (or replay / re-read the archive of) every enabled source for hour H,
-archive each feed body, parse, and store items. Thin: the work is in newsdedup_dagster/ingest/."""
+archive each feed body, parse, and store items. Thin: the work is in newsdedup_dagster/stages/ingest/."""
 
 
 from typing import Literal
@@ -7,12 +7,12 @@ from typing import Literal
 from dagster import AssetSpec, MaterializeResult, MetadataValue
 from pydantic import Field
 
-from .. import config
-from ..ingest.sources import load_sources
-from ..ingest.store import choose_mode, configs_for, ingest_partition
-from ..partitions import HOURLY_PARTITIONS, hour_start
-from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
-from .run_options import RunOptions
+from newsdedup_dagster import config
+from newsdedup_dagster.assets.common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
+from newsdedup_dagster.assets.run_options import RunOptions
+from newsdedup_dagster.partitions import HOURLY_PARTITIONS, hour_start
+from newsdedup_dagster.shared.sources import load_sources
+from newsdedup_dagster.stages.ingest.store import choose_mode, configs_for, ingest_partition
 
 
 class RawItemsConfig(RunOptions):

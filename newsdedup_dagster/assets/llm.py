@@ -2,7 +2,7 @@
 
     stories -> story_scores -> story_translations
 
-The work is in newsdedup_dagster/llm/stages.py; these assets open a connection, build the client
+The work is in newsdedup_dagster/stages/llm/stages.py; these assets open a connection, build the client
 from `LLMResource`, and turn the stage reports into metadata (a markdown table of the partition's
 top stories, token and cost totals, and a plain "offline fallback" note when no endpoint is set).
 """
@@ -18,19 +18,19 @@ from dagster import (
     MetadataValue,
 )
 
-from .. import db
-from ..briefings.model import TASK as BRIEFING_TASK
-from ..briefings.store import BriefingReport, brief_hour
-from ..embeddings.providers import make_embedder
-from ..embeddings.settings import EmbeddingSettings
-from ..llm import report as llm_report
-from ..llm.client import Usage, redact
-from ..llm.settings import LLMSettings
-from ..llm.stages import OFFLINE_NOTE, run_scoring, run_translations
-from ..llm.translation import BRIEFING_TASK as BRIEFING_TRANSLATION_TASK
-from ..partitions import HOURLY_PARTITIONS, hour_start
-from ..resources import LLMResource
-from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
+from newsdedup_dagster.assets.common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
+from newsdedup_dagster.partitions import HOURLY_PARTITIONS, hour_start
+from newsdedup_dagster.resources import LLMResource
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.shared.models.client import Usage, redact
+from newsdedup_dagster.shared.models.settings import LLMSettings
+from newsdedup_dagster.shared.models.translation import BRIEFING_TASK as BRIEFING_TRANSLATION_TASK
+from newsdedup_dagster.stages.briefings.model import TASK as BRIEFING_TASK
+from newsdedup_dagster.stages.briefings.store import BriefingReport, brief_hour
+from newsdedup_dagster.stages.embeddings.providers import make_embedder
+from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
+from newsdedup_dagster.stages.llm import report as llm_report
+from newsdedup_dagster.stages.llm.stages import OFFLINE_NOTE, run_scoring, run_translations
 
 __all__ = ["LLMResource", "STORY_SCORES", "STORY_TRANSLATIONS"]  # LLMResource lives in resources.py
 
@@ -136,7 +136,7 @@ STORY_SCORES_SPEC = AssetSpec(
 class _LazyEmbed:
     """The multilingual e5 embedder, loaded on the first line that needs it (a model's line citing an
     article in another language): most hours brief offline or in one language and never load it. e5
-    whatever the run embeds with: the support bar across languages is e5's (briefings/support.py)."""
+    whatever the run embeds with: the support bar across languages is e5's (stages/briefings/support.py)."""
 
     def __init__(self):
         self.embedder = None

@@ -1,20 +1,20 @@
 """item_duplicates[H]: URL, exact and near-duplicate headlines of hour H against each other and
-against the canonical items of the lookback window. Thin: see newsdedup_dagster/neardup/."""
+against the canonical items of the lookback window. Thin: see newsdedup_dagster/stages/neardup/."""
 
 from typing import Literal
 
 from dagster import AssetSpec, MaterializeResult
 from pydantic import Field
 
-from .. import config as settings
-from ..neardup.store import dedup_partition
-from ..partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
-from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
-from .run_options import RunOptions
+from newsdedup_dagster import config as settings
+from newsdedup_dagster.assets.common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
+from newsdedup_dagster.assets.run_options import RunOptions
+from newsdedup_dagster.partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
+from newsdedup_dagster.stages.neardup.store import dedup_partition
 
 
 class ItemDuplicatesConfig(RunOptions):
-    # keep | reset (neardup/store.py). Unset: the run's choice for `stories`, else reset
+    # keep | reset (stages/neardup/store.py). Unset: the run's choice for `stories`, else reset
     # inside a Dagster backfill, else clustering.later_partitions, else keep.
     later_partitions: Literal["keep", "reset"] | None = Field(
         None, description="keep or reset; unset: the stories op's choice, reset in a backfill, else "

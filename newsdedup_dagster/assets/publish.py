@@ -1,6 +1,6 @@
 """`story_feeds` (hourly): the deduplicated stories as an Atom feed and a JSON Feed per language
 and a static site (today's index, a page per story and per event), written atomically into
-NEWSDEDUP_PUBLISH_DIR. Thin: the rules live in newsdedup_dagster/publish/.
+NEWSDEDUP_PUBLISH_DIR. Thin: the rules live in newsdedup_dagster/stages/publish/.
 """
 
 from datetime import UTC, datetime
@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 from dagster import AssetSpec, MaterializeResult, MetadataValue
 from pydantic import Field
 
-from .. import config as app_config
-from ..partitions import HOURLY_PARTITIONS, hour_start
-from ..publish.build import PublishResult, publish_hour
-from .common import OWNERS, HourlyStage, HourRun
-from .run_options import RunOptions, language_type
+from newsdedup_dagster import config as app_config
+from newsdedup_dagster.assets.common import OWNERS, HourlyStage, HourRun
+from newsdedup_dagster.assets.run_options import RunOptions, language_type
+from newsdedup_dagster.partitions import HOURLY_PARTITIONS, hour_start
+from newsdedup_dagster.stages.publish.build import PublishResult, publish_hour
 
 
 class StoryFeedsConfig(RunOptions):

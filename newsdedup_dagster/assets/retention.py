@@ -1,4 +1,4 @@
-"""`prune` (daily, unpartitioned): apply the retention settings (newsdedup_dagster/retention.py).
+"""`prune` (daily, unpartitioned): apply the retention settings (newsdedup_dagster/stages/retention/prune.py).
 
 Exports ASSETS, JOBS and SCHEDULES: `retention_job` materialises `prune` alone, and
 `retention_schedule` runs it every day at 03:15 UTC (after the day's digest, away from the hourly
@@ -15,11 +15,11 @@ from dagster import (
     define_asset_job,
 )
 
-from .. import config as app_config
-from ..resources import PostgresResource
-from ..retention import prune as prune_data, table_sizes
-from .common import OWNERS
-from .run_options import RunOptions
+from newsdedup_dagster import config as app_config
+from newsdedup_dagster.assets.common import OWNERS
+from newsdedup_dagster.assets.run_options import RunOptions
+from newsdedup_dagster.resources import PostgresResource
+from newsdedup_dagster.stages.retention.prune import prune as prune_data, table_sizes
 
 RETENTION_JOB_NAME = "retention"
 

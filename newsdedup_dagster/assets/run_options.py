@@ -30,8 +30,8 @@ from typing import Any, Literal, Union
 import pydantic
 from dagster import Array, Bool, Enum, EnumValue, Failure, Field, Float, Int, Noneable
 
-from .. import config as app_config
-from ..settings import Bound, declared
+from newsdedup_dagster import config as app_config
+from newsdedup_dagster.shared.settings import Bound, declared
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 

@@ -1,4 +1,4 @@
-"""stories[H]: two-pass clustering of the hour's canonical items (see clustering/passes.py)."""
+"""stories[H]: two-pass clustering of the hour's canonical items (see stages/clustering/passes.py)."""
 
 
 from datetime import timedelta
@@ -13,15 +13,15 @@ from dagster import (
     RetryRequested,
 )
 
-from .. import config as app_config
-from ..clustering import explain
-from ..clustering.passes import check_invariants, cluster_partition, story_summaries
-from ..clustering.settings import ClusterSettings
-from ..clustering.store import ClusteringBusy
-from ..embeddings.store import active_model
-from ..partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
-from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
-from .run_options import RunOptions, choice_type, run_option
+from newsdedup_dagster import config as app_config
+from newsdedup_dagster.assets.common import OWNERS, ROW_COUNT, HourlyStage, HourRun, hourly_check, table
+from newsdedup_dagster.assets.run_options import RunOptions, choice_type, run_option
+from newsdedup_dagster.partitions import HOURLY_PARTITIONS, READS_PREVIOUS_HOUR, hour_start
+from newsdedup_dagster.stages.clustering import explain
+from newsdedup_dagster.stages.clustering.passes import check_invariants, cluster_partition, story_summaries
+from newsdedup_dagster.stages.clustering.settings import ClusterSettings
+from newsdedup_dagster.stages.clustering.store import ClusteringBusy
+from newsdedup_dagster.stages.embeddings.store import active_model
 
 # The hourly schedule runs at :05 and an hour takes minutes: older than 75 min is late, 2 h is broken.
 STORIES_FRESHNESS = FreshnessPolicy.time_window(fail_window=timedelta(hours=2), warn_window=timedelta(minutes=75))
@@ -45,7 +45,7 @@ CHECKS = (
 
 
 _COSINE = "a cosine similarity"
-# A run's time gates and sizes are bounded tighter than the deployment's (clustering/settings.py).
+# A run's time gates and sizes are bounded tighter than the deployment's (stages/clustering/settings.py).
 _MONTH_HOURS = 24 * 30
 
 
@@ -101,7 +101,7 @@ STORIES_SPEC = AssetSpec(
 
 def stories_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     # Two clustering runs never overlap: the hourly op's pool queues them and the advisory lock in
-    # clustering/store.py enforces it in the database.
+    # stages/clustering/store.py enforces it in the database.
     config = run.options.stories
     postgres = run.postgres
     h = hour_start(partition_key)

@@ -19,7 +19,7 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import config  # deferred on purpose: fast --help
+    from newsdedup_dagster import config  # deferred on purpose: fast --help
 
     if args.markdown:
         print(config.configuration_markdown(), end="")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import psycopg
 
-from .. import db
-from ..digest.send import deliver_day
-from ..digest.settings import SmtpSettings
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.stages.digest.send import deliver_day
+from newsdedup_dagster.stages.digest.settings import SmtpSettings
 
 __all__ = ["SAMPLE_READERS", "add_sample_readers", "deliver_to_sample_readers"]
 

@@ -19,8 +19,13 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import config, db  # deferred on purpose: fast --help
-    from ..digest.build import digest_langs, parse_day, render_day  # deferred on purpose: fast --help
+    from newsdedup_dagster import config  # deferred on purpose: fast --help
+    from newsdedup_dagster.shared import db  # deferred on purpose: fast --help
+    from newsdedup_dagster.stages.digest.build import (  # deferred on purpose: fast --help
+        digest_langs,
+        parse_day,
+        render_day,
+    )
 
     try:
         day = parse_day(args.date)

@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .. import db, deployment
-from ..db.urls import url_passwords
-from ..redaction import redact
+from newsdedup_dagster.shared import db, deployment
+from newsdedup_dagster.shared.db.urls import url_passwords
+from newsdedup_dagster.shared.redaction import redact
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 # Free disk under NEWSDEDUP_HOME: below these the archive and the database soon stop writing.
@@ -92,14 +92,14 @@ def check_dagster() -> list[Finding]:
     """The instance as Dagster's own processes (`dagster-webserver`, `dagster-daemon run`,
     `dagster asset materialize`, `dg`) started in this environment load it: from $DAGSTER_HOME,
     with nothing added to the environment (doctor, unlike the running commands, sets nothing)."""
-    from ..instance import (  # deferred on purpose: fast --help
+    from newsdedup_dagster.instance import (  # deferred on purpose: fast --help
         RUN_COORDINATOR,
         read_document,
         unset_variables,
         uses_newsdedup_storage,
         written_by_earlier_version,
     )
-    from ..run_coordinator import ValidatingRunCoordinator  # deferred on purpose: fast --help
+    from newsdedup_dagster.run_coordinator import ValidatingRunCoordinator  # deferred on purpose: fast --help
 
     home = deployment.dagster_home()
     yaml_path = home / "dagster.yaml"
@@ -154,8 +154,8 @@ def check_dagster() -> list[Finding]:
 
 
 def check_sources() -> list[Finding]:
-    from .. import config  # deferred on purpose: fast --help
-    from ..ingest.sources import SourcesConfigError, load_sources  # deferred with config: fast --help
+    from newsdedup_dagster import config  # deferred on purpose: fast --help
+    from newsdedup_dagster.shared.sources import SourcesConfigError, load_sources  # deferred with config: fast --help
 
     path = deployment.sources_file()
     try:
@@ -190,7 +190,7 @@ def check_sources() -> list[Finding]:
 
 
 def check_llm(live: bool) -> list[Finding]:
-    from .. import config  # deferred on purpose: fast --help
+    from newsdedup_dagster import config  # deferred on purpose: fast --help
 
     settings = config.llm_settings()
     if settings.offline:
@@ -225,8 +225,8 @@ def check_llm(live: bool) -> list[Finding]:
 
 
 def check_embeddings() -> list[Finding]:
-    from .. import config  # deferred on purpose: fast --help
-    from ..embeddings.providers import make_embedder  # deferred on purpose: fast --help
+    from newsdedup_dagster import config  # deferred on purpose: fast --help
+    from newsdedup_dagster.stages.embeddings.providers import make_embedder  # deferred on purpose: fast --help
 
     try:
         settings = config.embedding_settings()
@@ -237,7 +237,7 @@ def check_embeddings() -> list[Finding]:
     dims = int(vectors.shape[1])
     found = [Finding(OK, "embeddings", f"{embedder.model_id}: loads, {dims} dimensions")]
     try:
-        from ..embeddings.store import active_model  # deferred on purpose: fast --help
+        from newsdedup_dagster.stages.embeddings.store import active_model  # deferred on purpose: fast --help
 
         with db.connect(db.app_database_url()) as conn:
             active = active_model(conn)
@@ -255,7 +255,7 @@ def check_embeddings() -> list[Finding]:
 
 
 def check_smtp() -> list[Finding]:
-    from .. import config  # deferred on purpose: fast --help
+    from newsdedup_dagster import config  # deferred on purpose: fast --help
 
     try:
         smtp = config.mail_settings()
@@ -317,7 +317,7 @@ def check_python(version: tuple[int, int, int] | None = None) -> list[Finding]:
 
 def configured_secrets() -> tuple[str, ...]:
     """Every key and password the environment configures, the databases' included: no finding shows one."""
-    from .. import config  # deferred on purpose: fast --help
+    from newsdedup_dagster import config  # deferred on purpose: fast --help
 
     found = list(config.configured_secrets())
     for url in (deployment.database_url(), deployment.dagster_database_url()):

@@ -7,9 +7,14 @@ import argparse
 import json
 import sys
 
-from .. import config
-from ..clustering.settings import parse_assignments
-from ..evaluation.data import DATA_DIR_VARIABLE, data_directory, resolve_data_argument, resolve_data_file
+from newsdedup_dagster import config
+from newsdedup_dagster.evaluation.data import (
+    DATA_DIR_VARIABLE,
+    data_directory,
+    resolve_data_argument,
+    resolve_data_file,
+)
+from newsdedup_dagster.stages.clustering.settings import parse_assignments
 
 HELP_KEYS = ("story_threshold, item_threshold, max_gap_hours, story_max_age_hours, knn_k, centroid_window, "
              "batch_size, ef_search (+ guard keys)")
@@ -68,7 +73,7 @@ def register(subparsers) -> None:
     support = evaluations.add_parser(
         "support", help="briefing line support rule: precision/recall on labelled (line, cited sentence) pairs",
         description="Precision and recall of both classes (supported / unsupported) of the briefing line support "
-                    "rule (briefings/support.py), same-language and cross-language pairs apart, at the calibrated "
+                    "rule (stages/briefings/support.py), same-language and cross-language pairs apart, at the calibrated "
                     "bars and, with --sweep, over a range of each.")
     support.add_argument("--pairs", required=True, metavar="NAME",
                          help='JSON-lines of {"line","line_lang","sentence","sentence_lang","label","kind"}: a path, '
@@ -89,7 +94,7 @@ def register(subparsers) -> None:
 
 
 def handle_support(args: argparse.Namespace) -> int:
-    from ..evaluation.briefing_support import run  # deferred: the embedders load only when it runs
+    from newsdedup_dagster.evaluation.briefing_support import run  # deferred: the embedders load only when it runs
 
     try:
         print(run(resolve_data_file(args.pairs, data_dir_of(args)), args.embedder, args.assignments, args.sweep,
@@ -137,14 +142,16 @@ def handle(args: argparse.Namespace) -> int:
     if not args.data:
         print("newsdedup eval: error: the following arguments are required: --data", file=sys.stderr)
         return 2
-    from ..embeddings.store import EmbeddingModelMismatch  # deferred: the embedders load only when eval runs
-    from ..evaluation.clustering import (  # deferred: pandas, scikit-learn
+    from newsdedup_dagster.evaluation.clustering import (  # deferred: pandas, scikit-learn
         RESULT_KEYS,
         EventStages,
         NoEventLabels,
         evaluate,
         frange,
         results_table,
+    )
+    from newsdedup_dagster.stages.embeddings.store import (
+        EmbeddingModelMismatch,  # deferred: the embedders load only when eval runs
     )
 
     try:

@@ -27,7 +27,7 @@ def register(subparsers) -> None:
 
 def event_vetoes(conn, some_id: str) -> list[dict]:
     """The joins the events stage's anchor check refused for this story or event (event_vetoes)."""
-    from .. import db  # deferred on purpose: fast --help
+    from newsdedup_dagster.shared import db  # deferred on purpose: fast --help
 
     rows = conn.execute(db.load_sql("event_vetoes_of"), {"id": some_id}).fetchall()
     conn.commit()
@@ -55,8 +55,12 @@ def veto_lines(vetoes: list[dict], of_event: bool) -> list[str]:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import db  # deferred on purpose: fast --help
-    from ..clustering.explain import StoryNotFound, load, render_text  # deferred on purpose: fast --help
+    from newsdedup_dagster.shared import db  # deferred on purpose: fast --help
+    from newsdedup_dagster.stages.clustering.explain import (  # deferred on purpose: fast --help
+        StoryNotFound,
+        load,
+        render_text,
+    )
 
     with db.connection() as conn:
         if args.story_id.startswith("ev_"):

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import db
-from ..progress import progress_bar
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.shared.progress import progress_bar
 
 # How often the progress thread reads the hour's fetch rows.
 PROGRESS_POLL_S = 1.0
@@ -27,9 +27,9 @@ def register(subparsers) -> None:
 
 
 def cmd_ingest(args) -> int:
-    from ..assets.ingest import raw_items_metadata, run_ingest  # deferred on purpose: fast --help
-    from ..ingest.sources import SourcesConfigError, load_sources  # deferred on purpose: fast --help
-    from ..partitions import hour_key  # deferred on purpose: fast --help
+    from newsdedup_dagster.assets.ingest import raw_items_metadata, run_ingest  # deferred on purpose: fast --help
+    from newsdedup_dagster.partitions import hour_key  # deferred on purpose: fast --help
+    from newsdedup_dagster.shared.sources import SourcesConfigError, load_sources  # deferred on purpose: fast --help
 
     sources_path = Path(args.sources).expanduser().resolve()
     try:
@@ -75,7 +75,7 @@ def cmd_ingest(args) -> int:
 @contextmanager
 def _fetch_progress(partition: str, total: int):
     """Sources fetched so far (read from the hour's fetch rows by a thread), on stderr."""
-    from ..partitions import hour_window  # deferred on purpose: fast --help
+    from newsdedup_dagster.partitions import hour_window  # deferred on purpose: fast --help
 
     hour, _end = hour_window(partition)
     stop = threading.Event()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from ..evaluation.data import resolve_data_file
-from .evaluate import add_data_dir_argument, data_dir_of
+from newsdedup_dagster.commands.evaluate import add_data_dir_argument, data_dir_of
+from newsdedup_dagster.evaluation.data import resolve_data_file
 
 
 def register(subparsers) -> None:
@@ -26,7 +26,7 @@ def register(subparsers) -> None:
 
 
 def cmd_neardup_eval(args) -> int:
-    from ..evaluation.neardup_pairs import (  # deferred: scikit-learn and scipy load only when it runs
+    from newsdedup_dagster.evaluation.neardup_pairs import (  # deferred: scikit-learn and scipy load only when it runs
         config_from_options,
         evaluate_pairs,
         format_report,

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from psycopg import sql as pgsql
 
-from .. import db, deployment
-from .signals import StopSignalWatch, run_process_group
+from newsdedup_dagster.commands.signals import StopSignalWatch, run_process_group
+from newsdedup_dagster.shared import db, deployment
 
 SAMPLE_DAY = "2026-11-02"
 
@@ -49,7 +49,7 @@ def register(subparsers) -> None:
 
 # ------------------------------------------------------------------ migrate / db
 def cmd_migrate(args) -> int:
-    from ..instance import prepare_instance  # deferred on purpose: fast --help
+    from newsdedup_dagster.instance import prepare_instance  # deferred on purpose: fast --help
 
     applied = db.migrate()
     print(f"applied migrations: {applied}" if applied else "schema up to date")
@@ -110,7 +110,7 @@ def dagster_dev_command(host: str, port: int, env: dict[str, str]) -> tuple[list
 
 
 def cmd_dev(args) -> int:
-    from ..instance import prepare_instance  # deferred on purpose: fast --help
+    from newsdedup_dagster.instance import prepare_instance  # deferred on purpose: fast --help
 
     url = db.ensure_ready()
     dagster_yaml, _ = prepare_instance(overwrite=args.write_instance)
@@ -142,8 +142,8 @@ def _gold_evaluation(conn, gold_path: Path) -> dict | None:
     events (under "events") against the gold events: an item's event, else its story."""
     if not gold_path.exists():
         return None
-    from ..evaluation.metrics import summary  # deferred on purpose: fast --help
-    from ..ingest.canonical_url import canonical_url, item_id  # deferred on purpose: fast --help
+    from newsdedup_dagster.evaluation.metrics import summary  # deferred on purpose: fast --help
+    from newsdedup_dagster.shared.http.canonical_url import canonical_url, item_id  # deferred on purpose: fast --help
 
     gold, gold_events = {}, {}
     for line in gold_path.read_text(encoding="utf-8").splitlines():
@@ -167,8 +167,8 @@ def _gold_evaluation(conn, gold_path: Path) -> dict | None:
 
 def _run_demo_hours(hourly, instance, url, args, run_config_base, stop):
     """Materialise the demo day's hours in order; one printed line per hour."""
-    from ..assets.hourly import hourly_run_config  # deferred on purpose: fast --help
-    from ..partitions import hour_window  # deferred on purpose: fast --help
+    from newsdedup_dagster.assets.hourly import hourly_run_config  # deferred on purpose: fast --help
+    from newsdedup_dagster.partitions import hour_window  # deferred on purpose: fast --help
 
     check_totals: Counter = Counter()
     failed_checks: list[str] = []
@@ -203,13 +203,13 @@ def _run_demo_hours(hourly, instance, url, args, run_config_base, stop):
 
 
 def cmd_demo(args) -> int:
-    from .. import config  # deferred on purpose: fast --help
+    from newsdedup_dagster import config  # deferred on purpose: fast --help
 
     started = time.monotonic()
     # The sources are the deployment's (by default the bundled sample day's); the demo replays
     # their archived feeds whatever NEWSDEDUP_FETCH_MODE says, through its runs' config.
 
-    from ..instance import get_instance  # deferred on purpose: fast --help
+    from newsdedup_dagster.instance import get_instance  # deferred on purpose: fast --help
 
     # Dagster's console log at the level asked for; the run's event log (the UI) keeps everything.
     run_config_base = {"loggers": {"console": {"config": {"log_level": "INFO" if args.verbose else "ERROR"}}}}
@@ -221,7 +221,7 @@ def cmd_demo(args) -> int:
     llm = config.llm_settings()
     if llm.offline:
         print("LLM stages: offline fallback, set NEWSDEDUP_LLM_BASE_URL to use a model")
-    from ..definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs  # deferred on purpose: fast --help
+    from newsdedup_dagster.definitions import DAILY_JOB_NAME, HOURLY_JOB_NAME, defs  # deferred on purpose: fast --help
 
     hourly = defs.resolve_job_def(HOURLY_JOB_NAME)
     print(f"\nMaterialising {args.hours} hourly partitions of {args.day} through Dagster job '{HOURLY_JOB_NAME}'")
@@ -230,7 +230,7 @@ def cmd_demo(args) -> int:
         check_totals, failed_checks, failures = _run_demo_hours(hourly, instance, url, args, run_config_base, stop)
         sample_readers = not config.database_url()   # a configured database holds real readers
         if sample_readers:
-            from .demo_readers import add_sample_readers  # deferred on purpose: fast --help
+            from newsdedup_dagster.commands.demo_readers import add_sample_readers  # deferred on purpose: fast --help
 
             with db.connection(url) as conn:
                 add_sample_readers(conn, date.fromisoformat(args.day))
@@ -255,12 +255,12 @@ def cmd_demo(args) -> int:
               f"each cited), {with_quotes} with quotes ({quotes}, each found in its article with its speaker), "
               f"{with_players} with key players ({players}, each named in two articles or more), "
               f"{dropped} lines dropped by the checks")
-        from ..llm.report import print_top_stories  # deferred on purpose: fast --help
+        from newsdedup_dagster.stages.llm.report import print_top_stories  # deferred on purpose: fast --help
 
         print_top_stories(conn, limit=10)
         evaluation = _gold_evaluation(conn, config.SAMPLE_DATA_DIR / "gold.jsonl")
 
-    from ..digest.build import digest_html_path  # deferred on purpose: fast --help
+    from newsdedup_dagster.stages.digest.build import digest_html_path  # deferred on purpose: fast --help
 
     day = date.fromisoformat(args.day)
     paths = [p for p in [digest_html_path(day, llm.pivot_lang, config.outbox_dir())] if p.exists()]
@@ -288,7 +288,9 @@ def cmd_demo(args) -> int:
     for path in paths:
         print(f"digest: {path}")
     if sample_readers and digest_result.success:
-        from .demo_readers import deliver_to_sample_readers  # deferred on purpose: fast --help
+        from newsdedup_dagster.commands.demo_readers import (
+            deliver_to_sample_readers,  # deferred on purpose: fast --help
+        )
 
         with db.connection(url) as conn:
             lines = deliver_to_sample_readers(conn, day, config.outbox_dir())
@@ -310,7 +312,7 @@ def _print_stories(conn, limit: int = 25) -> None:
     rows = conn.execute(db.load_sql("demo_stories")).fetchall()
     print(f"\nStories: {len(rows)} (showing {min(limit, len(rows))}, most languages first)")
     print(f"{'articles':>8} {'sources':>7}  {'languages':<22} headline")
-    from ..llm.report import displayed_headlines  # deferred on purpose: fast --help
+    from newsdedup_dagster.stages.llm.report import displayed_headlines  # deferred on purpose: fast --help
 
     shown = displayed_headlines(conn, {sid: headline for sid, *_, headline in rows[:limit]})
     for sid, articles, sources, langs, _headline in rows[:limit]:

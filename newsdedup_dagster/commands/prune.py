@@ -23,12 +23,10 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import (  # deferred on purpose: fast --help
-        config,
-        db,  # deferred on purpose: fast --help
-    )
-    from ..progress import progress_bar  # deferred on purpose: fast --help
-    from ..retention import prune, table_sizes  # deferred on purpose: fast --help
+    from newsdedup_dagster import config  # deferred on purpose: fast --help
+    from newsdedup_dagster.shared import db  # deferred on purpose: fast --help
+    from newsdedup_dagster.shared.progress import progress_bar  # deferred on purpose: fast --help
+    from newsdedup_dagster.stages.retention.prune import prune, table_sizes  # deferred on purpose: fast --help
 
     windows = config.clustering_settings(None)
     try:

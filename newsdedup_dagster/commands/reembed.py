@@ -42,11 +42,16 @@ def backfill_instruction(assets: list[str], first_hour: str | None, last_hour: s
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import config, db  # deferred on purpose: fast --help
-    from ..embeddings import make_embedder  # deferred on purpose: fast --help
-    from ..embeddings.providers import centring_enabled  # deferred on purpose: fast --help
-    from ..embeddings.store import active_model, stale_texts, switch_model  # deferred on purpose: fast --help
-    from ..partitions import hour_key  # deferred on purpose: fast --help
+    from newsdedup_dagster import config  # deferred on purpose: fast --help
+    from newsdedup_dagster.partitions import hour_key  # deferred on purpose: fast --help
+    from newsdedup_dagster.shared import db  # deferred on purpose: fast --help
+    from newsdedup_dagster.stages.embeddings import make_embedder  # deferred on purpose: fast --help
+    from newsdedup_dagster.stages.embeddings.providers import centring_enabled  # deferred on purpose: fast --help
+    from newsdedup_dagster.stages.embeddings.store import (  # deferred on purpose: fast --help
+        active_model,
+        stale_texts,
+        switch_model,
+    )
 
     settings = config.embedding_settings()
     embedder = make_embedder(settings)

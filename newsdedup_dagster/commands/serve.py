@@ -36,7 +36,7 @@ def escape_for_log(text: str) -> str:
 
 def hidden_or_temporary(relative: str) -> bool:
     """True when a part of `relative` (a path inside the served directory) is a dot name or ends in
-    `.tmp` (publish/write.py writes `.<name>.<random>.tmp` beside a file, then renames it)."""
+    `.tmp` (shared/presentation/write.py writes `.<name>.<random>.tmp` beside a file, then renames it)."""
     return any(part.startswith(".") or part.lower().endswith(".tmp")
                for part in relative.split(os.sep) if part not in ("", "."))
 
@@ -205,7 +205,7 @@ def _positive(raw: str) -> float:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import config  # deferred on purpose: fast --help
+    from newsdedup_dagster import config  # deferred on purpose: fast --help
 
     directory = Path(args.dir).expanduser().resolve() if args.dir else config.publish_settings().output_dir
     if not directory.is_dir():

@@ -1,7 +1,7 @@
 """`newsdedup subscribers add EMAIL [choices] | update EMAIL [choices] | remove EMAIL | unsubscribe --token T |
 list [--all]`.
 
-Choices (digest/editions.py): `--langs ja,en` (read in this order: the digest in the first; `--lang xx`
+Choices (stages/digest/editions.py): `--langs ja,en` (read in this order: the digest in the first; `--lang xx`
 is one language), `--categories sports,science` and `--countries FR,JP` (default: all), `--at 07:00`
 and `--time-zone Asia/Tokyo` (the edition of a UTC day arrives at that local time the next local
 day, or as soon as the day is complete when that comes later). `add` sets every choice (unset ones to
@@ -61,8 +61,9 @@ def normalise_email(email: str) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from .. import config, db  # deferred on purpose: fast --help
-    from ..digest.send import UNSUBSCRIBE_TOKEN, valid_email  # deferred on purpose: fast --help
+    from newsdedup_dagster import config  # deferred on purpose: fast --help
+    from newsdedup_dagster.shared import db  # deferred on purpose: fast --help
+    from newsdedup_dagster.stages.digest.send import UNSUBSCRIBE_TOKEN, valid_email  # deferred on purpose: fast --help
 
     if args.action == "unsubscribe":
         # The token comes from a link anyone may have edited: a token's shape, else nothing is looked up.
@@ -136,7 +137,7 @@ _CHOICE_KEYS = ("lang", "also_reads", "categories", "countries", "delivery_time"
 def _choice_values(args: argparse.Namespace, default_lang: str | None) -> dict:
     """The query's parameters from the options: every choice for `add` (defaults for those not
     given, `default_lang` the language), only the given ones for `update` (None = unchanged)."""
-    from ..digest import editions  # deferred on purpose: fast --help
+    from newsdedup_dagster.stages.digest import editions  # deferred on purpose: fast --help
 
     adding = default_lang is not None
     if args.lang and args.langs:

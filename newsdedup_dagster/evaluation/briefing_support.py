@@ -1,5 +1,5 @@
 """`newsdedup eval support --pairs FILE [--sweep] [--json] [--embedder e5|use|none] [--set KEY=VALUE]`:
-precision and recall of the briefing line support rule (briefings/support.py) on labelled
+precision and recall of the briefing line support rule (stages/briefings/support.py) on labelled
 (line, cited sentence) pairs, same-language and cross-language pairs apart.
 
 A pairs file has one JSON object per line: {"line", "line_lang", "sentence", "sentence_lang",
@@ -24,7 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..briefings.support import DEFAULT_RULES, SupportRules, SupportScores, memoised, support_scores
+from newsdedup_dagster.stages.briefings.support import (
+    DEFAULT_RULES,
+    SupportRules,
+    SupportScores,
+    memoised,
+    support_scores,
+)
 
 LABELS = ("supported", "unsupported")
 FIELDS = ("line", "line_lang", "sentence", "sentence_lang", "label")
@@ -71,8 +77,10 @@ def make_embed(name: str):
     """(embed callable or None, model id) of an offline embedder (never the configured network one)."""
     if name == "none":
         return None, "none"
-    from ..embeddings.providers import make_embedder  # deferred: the offline models load only when asked
-    from ..embeddings.settings import EmbeddingSettings  # deferred with it
+    from newsdedup_dagster.stages.embeddings.providers import (
+        make_embedder,  # deferred: the offline models load only when asked
+    )
+    from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings  # deferred with it
 
     embedder = make_embedder(EmbeddingSettings(provider=name))
     return memoised(embedder.embed), embedder.model_id

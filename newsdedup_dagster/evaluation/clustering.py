@@ -33,26 +33,26 @@ import pandas as pd
 import psycopg
 from psycopg import sql as pgsql
 
-from .. import db
-from ..articles.extract import extract_page, first_paragraph
-from ..articles.store import replay_page_name
-from ..clustering.passes import cluster_partition
-from ..clustering.settings import ClusterSettings, settings_for
-from ..config import SAMPLE_DATA_DIR
-from ..embeddings import EmbeddingSettings, embed_partition, ensure_model, make_embedder
-from ..embeddings.centring_prior import PRIOR_TEXTS
-from ..embeddings.store import item_parts
-from ..embeddings.text import LEAD_CHARS, embedding_key, text_hash
-from ..events.settings import GroupingSettings, event_threshold_for
-from ..events.store import group_hour
-from ..ingest.canonical_url import canonical_url, item_id
-from ..ingest.feed_parse import parse_feed
-from ..ingest.sources import load_sources
-from ..llm.settings import LLMSettings
-from ..llm.stages import run_scoring
-from ..progress import progress
-from . import metrics
-from .data import SAMPLE_DATA
+from newsdedup_dagster.config import SAMPLE_DATA_DIR
+from newsdedup_dagster.evaluation import metrics
+from newsdedup_dagster.evaluation.data import SAMPLE_DATA
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.shared.http.canonical_url import canonical_url, item_id
+from newsdedup_dagster.shared.models.settings import LLMSettings
+from newsdedup_dagster.shared.progress import progress
+from newsdedup_dagster.shared.sources import load_sources
+from newsdedup_dagster.shared.text.centring_prior import PRIOR_TEXTS
+from newsdedup_dagster.shared.text.item_text import LEAD_CHARS, embedding_key, text_hash
+from newsdedup_dagster.stages.articles.extract import extract_page, first_paragraph
+from newsdedup_dagster.stages.articles.store import replay_page_name
+from newsdedup_dagster.stages.clustering.passes import cluster_partition
+from newsdedup_dagster.stages.clustering.settings import ClusterSettings, settings_for
+from newsdedup_dagster.stages.embeddings import EmbeddingSettings, embed_partition, ensure_model, make_embedder
+from newsdedup_dagster.stages.embeddings.store import item_parts
+from newsdedup_dagster.stages.events.settings import GroupingSettings, event_threshold_for
+from newsdedup_dagster.stages.events.store import group_hour
+from newsdedup_dagster.stages.ingest.feed_parse import parse_feed
+from newsdedup_dagster.stages.llm.stages import run_scoring
 
 log = logging.getLogger(__name__)
 

@@ -26,16 +26,17 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from .. import config, db
-from ..clustering import anchors as anchor_check
-from ..embeddings import ensure_model, make_embedder
-from ..embeddings.centring_prior import PRIOR_TEXTS
-from ..embeddings.settings import EmbeddingSettings
-from ..embeddings.text import LEAD_CHARS, text_hash
-from ..events.grouping import OpenEvent, StoryCandidate, plan_hour
-from ..events.settings import GroupingSettings
-from . import clustering, metrics
-from .data import DATA_DIR_VARIABLE, data_directory, resolve_data_file
+from newsdedup_dagster import config
+from newsdedup_dagster.evaluation import clustering, metrics
+from newsdedup_dagster.evaluation.data import DATA_DIR_VARIABLE, data_directory, resolve_data_file
+from newsdedup_dagster.shared import db
+from newsdedup_dagster.shared.text import anchors as anchor_check
+from newsdedup_dagster.shared.text.centring_prior import PRIOR_TEXTS
+from newsdedup_dagster.shared.text.item_text import LEAD_CHARS, text_hash
+from newsdedup_dagster.stages.embeddings import ensure_model, make_embedder
+from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings
+from newsdedup_dagster.stages.events.grouping import OpenEvent, StoryCandidate, plan_hour
+from newsdedup_dagster.stages.events.settings import GroupingSettings
 
 
 def load_rows(path: str, limit: int | None = None) -> list[dict]:
@@ -172,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated margins: a row that shares no language with an event joins it at the "
                              "threshold minus this")
     parser.add_argument("--anchors", action="store_true",
-                        help="each join passes the events stage's anchor check (clustering/anchors.py)")
+                        help="each join passes the events stage's anchor check (shared/text/anchors.py)")
     parser.add_argument("--langs", help="keep only these languages (comma-separated), e.g. the 16 USE languages")
     parser.add_argument("--provider", help="embedding provider (default: NEWSDEDUP_EMBEDDING_PROVIDER / e5)")
     args = parser.parse_args(argv)

@@ -31,8 +31,9 @@ from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
-from .. import config as settings_config
-from ..neardup.headline import (
+from newsdedup_dagster import config as settings_config
+from newsdedup_dagster.evaluation.data import DATA_DIR_VARIABLE, data_directory, resolve_data_file
+from newsdedup_dagster.shared.text.headline import (
     MODEL_FEATURES,
     HeadlineFeatures,
     NearDupConfig,
@@ -43,7 +44,6 @@ from ..neardup.headline import (
     pair_overlaps,
     score_features,
 )
-from .data import DATA_DIR_VARIABLE, data_directory, resolve_data_file
 
 DEFAULT_LANG = "en"
 

@@ -1,5 +1,5 @@
 -- newsdedup schema: the whole pipeline, so later stages only add columns.
--- Applied once, in order, under an advisory lock (newsdedup_dagster/db/migrations.py: migrate()).
+-- Applied once, in order, under an advisory lock (newsdedup_dagster/shared/db/migrations.py: migrate()).
 -- Vector columns are untyped `vector` because the dimension belongs to the
 -- configured embedding model (recorded in embedding_models); HNSW indexes are
 -- per-model partial expression indexes with a cast, created when a model is

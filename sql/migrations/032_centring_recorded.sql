@@ -1,7 +1,7 @@
 -- Record per model whether the stored item vectors are centred per language.
 -- Centred and raw vectors of one model cannot be compared (thresholds are calibrated on one kind),
 -- so toggling embeddings.centre (calibration file) on a database that already holds vectors is an error until
--- `newsdedup reembed` rewrites them (embeddings/store.py ensure_model / switch_centring).
+-- `newsdedup reembed` rewrites them (stages/embeddings/store.py ensure_model / switch_centring).
 -- NULL = not known yet; ensure_model records the configured choice on the next run.
 ALTER TABLE embedding_models ADD COLUMN IF NOT EXISTS centring boolean;
 

@@ -5,11 +5,11 @@
 -- reaches, the more neighbours the filter throws away before k survive (bench/clustering.py
 -- --history). cluster_recent_items holds exactly the item_embeddings rows with
 -- partition_hour >= cluster_recent_state.recent_from (per model), with its own small HNSW index
--- (clustering/store.py builds it), so pass 2's cost follows the window, not the history.
+-- (stages/clustering/store.py builds it), so pass 2's cost follows the window, not the history.
 --
 -- The invariant is kept in the database, not by the writers of item_embeddings: an AFTER INSERT OR
 -- UPDATE trigger mirrors each row at or after recent_from (and drops one that moved before it), the
--- foreign key removes mirrored rows with their source row, and clustering/store.py moves recent_from
+-- foreign key removes mirrored rows with their source row, and stages/clustering/store.py moves recent_from
 -- (prune older hours / load older hours for an out-of-order rerun) under a row lock that the trigger
 -- also takes, so a concurrent insert is either mirrored by its trigger or seen by the load.
 CREATE TABLE IF NOT EXISTS cluster_recent_state (

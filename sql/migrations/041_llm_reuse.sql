@@ -1,4 +1,4 @@
--- Model results kept by what they were computed from (llm/cache.py), so rebuilding stories or
+-- Model results kept by what they were computed from (shared/models/cache.py), so rebuilding stories or
 -- re-running hours reuses them instead of paying again. Not tied to stories: a rebuilt story
 -- with the same articles finds its answer here after the old story row is gone.
 CREATE TABLE IF NOT EXISTS llm_results (
@@ -24,5 +24,5 @@ CREATE INDEX IF NOT EXISTS llm_results_last_used_idx ON llm_results (last_used_a
 -- A reused answer is an llm_calls row with cached = true and zero tokens and cost.
 ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS cached boolean NOT NULL DEFAULT false;
 ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS cache_key text;
--- The model's own significance when the evidence cap (llm/scoring.py: bound_significance) lowered it.
+-- The model's own significance when the evidence cap (stages/llm/scoring.py: bound_significance) lowered it.
 ALTER TABLE story_scores ADD COLUMN IF NOT EXISTS model_significance real;

@@ -1,4 +1,4 @@
--- Merges the anchor check refused (clustering/anchors.py), per story and hour, so `newsdedup
+-- Merges the anchor check refused (shared/text/anchors.py), per story and hour, so `newsdedup
 -- explain` shows which anchors conflicted:
 --   vetoes  [[item, other item or null, cosine, pass, kinds, item's anchors, other side's anchors], ...]
 --           pass 2: the KNN edge item -- other was dropped before the guard (item is a member of

@@ -1,5 +1,5 @@
--- Joins of a story to an event that the anchor check refused (events/grouping.py rule 3,
--- clustering/anchors.py), per partition hour, so `newsdedup explain` shows why a story is not in
+-- Joins of a story to an event that the anchor check refused (stages/events/grouping.py rule 3,
+-- shared/text/anchors.py), per partition hour, so `newsdedup explain` shows why a story is not in
 -- the event its centroid was close to:
 --   kinds           the anchors that conflicted ("magnitudes", "scores", "places", ...)
 --   story_anchors   the story's anchors of those kinds (its members' union)

@@ -1,4 +1,4 @@
--- The article stage (newsdedup_dagster/articles/): each new canonical item's page fetched once, its
+-- The article stage (newsdedup_dagster/stages/articles/): each new canonical item's page fetched once, its
 -- main text kept, or why it has none. A page never changes its item: the item's id, outlet and URL
 -- stay in `items`; what the page says of itself (canonical link, language, times) is kept here.
 CREATE TABLE IF NOT EXISTS article_texts (

@@ -1,4 +1,4 @@
--- The site's archive (publish/archive.py): each language's front page of each UTC day as it stood
+-- The site's archive (stages/publish/archive.py): each language's front page of each UTC day as it stood
 -- after the day's last published hour. The day's stories are kept as the HTML the front page showed
 -- (a day's page keeps what it said, whatever later hours or retention do to its stories); the page
 -- around them (previous and next day, the month's calendar) is written again when a day is added or

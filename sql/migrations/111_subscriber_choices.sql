@@ -1,4 +1,4 @@
--- Readers' choices (digest/editions.py): the languages they read besides `lang` (the digest's
+-- Readers' choices (stages/digest/editions.py): the languages they read besides `lang` (the digest's
 -- language), in order of preference; the briefing categories and outlet countries they want
 -- (empty = all); the local time and IANA time zone their edition is delivered at. The defaults
 -- are what every reader had before: one language, everything, as soon as the day is complete.
@@ -9,7 +9,7 @@ ALTER TABLE subscribers ADD COLUMN IF NOT EXISTS delivery_time time NOT NULL DEF
 ALTER TABLE subscribers ADD COLUMN IF NOT EXISTS time_zone text NOT NULL DEFAULT 'UTC';
 
 -- One rendered digest per (day, language, edition): '' is the edition of every story in one
--- language; a reader's choices name another (digest/editions.py: Edition.key).
+-- language; a reader's choices name another (stages/digest/editions.py: Edition.key).
 ALTER TABLE digests ADD COLUMN IF NOT EXISTS edition text NOT NULL DEFAULT '';
 ALTER TABLE digests DROP CONSTRAINT IF EXISTS digests_digest_date_lang_key;
 CREATE UNIQUE INDEX IF NOT EXISTS digests_day_lang_edition_idx ON digests (digest_date, lang, edition);

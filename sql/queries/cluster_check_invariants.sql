@@ -3,7 +3,7 @@
 --  pass1_gate_violations: H's pass-1 attachments whose stored similarity / gap / age broke the gates,
 --                         plus pass-3 attachments without a stored similarity >= story_threshold;
 --                         an attachment whose stored threshold is below story_threshold (one
---                         across languages, clustering/passes.py story_bar) is held to that
+--                         across languages, stages/clustering/passes.py story_bar) is held to that
 --                         threshold, never below story_threshold - cross_margin
 --  age_violations: H's memberships (any pass) made after the story's maximum age
 --  centroid_max_error: max L2 distance between a touched story's centroid and the avg of its

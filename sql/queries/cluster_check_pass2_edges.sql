@@ -2,7 +2,7 @@
 -- cross_language_margin (cross_threshold) when the two are in different known languages (ids
 -- only), so Python can check each story is connected at the threshold. Stories are small; this is
 -- a per-story self-join. (Pass 2 keeps a cross-language edge below item_threshold only where the
--- two items' anchors agree, clustering/anchors.py joins_across_languages; this check only asks for
+-- two items' anchors agree, shared/text/anchors.py joins_across_languages; this check only asks for
 -- the cosine.)
 SELECT a.story_id, a.item_id, b.item_id
   FROM story_items a

@@ -5,7 +5,7 @@
 -- Only stories that existed before H (created_partition < H) are candidates. Best match per item,
 -- ties broken by story id. {searchable}: `AND s.searchable` on the HNSW path (the partial index's
 -- predicate, migration 035), nothing on the exact path that items published before the boundary
--- take (clustering/store.py pass1_matches).
+-- take (stages/clustering/store.py pass1_matches).
 SELECT DISTINCT ON (q.item_id)
        q.item_id, n.story_id, n.sim, n.gap_hours, n.age_hours
   FROM item_embeddings q

@@ -5,7 +5,7 @@
 -- times, never vectors. Both sides come from cluster_recent_items (migration 033), whose HNSW
 -- graph spans the recent window only, however long the history in item_embeddings.
 -- freed / attached: empty in the clustering transaction itself. A second connection reading the
--- snapshot the transaction started from (clustering/store.py SnapshotReader) passes the items
+-- snapshot the transaction started from (stages/clustering/store.py SnapshotReader) passes the items
 -- whose memberships the transaction removed (undo) and those pass 1 attached, so it sees the
 -- same "not in a story" as the transaction.
 SELECT q.item_id, n.item_id, n.sim, n.published_at

@@ -1,5 +1,5 @@
 -- The most recent members (up to %(limit)s) of stories, with headline, summary and language: the
--- anchors a pass-1 / pass-3 candidate is checked against (clustering/anchors.py).
+-- anchors a pass-1 / pass-3 candidate is checked against (shared/text/anchors.py).
 SELECT s.story_id, m.id, m.title, m.summary, m.lang
   FROM unnest(%(ids)s::text[]) AS s(story_id)
   JOIN LATERAL (

@@ -1,4 +1,4 @@
--- Add or reactivate a subscriber with their choices (digest/editions.py). A removed reader added
+-- Add or reactivate a subscriber with their choices (stages/digest/editions.py). A removed reader added
 -- again starts a new subscription: a new subscription time and a new unsubscribe token (links in the
 -- mails of the old subscription no longer work).
 INSERT INTO subscribers (email, lang, also_reads, categories, countries, delivery_time, time_zone, active)

@@ -1,4 +1,4 @@
--- The editions active readers chose besides the plain one per language (digest/editions.py):
+-- The editions active readers chose besides the plain one per language (stages/digest/editions.py):
 -- each distinct combination of languages, categories and countries is rendered once.
 SELECT DISTINCT lang, also_reads, categories, countries
   FROM subscribers

@@ -1,7 +1,7 @@
 -- Centring, step 2: embedding = l2_normalize(raw - mean_lang) for this partition's items, where
 --   mean_all  = running (sum, count) over every partition up to and including this one, prior included
 --   mean_lang = (sum_lang + lang_prior * mean_all) / (count_lang + lang_prior)
--- (the language's running mean shrunk towards mean_all; see embeddings/store.py centre_partition).
+-- (the language's running mean shrunk towards mean_all; see stages/embeddings/store.py centre_partition).
 -- pgvector has no vector / scalar operator: scaling is `* array_fill(f, dims)::vector`.
 -- Sums in a fixed row order (pgvector adds in float4: another order changes the last bits).
 -- `all_totals` and `means` are MATERIALIZED: each computed once. Inlined, the planner (no

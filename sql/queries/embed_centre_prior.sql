@@ -1,5 +1,5 @@
 -- Centring, cold-start prior (once per model): PRIOR_WEIGHT pseudo-items whose mean is the mean of
--- the prior texts' raw vectors (embeddings/centring_prior.py; already in embedding_cache). Stored at
+-- the prior texts' raw vectors (shared/text/centring_prior.py; already in embedding_cache). Stored at
 -- partition -infinity so every partition's running mean includes it.
 INSERT INTO embedding_language_means (model, lang, partition_hour, vec_sum, item_count)
 SELECT %(model)s, %(prior_lang)s, '-infinity'::timestamptz,

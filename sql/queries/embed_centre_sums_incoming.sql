@@ -1,4 +1,4 @@
--- Centring, step 1 of an hourly run (embeddings/store.py upsert_centred): this partition's
+-- Centring, step 1 of an hourly run (stages/embeddings/store.py upsert_centred): this partition's
 -- per-language sums of the raw vectors its rows are about to hold, before they are written, so that
 -- embed_upsert_centred.sql writes each row once, centred. The same rows, values and order as
 -- embed_centre_sums.sql reads back after a raw upsert (embed_upsert.sql): an item's raw vector is the

@@ -1,5 +1,5 @@
 -- The languages of the articles of these stories, and of these events' stories (the events
--- stage's cross-language threshold, events/grouping.py rule 3).
+-- stage's cross-language threshold, stages/events/grouping.py rule 3).
 SELECT si.story_id AS id, array_agg(DISTINCT i.lang) FILTER (WHERE i.lang IS NOT NULL)
   FROM story_items si
   JOIN items i ON i.id = si.item_id

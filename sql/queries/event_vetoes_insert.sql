@@ -1,4 +1,4 @@
--- The joins this hour's anchor check refused (events/store.py), one row per (story, event).
+-- The joins this hour's anchor check refused (stages/events/store.py), one row per (story, event).
 INSERT INTO event_vetoes (partition_hour, story_id, event_id, similarity, kinds, story_anchors, event_anchors)
 SELECT %(hour)s, v.story_id, v.event_id, v.similarity, v.kinds, v.story_anchors, v.event_anchors
   FROM jsonb_to_recordset(%(rows)s::jsonb)

@@ -1,6 +1,6 @@
 -- Stories without an event whose articles reach into the join gap before partition hour %(hour)s
 -- and that are not this hour's candidates: they may join an event founded in this hour
--- (events/grouping.py rule 5). Oldest first, as the rules process stories.
+-- (stages/events/grouping.py rule 5). Oldest first, as the rules process stories.
 SELECT s.id, s.first_published_at, s.latest_published_at, sc.significance
   FROM stories s
   LEFT JOIN story_scores sc ON sc.story_id = s.id

@@ -1,5 +1,5 @@
 -- Stories touched in partition H that must be (re)scored: grew "substantially" since their last
--- score or permanent failure (same rule as llm/scoring.py: needs_rescore), or, when an endpoint is
+-- score or permanent failure (same rule as stages/llm/scoring.py: needs_rescore), or, when an endpoint is
 -- configured, carry only an offline-heuristic score. New stories are already needs_score = 1.
 UPDATE stories s
    SET needs_score = 1, score_attempts = 0, score_error = NULL

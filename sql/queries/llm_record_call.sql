@@ -1,5 +1,5 @@
 -- One row per HTTP attempt, or per reused answer (cached = true, no tokens, no cost)
--- (newsdedup_dagster/llm/client.py: PostgresCallRecorder).
+-- (newsdedup_dagster/shared/models/client.py: PostgresCallRecorder).
 INSERT INTO llm_calls (task, model, story_id, event_id, partition_hour, attempt,
                        tokens_in, tokens_out, tokens_cached, cost_usd, latency_ms, status, error,
                        cached, cache_key)

@@ -1,4 +1,4 @@
--- Every (article, source) pair of the given stories, for the coverage counts (llm/scoring.py:
+-- Every (article, source) pair of the given stories, for the coverage counts (stages/llm/scoring.py:
 -- independent_outlets): the source that first carried the item and every other source that listed
 -- it, whether that source is an aggregator, its declared language, and the item's outlet.
 SELECT sa.story_id, ap.source_id, coalesce(src.syndicator, false) AS syndicator,

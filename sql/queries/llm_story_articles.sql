@@ -1,5 +1,5 @@
 -- Prompt material: per story the representative first, then the newest articles (at most 40 each;
--- llm/scoring.py picks 12 distinct titles from these). page_text: the lead paragraph of the item's
+-- stages/llm/scoring.py picks 12 distinct titles from these). page_text: the lead paragraph of the item's
 -- extracted page (article_texts, stored plain), only while the page is ok and not pruned; NULL else.
 SELECT story_id, item_id, title, summary, lang, source_name, published_at, is_representative, page_text
   FROM (

@@ -1,0 +1,1 @@
+"""Outbound HTTP: the guarded, polite fetcher every request goes through, and canonical URLs."""

@@ -1,0 +1,1 @@
+"""Text from outside (feeds, pages, models): cleaning, languages, names, places, numbers, headlines."""

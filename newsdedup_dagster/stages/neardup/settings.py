@@ -1,0 +1,21 @@
+"""The near-duplicate stage's settings (built by config.dedup_settings())."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from newsdedup_dagster.shared.settings import setting
+
+
+@dataclass(frozen=True)
+class DedupSettings:
+    CALIBRATION: ClassVar[str] = "neardup"  # its section in the calibration file
+
+    # Canonical items of this many hours before H are compared with H's items: the stories stage's
+    # 36 h story age, so a copy arriving late still finds its original.
+    lookback_hours: int = setting(36, calibrated=True, was="NEWSDEDUP_NEARDUP_LOOKBACK_HOURS",
+                                  doc="earlier canonical items a new item is compared with (and IDF window), hours")
+    # keep | reset for item_duplicates (stages/neardup/store.py); None = decided per run (assets/neardup.py).
+    # The same variable is the clustering setting `later_partitions`, where it is declared and documented.
+    later_partitions: str | None = None
