@@ -20,7 +20,7 @@ from test_briefings_stage import _briefing
 from test_llm_stages import HOUR, KEY, add_story, llm_env, online, run  # noqa: F401  (fixtures)
 
 from newsdedup_dagster.config import PublishSettings
-from newsdedup_dagster.shared.presentation.site_labels import SITE_LANGS, labels_for, text_direction
+from newsdedup_dagster.shared.presentation.labels import SITE_LANGS, labels_for, text_direction
 from newsdedup_dagster.shared.presentation.stories import EventRecord, SourceLink, StoryRecord
 from newsdedup_dagster.stages.briefings import model as briefing_model
 from newsdedup_dagster.stages.briefings.briefing import Article, EarlierStory

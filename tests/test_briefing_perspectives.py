@@ -16,7 +16,7 @@ from feed_validators import VNU_JAR, html_errors, java
 from hypothesis import given, settings, strategies as st
 from lxml import etree
 
-from newsdedup_dagster.shared.presentation.site_labels import SITE_LANGS, labels_for, text_direction
+from newsdedup_dagster.shared.presentation.labels import SITE_LANGS, labels_for, text_direction
 from newsdedup_dagster.shared.presentation.stories import SourceLink, StoryRecord
 from newsdedup_dagster.stages.briefings import model as briefing_model
 from newsdedup_dagster.stages.briefings.briefing import Article, Briefing, Perspective

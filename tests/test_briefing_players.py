@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from lxml import etree
 
 from newsdedup_dagster.shared.models.translation import briefing_fields, translated_briefing
-from newsdedup_dagster.shared.presentation.site_labels import SITE_LANGS, labels_for, text_direction
+from newsdedup_dagster.shared.presentation.labels import SITE_LANGS, labels_for, text_direction
 from newsdedup_dagster.shared.presentation.stories import SourceLink, StoryRecord
 from newsdedup_dagster.shared.text.places import country_of_name
 from newsdedup_dagster.shared.text.players import key_players, lower_case_words, runs

@@ -15,7 +15,7 @@ from test_events_fixtures import add_story
 
 from newsdedup_dagster.config import PublishSettings
 from newsdedup_dagster.shared.presentation.categories import offline_category
-from newsdedup_dagster.shared.presentation.site_labels import labels_for
+from newsdedup_dagster.shared.presentation.labels import labels_for
 from newsdedup_dagster.shared.presentation.taxonomy import CATEGORIES, category_name
 from newsdedup_dagster.stages.digest.build import render_day
 from newsdedup_dagster.stages.digest.editions import Edition

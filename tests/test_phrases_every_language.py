@@ -17,10 +17,15 @@ import pytest
 from lxml import html as lxml_html
 
 from newsdedup_dagster.config import LLMSettings
-from newsdedup_dagster.shared.presentation.archive_labels import ARCHIVE_LABELS
-from newsdedup_dagster.shared.presentation.labels import LABELS, language_name, locale_of
+from newsdedup_dagster.shared.presentation.labels import (
+    KEYS,
+    LABELS,
+    labels_for,
+    language_name,
+    locale_of,
+    text_direction,
+)
 from newsdedup_dagster.shared.presentation.narrative import PHRASES, narrative_lines
-from newsdedup_dagster.shared.presentation.site_labels import SITE_LABELS, labels_for, text_direction
 from newsdedup_dagster.shared.presentation.stories import (
     SECTIONS,
     EventRecord,
@@ -58,10 +63,11 @@ SITE_LANGS = (LLMSettings().pivot_lang, *LLMSettings().translation_langs)
 MAIL_LANGS = LLMSettings().narrative_langs
 
 # Which languages must have each table's phrases.
+# One label table per language: the site's labels (site, archive, country pages) in every published
+# language, the digest's (KEYS) in every mail language.
 TABLES = {
-    "site": (SITE_LABELS, SITE_LANGS),
-    "archive": (ARCHIVE_LABELS, SITE_LANGS),
-    "digest": (LABELS, MAIL_LANGS),
+    "site": ({lang: {k: v for k, v in table.items() if k not in KEYS} for lang, table in LABELS.items()}, SITE_LANGS),
+    "digest": ({lang: {k: table[k] for k in KEYS if k in table} for lang, table in LABELS.items()}, MAIL_LANGS),
     "narrative": (PHRASES, MAIL_LANGS),
     "categories": (CATEGORY_NAMES, MAIL_LANGS),
 }

@@ -18,8 +18,7 @@ from test_events_fixtures import add_story
 from test_publish_categories import _missing_targets
 
 from newsdedup_dagster.config import PublishSettings
-from newsdedup_dagster.shared.presentation.labels import locale_of, long_date
-from newsdedup_dagster.shared.presentation.site_labels import labels_for
+from newsdedup_dagster.shared.presentation.labels import labels_for, locale_of, long_date
 from newsdedup_dagster.stages.publish.archive import archive_navigation, calendar_month, week_locale
 from newsdedup_dagster.stages.publish.build import publish_hour
 from newsdedup_dagster.stages.retention.prune import prune

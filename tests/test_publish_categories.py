@@ -19,7 +19,7 @@ from lxml import etree
 from test_events_fixtures import add_story, hour_of
 
 from newsdedup_dagster.config import PublishSettings
-from newsdedup_dagster.shared.presentation.site_labels import labels_for
+from newsdedup_dagster.shared.presentation.labels import labels_for
 from newsdedup_dagster.shared.presentation.taxonomy import category_name
 from newsdedup_dagster.stages.publish.build import publish_hour
 

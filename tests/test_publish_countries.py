@@ -18,8 +18,7 @@ from test_events_fixtures import add_story, at, hour_of
 from test_publish_categories import _missing_targets, _story_ids
 
 from newsdedup_dagster.config import PublishSettings
-from newsdedup_dagster.shared.presentation.labels import locale_of
-from newsdedup_dagster.shared.presentation.site_labels import labels_for
+from newsdedup_dagster.shared.presentation.labels import labels_for, locale_of
 from newsdedup_dagster.stages.publish.build import publish_hour
 
 H = datetime(2026, 11, 2, 10, tzinfo=UTC)

@@ -11,8 +11,16 @@ from html.parser import HTMLParser
 import pytest
 
 from newsdedup_dagster.config import LLMSettings
-from newsdedup_dagster.shared.presentation.labels import LABELS, PLURAL_KEYS, count, event_span, locale_of
-from newsdedup_dagster.shared.presentation.site_labels import SITE_LABELS, labels_for, text_direction
+from newsdedup_dagster.shared.presentation.labels import (
+    KEYS,
+    LABELS,
+    PLURAL_KEYS,
+    count,
+    event_span,
+    labels_for,
+    locale_of,
+    text_direction,
+)
 from newsdedup_dagster.shared.presentation.stories import EventRecord, SourceLink, StoryRecord, build_view
 from newsdedup_dagster.stages.digest.render import render
 from newsdedup_dagster.stages.publish.model import FeedCandidate, SourceArticle, story_views
@@ -51,10 +59,10 @@ def _plural_tags(lang: str) -> set[str]:
 
 def test_the_published_languages_have_site_and_digest_labels():
     assert len(PUBLISHED) == 11
-    english_site, english_digest = set(SITE_LABELS["en"]), set(LABELS["en"])
+    english = set(LABELS["en"])
+    assert set(KEYS) < english                       # the digest's labels and the site's in one table
     for lang in PUBLISHED:
-        assert set(SITE_LABELS[lang]) == english_site, (lang, english_site ^ set(SITE_LABELS[lang]))
-        assert set(LABELS[lang]) == english_digest, (lang, english_digest ^ set(LABELS[lang]))
+        assert set(LABELS[lang]) == english, (lang, english ^ set(LABELS[lang]))
         labels = labels_for(lang)
         for key in PLURAL_KEYS | SITE_PLURAL_KEYS:
             forms = labels[key]
@@ -169,7 +177,7 @@ class _Text(HTMLParser):
 
 def _english_words() -> set[str]:
     words = set()
-    for labels in (SITE_LABELS["en"], LABELS["en"]):
+    for labels in (LABELS["en"],):
         for value in labels.values():
             for text in (value.values() if isinstance(value, dict) else [value]):
                 words.update(w.lower() for w in re.findall(r"[A-Za-z]{3,}", re.sub(r"\{\w+\}", " ", text)))

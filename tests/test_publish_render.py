@@ -16,7 +16,7 @@ from helpers import calibrate
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from newsdedup_dagster import config
-from newsdedup_dagster.shared.presentation.site_labels import labels_for
+from newsdedup_dagster.shared.presentation.labels import labels_for
 from newsdedup_dagster.shared.presentation.stories import SourceLink, StoryRecord, clean_line
 from newsdedup_dagster.shared.presentation.write import atomic_write
 from newsdedup_dagster.stages.publish.model import (

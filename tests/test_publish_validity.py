@@ -20,7 +20,7 @@ from test_events_fixtures import add_story, at, ensure_source, hour_of
 
 from newsdedup_dagster.config import LLMSettings
 from newsdedup_dagster.resources import LLMResource
-from newsdedup_dagster.shared.presentation.site_labels import labels_for
+from newsdedup_dagster.shared.presentation.labels import labels_for
 from newsdedup_dagster.stages.publish.model import BriefingView
 
 H = "2026-11-02-10:00"

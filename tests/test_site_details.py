@@ -15,8 +15,7 @@ from lxml import etree
 from test_events_fixtures import add_story
 
 from newsdedup_dagster.config import LLMSettings, PublishSettings
-from newsdedup_dagster.shared.presentation.labels import decimal
-from newsdedup_dagster.shared.presentation.site_labels import SITE_LABELS, labels_for
+from newsdedup_dagster.shared.presentation.labels import LABELS, decimal, labels_for
 from newsdedup_dagster.shared.presentation.taxonomy import category_name
 from newsdedup_dagster.shared.text.players import key_players
 from newsdedup_dagster.stages.briefings.briefing import Article
@@ -55,9 +54,9 @@ def _brief(conn, story_id: str, category: str, briefing: dict) -> None:
 
 # ------------------------------------------------------------------------------ not scored
 def test_every_site_language_names_a_story_without_a_score(clean_db, conn, tmp_path):
-    english = SITE_LABELS["en"]["not_scored"]
+    english = LABELS["en"]["not_scored"]
     for lang in PUBLISHED:
-        label = SITE_LABELS[lang]["not_scored"]
+        label = LABELS[lang]["not_scored"]
         assert label and (lang == "en" or label != english), lang
     add_story(conn, "lone", "lone", 9.0, titles={"en": "Gold edges higher before the Fed meeting"}, significance=0.0)
     add_story(conn, "big", "big", 9.2, titles={"en": "Storm warning for the coast"}, significance=6.4)

@@ -30,7 +30,7 @@ from pathlib import Path
 import psycopg
 
 from newsdedup_dagster.shared import db
-from newsdedup_dagster.shared.presentation.site_labels import labels_for, text_direction
+from newsdedup_dagster.shared.presentation.labels import labels_for, text_direction
 from newsdedup_dagster.shared.presentation.stories import Selected, StoryRecord, load_records
 from newsdedup_dagster.shared.presentation.taxonomy import CATEGORIES, category_name
 from newsdedup_dagster.shared.presentation.write import atomic_write
