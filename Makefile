@@ -18,7 +18,7 @@ PYTEST_ARGS ?=
 TEST_WORKERS ?= 4
 PYTEST = $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-.PHONY: demo test test-fast lint dev validate bench clean print-python lock
+.PHONY: demo test test-fast lint dev validate bench clean print-python lock screenshots
 
 # The venv gets requirements.lock: every package at one version, with its hashes (pyproject keeps
 # ranges, for the wheel's users). uv writes it rather than pip-tools because one uv resolution holds
@@ -64,6 +64,13 @@ test-fast: $(STAMP) lint
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+
+# The pictures of the README and the docs (docs/screenshots/): the browser tests of the reader site and
+# of the Dagster UI's asset graph, with Debian's chromium, keep their screenshots there when
+# NEWSDEDUP_UPDATE_SCREENSHOTS=1 (otherwise in the tests' tmp directories).
+screenshots: $(STAMP)
+	NEWSDEDUP_UPDATE_SCREENSHOTS=1 $(BIN)/python -m pytest -q -p no:cacheprovider -m "slow or not slow" \
+	  tests/test_publish_browser.py::test_pages_in_four_scripts_and_two_directions tests/test_ui_browser.py
 
 dev: $(STAMP)
 	$(BIN)/newsdedup dev

@@ -16,7 +16,7 @@ system's temporary directory).
 --centre online subtracts from each item the running mean vector of its
 language (all items up to and including its partition; languages with < 5
 items use the running mean of all items), then re-normalises: what the
-embedding step would store (docs/CALIBRATION.md#per-language-centring).
+embedding step would store (docs/calibration/embeddings.md#per-language-centring).
 
 Examples:
   .venv/bin/python bench/clustering_research.py --data data/itn_multilingual_dev.jsonl \

@@ -5,7 +5,7 @@ For every pair of items in two languages (every pair for --kind numbers): is it 
 kind (shared/text/anchors.py "romanised" names, or "magnitudes" and "scores",
 shared/text/numbers.py)? Counted separately for pairs of one gold story and of two, for each
 minimum of romanised names a side and each spelling similarity asked for, with a few same-story
-refusals. The figures in docs/CALIBRATION.md#cross-language-anchors come from
+refusals. The figures in docs/calibration/clustering.md#cross-language-anchors come from
 
     python bench/cross_anchor_pairs.py data/itn_multilingual_dev.jsonl
     python bench/cross_anchor_pairs.py data/ecbplus_dev.jsonl --kind numbers

@@ -3,7 +3,7 @@
 For every pair of items in two languages: is it refused on places (shared/text/anchors.py,
 kind "places", shared/text/places.py's gazetteer)? Counted separately for pairs of one gold story
 and of two, with the place names behind the same-story refusals and a few examples. The figures
-in docs/CALIBRATION.md#places-across-languages come from
+in docs/calibration/clustering.md#places-across-languages come from
 
     python bench/place_pairs.py data/itn_multilingual_dev.jsonl
     python bench/place_pairs.py sample

@@ -5,11 +5,27 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import socket
 import tomllib
 from pathlib import Path
 
 _files = itertools.count()
+
+DOCS_SCREENSHOTS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
+UPDATE_SCREENSHOTS = "NEWSDEDUP_UPDATE_SCREENSHOTS"
+
+
+def keep_screenshots(shots: Path, kept: dict[str, str]) -> list[Path]:
+    """With NEWSDEDUP_UPDATE_SCREENSHOTS=1 (`make screenshots`), copy the browser test's screenshots
+    named in `kept` ({file in `shots`: its name in docs/screenshots/}) to docs/screenshots/, where the
+    README and the docs show them; otherwise they stay in the test's tmp directory. Returns the copies."""
+    if os.environ.get(UPDATE_SCREENSHOTS) != "1":
+        return []
+    copies = []
+    for name, kept_as in kept.items():
+        copies.append(Path(shutil.copyfile(shots / name, DOCS_SCREENSHOTS / kept_as)))
+    return copies
 
 
 def free_port() -> int:

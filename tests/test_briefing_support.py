@@ -29,7 +29,7 @@ from newsdedup_dagster.stages.briefings.support import (
 )
 
 PAIRS = Path(__file__).parent / "data" / "briefing_support_pairs.jsonl"
-# docs/CALIBRATION.md#briefing-line-support: "supported" precision / recall at the default bars
+# docs/calibration/briefings.md#briefing-line-support: "supported" precision / recall at the default bars
 # (measured on the pairs the bars were chosen on).
 DOCUMENTED = {"same-language": (0.908, 0.894), "cross-language": (0.904, 0.917)}
 MARGIN = 0.03

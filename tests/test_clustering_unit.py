@@ -63,7 +63,7 @@ def test_settings_defaults_calibration_file_and_overrides(monkeypatch, tmp_path)
     # centred e5 (the default) is calibrated far below USE's raw-vector thresholds
     assert settings_for("e5:multilingual-e5-small-q4").item_threshold == pytest.approx(0.40)
     assert settings_for("use:multilingual-v3").item_threshold == pytest.approx(0.65)
-    assert settings_for("e5:multilingual-e5-small-q4").knn_k == 5  # docs/CALIBRATION.md#clustering-thresholds
+    assert settings_for("e5:multilingual-e5-small-q4").knn_k == 5  # docs/calibration/clustering.md#clustering-thresholds
     assert settings_for("use:multilingual-v3").knn_k == 10
     with pytest.raises(ValueError, match="unknown clustering setting"):
         settings_for(None, {"nope": "1"})

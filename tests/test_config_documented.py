@@ -1,4 +1,4 @@
-"""docs/CONFIGURATION.md and the calibrated constants' tables of docs/CALIBRATION.md are generated
+"""docs/CONFIGURATION.md and the calibrated constants' tables of docs/calibration/*.md are generated
 from the settings' declarations, and the declarations are what the code reads: every variable named
 in the package is declared (or retired, its value in the calibration file), every declared variable
 and every calibration key changes what its builder returns (or is refused) when set."""
@@ -26,11 +26,39 @@ def test_the_committed_configuration_table_is_the_generated_one():
         "docs/CONFIGURATION.md is stale: regenerate it with `newsdedup config --markdown > docs/CONFIGURATION.md`"
 
 
+STAGE_FILES = sorted((REPO / "docs" / "calibration").glob("*.md"))
+
+
 def test_the_committed_calibration_tables_are_the_generated_ones():
-    committed = (REPO / "docs" / "CALIBRATION.md").read_text(encoding="utf-8")
-    assert config.calibration_markdown() in committed
-    assert committed == config.with_calibration_markdown(committed), \
-        "docs/CALIBRATION.md is stale: replace its generated tables with `newsdedup config --calibration-markdown`"
+    """Each stage's file holds the generated tables of the sections its markers name; together they
+    hold every section once, and the index (docs/CALIBRATION.md) none."""
+    for path in STAGE_FILES:
+        committed = path.read_text(encoding="utf-8")
+        assert committed == config.with_calibration_markdown(committed), \
+            f"{path.relative_to(REPO)} is stale: `newsdedup config --calibration-markdown docs/calibration/*.md` rewrites it"
+    held = [name for path in STAGE_FILES for name in config.generated_sections(path.read_text(encoding="utf-8"))]
+    assert sorted(held) == sorted(config.calibration_sections()), "a section's tables are in no stage file, or in two"
+    assert not config.generated_sections((REPO / "docs" / "CALIBRATION.md").read_text(encoding="utf-8"))
+
+
+def test_the_command_rewrites_a_stale_stage_file(tmp_path, capsys):
+    from newsdedup_dagster.cli import main
+
+    stale = config.calibration_markdown(["events", "narrative"]).replace("| `events.", "| `events.stale_", 1)
+    path = tmp_path / "events.md"
+    path.write_text(f"# Events\n\n{stale}\n## Evidence\n", encoding="utf-8")
+    assert main(["config", "--calibration-markdown", str(path)]) == 0
+    assert path.read_text(encoding="utf-8") == \
+        f"# Events\n\n{config.calibration_markdown(['events', 'narrative'])}\n## Evidence\n"
+    assert "rewritten (events, narrative)" in capsys.readouterr().out
+    assert main(["config", "--calibration-markdown"]) == 0
+    assert capsys.readouterr().out == config.calibration_markdown()
+
+
+def _without_generated_tables(text: str) -> str:
+    while match := config.CALIBRATION_BEGIN.search(text):
+        text = text[:match.start()] + text[text.index(config.CALIBRATION_END, match.end()) + len(config.CALIBRATION_END):]
+    return text
 
 
 def test_every_variable_named_in_the_code_is_declared():
@@ -48,10 +76,9 @@ def test_every_variable_named_in_the_code_is_declared():
 
 def test_no_retired_variable_is_named_outside_its_declaration():
     retired = set(config.retired_variables())
-    for path in [*PACKAGE.rglob("*.py"), REPO / "README.md", *(REPO / "docs").glob("*.md")]:
-        text = path.read_text(encoding="utf-8")
-        if path.name == "CALIBRATION.md":   # the generated tables' "former variable" column
-            text = text.replace(config.calibration_markdown(), "")
+    for path in [*PACKAGE.rglob("*.py"), REPO / "README.md", *(REPO / "docs").rglob("*.md")]:
+        # the generated tables' "former variable" column names them
+        text = _without_generated_tables(path.read_text(encoding="utf-8"))
         named = {n for n in NAME.findall(text) if n in retired}
         kept = {n for n in named if f'was="{n}"' in text}
         assert not named - kept, f"{path.relative_to(REPO)} names retired variables: {sorted(named - kept)}"

@@ -1,4 +1,4 @@
-"""Every relative link in the documentation leads somewhere: README.md, CONTRIBUTING.md and docs/*.md
+"""Every relative link in the documentation leads somewhere: README.md, CONTRIBUTING.md and docs/**/*.md
 link to files that exist and to headings that exist (GitHub's anchors), and so do the
 `docs/<file>.md#anchor` references in the code's comments."""
 
@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^\s*(```|~~~)")
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 # [text](target) and ![alt](target); the target ends at whitespace or the closing parenthesis
 LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-CODE_REFERENCE = re.compile(r"docs/([A-Z_]+\.md)#([A-Za-z0-9_-]+)")
+CODE_REFERENCE = re.compile(r"docs/((?:[a-z_]+/)?[A-Za-z_]+\.md)#([A-Za-z0-9_-]+)")
 
 
 def prose_lines(text: str) -> list[str]:

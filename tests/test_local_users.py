@@ -116,7 +116,7 @@ def test_nobody_reads_no_address_digest_alert_or_database_file(base, layout):
         assert stat.S_IMODE((home / "dagster").stat().st_mode) == 0o700
         assert _as_nobody("ls", str(home / "dagster")).returncode != 0
 
-        assert stat.S_IMODE(home.stat().st_mode) in (0o700, 0o711)   # at most traversable (docs/OPERATIONS.md)
+        assert stat.S_IMODE(home.stat().st_mode) in (0o700, 0o711)   # at most traversable (docs/SECURITY.md#local-users)
         for path in [outbox, *outbox.rglob("*")]:
             assert stat.S_IMODE(path.stat().st_mode) == (0o700 if path.is_dir() else 0o600), path
 

@@ -1,4 +1,4 @@
-"""docs/OPERATIONS.md's "Running in production", followed on a PostgreSQL that is not the embedded one:
+"""docs/DEPLOYING.md's "Running in production", followed on a PostgreSQL that is not the embedded one:
 a second server started from the embedded binaries on a free 127.0.0.1 TCP port with
 scram-sha-256 password authentication, a superuser (the administrator) and a non-superuser
 application role owning its database, as a managed service gives you. Everything goes through
@@ -197,7 +197,7 @@ def test_production_setup_on_a_non_superuser_role(second_server, work_dir):
     assert 'CREATE EXTENSION vector;' in line and 'database "newsdedup"' in line, line
     assert app_password not in line
 
-    # 2. Administrator SQL, part one (docs/OPERATIONS.md's first step).
+    # 2. Administrator SQL, part one (docs/DEPLOYING.md's first step).
     server.admin("CREATE EXTENSION vector", dbname="newsdedup")
 
     # 3. pgvector older than 0.8. Only 0.8.5 ships here, so the installed version is rewritten in
@@ -272,7 +272,7 @@ telemetry: {{enabled: false}}
     result = _newsdedup(env, "migrate")
     assert result.returncode == 0 and "present" in result.stdout, result.stdout + result.stderr
 
-    # 8. The two Dagster processes, as docs/OPERATIONS.md starts them.
+    # 8. The two Dagster processes, as docs/DEPLOYING.md starts them.
     port = free_port()
     bindir = Path(sys.executable).parent
     webserver = _start([str(bindir / "dagster-webserver"), "-m", "newsdedup_dagster.definitions",

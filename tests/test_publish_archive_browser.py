@@ -1,7 +1,7 @@
 """The archive in a real browser (Debian's chromium through Playwright, JavaScript off): from the
 front page to the archive, then by the month calendar and the previous/next links from day to
 day and month to month, in English (left to right) and Arabic (right to left, the calendar's
-first column on the right). Screenshots go to `tests/output/screenshots/`."""
+first column on the right). Screenshots go to the test's tmp directory."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from test_events_fixtures import add_story
-from test_publish_browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, serve_site
+from test_publish_browser import CHROMIUM, CHROMIUM_ARGS, serve_site
 
 from newsdedup_dagster.config import PublishSettings
 from newsdedup_dagster.stages.publish.build import publish_hour
@@ -37,10 +37,11 @@ def archive_server(clean_db, conn, tmp_path):
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (apt-get install -y chromium)")
-def test_the_archive_is_navigated_by_its_calendar_in_both_directions(archive_server):
+def test_the_archive_is_navigated_by_its_calendar_in_both_directions(archive_server, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -64,7 +65,7 @@ def test_the_archive_is_navigated_by_its_calendar_in_both_directions(archive_ser
                 assert calendar.locator("a[aria-current=page]").inner_text() in ("1", "١")
                 follow(calendar.locator("a[href='2026-11-02.html']"), f"/{lang}/archive/2026-11-02.html")
                 assert headlines() == [HEADLINES[lang].format(day=date(2026, 11, 2))]
-                page.screenshot(path=str(SCREENSHOTS / f"{lang}-archive-day.png"), full_page=True)
+                page.screenshot(path=str(shots / f"{lang}-archive-day.png"), full_page=True)
                 # Back a month, then forward by the next-day link across the month's end.
                 follow(page.locator("a.previous-month"), f"/{lang}/archive/2026-10-30.html")
                 assert headlines() == [HEADLINES[lang].format(day=date(2026, 10, 30))]
@@ -80,6 +81,6 @@ def test_the_archive_is_navigated_by_its_calendar_in_both_directions(archive_ser
                 assert page.locator("html").get_attribute("dir") == ("rtl" if lang == "ar" else "ltr")
                 width = page.evaluate("document.documentElement.scrollWidth")
                 assert width <= 900, (lang, width)
-                page.screenshot(path=str(SCREENSHOTS / f"{lang}-archive-calendar.png"), full_page=True)
+                page.screenshot(path=str(shots / f"{lang}-archive-calendar.png"), full_page=True)
         finally:
             browser.close()

@@ -1,7 +1,8 @@
 """The published site in a real browser: `newsdedup serve` on a free port, Debian's chromium
 driven by Playwright (system binary, nothing downloaded), JavaScript off (the site needs none).
 Screenshots of the index, a story, an event and a category page in English, Japanese, Arabic and
-Hindi are written to `tests/output/screenshots/` (look at them after a change to the templates)."""
+Hindi are written to the test's tmp directory (look at them after a change to the templates);
+`make screenshots` (NEWSDEDUP_UPDATE_SCREENSHOTS=1) keeps three of them in docs/screenshots/."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers import keep_screenshots
 from hourly_helpers import stage_hour
 from test_events_fixtures import add_story, at, hour_of
 
@@ -128,7 +130,9 @@ def test_index_and_story_page_in_chromium(server):
 
 # ------------------------------------------------------------------- four scripts, two directions
 SHOT_LANGS = ("en", "ja", "ar", "hi")
-SCREENSHOTS = Path(__file__).resolve().parent / "output" / "screenshots"
+# The screenshots the README and docs/OPERATING.md show: {this test's file: its name in docs/screenshots/}
+KEPT_SCREENSHOTS = {"en-index.png": "site-en-index.png", "ar-index.png": "site-ar-index.png",
+                    "ja-story.png": "site-ja-story.png"}
 QUAKE_EN = "Magnitude 5.4 earthquake strikes off Japan's Ibaraki, no tsunami risk."
 QUAKE_SUMMARY = "The quake struck at 08:36 UTC; there was no immediate report of damage."
 
@@ -177,10 +181,11 @@ def world_server(world_site):
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (apt-get install -y chromium)")
-def test_pages_in_four_scripts_and_two_directions(world_server):
+def test_pages_in_four_scripts_and_two_directions(world_server, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
     pages = {"index": "index.html", "story": "story/quake.html", "event": "event/ev-quake.html",
              "category": "category/disasters/index.html"}
     with sync_playwright() as pw:
@@ -192,7 +197,7 @@ def test_pages_in_four_scripts_and_two_directions(world_server):
                 for kind, path in pages.items():
                     response = page.goto(f"{world_server}{lang}/{path}")
                     assert response.status == 200, (lang, kind)
-                    page.screenshot(path=str(SCREENSHOTS / f"{lang}-{kind}.png"), full_page=True)
+                    page.screenshot(path=str(shots / f"{lang}-{kind}.png"), full_page=True)
                     assert page.locator("html").get_attribute("dir") == ("rtl" if lang == "ar" else "ltr")
                     # Every page has the language switcher, each language named in itself.
                     names = page.locator("nav.langs a").all_inner_texts()
@@ -226,7 +231,7 @@ def test_pages_in_four_scripts_and_two_directions(world_server):
                 assert point.count() == 1 and point.locator("a.ref").count() >= 1, lang
                 assert point.get_attribute("lang") == ("ja" if lang == "ar" else None), lang
                 assert point.evaluate("e => getComputedStyle(e).direction") == "ltr", lang
-                page.screenshot(path=str(SCREENSHOTS / f"{lang}-briefing.png"), full_page=True)
+                page.screenshot(path=str(shots / f"{lang}-briefing.png"), full_page=True)
             # The category list starts at the side the page's text starts: the right in Arabic.
             for lang, name in (("en", "Disasters and weather"), ("ar", "كوارث وطقس"), ("ja", "災害・気象")):
                 page.goto(f"{world_server}{lang}/index.html")
@@ -258,3 +263,5 @@ def test_pages_in_four_scripts_and_two_directions(world_server):
                 assert page.url.endswith(f"/{lang}/index.html")
         finally:
             browser.close()
+    for copy in keep_screenshots(shots, KEPT_SCREENSHOTS):
+        assert copy.stat().st_size > 10_000, copy

@@ -2,7 +2,8 @@
 Playwright; no browser is downloaded): `newsdedup dev` serves the asset graph with every asset in its
 stage group; a 3-hour backfill is launched through the UI itself (asset graph -> Materialize ->
 partition range -> Launch backfill) and completes; screenshots of the graph, the backfill and the
-stories checks page are saved under the test's tmp directory."""
+stories checks page are saved under the test's tmp directory, and `make screenshots`
+(NEWSDEDUP_UPDATE_SCREENSHOTS=1) keeps the graph's in docs/screenshots/ for the README."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from dagster_deployment import DagsterDeployment
+from helpers import keep_screenshots
 
 pytestmark = [pytest.mark.slow, pytest.mark.daemon, pytest.mark.browser, pytest.mark.timeout(1500)]
 
@@ -111,4 +113,5 @@ def test_operator_launches_a_backfill_from_the_asset_graph(tmp_path, clean_db):
 
     for name in ("asset_graph.png", "backfill.png", "stories_checks.png"):
         assert (shots / name).stat().st_size > 10_000, name
+    keep_screenshots(shots, {"asset_graph.png": "dagster-asset-graph.png"})
     print(f"screenshots: {shots}")

@@ -160,7 +160,7 @@ def test_installed_wheel_runs_demo_doctor_and_dagsters_own_commands(tmp_path):
     dagster_home = work / ".newsdedup" / "dagster"
     assert str(dagster_home) in found["dagster home"]["fix"]
 
-    # docs/OPERATIONS.md's production steps, with Dagster's own commands and DAGSTER_HOME as the only addition.
+    # docs/DEPLOYING.md's production steps, with Dagster's own commands and DAGSTER_HOME as the only addition.
     deploy = {**base, "DAGSTER_HOME": str(dagster_home)}
     _run([bin_dir / "newsdedup", "migrate"], deploy, work)
     _run([bin_dir / "dagster", "definitions", "validate", "-m", "newsdedup_dagster.definitions"], deploy, work)
@@ -173,7 +173,7 @@ def test_installed_wheel_runs_demo_doctor_and_dagsters_own_commands(tmp_path):
     logs.mkdir()
     with open(logs / "webserver.log", "w") as web_log, open(logs / "daemon.log", "w") as daemon_log:
         # The webserver through the repository's workspace.yaml (it names the installed module), the
-        # daemon through -m: the two forms docs/OPERATIONS.md gives.
+        # daemon through -m: the two forms docs/DEPLOYING.md gives.
         shutil.copy(REPO / "workspace.yaml", work / "workspace.yaml")
         webserver = subprocess.Popen([bin_dir / "dagster-webserver", "-w", "workspace.yaml",
                                       "-h", "127.0.0.1", "-p", str(port)], env=deploy, cwd=work,

@@ -34,7 +34,7 @@ DAEMON_HEARTBEAT_MAX_AGE_S = 120
 # article links), `html.parser` (feed markup). Each is the 2026-03-03 security release (3.13: its
 # February release) that fixed CVE-2026-1299 and CVE-2025-11468 (email header injection), following
 # the html.parser fixes of CVE-2025-6069 and the urllib.parse ones of CVE-2024-11168 / CVE-2023-24329;
-# docs/OPERATIONS.md#python-patch-level lists them.
+# docs/DEPLOYING.md#python-patch-level lists them.
 PYTHON_MIN_PATCH = {(3, 11): 15, (3, 12): 13, (3, 13): 12}
 
 
@@ -311,7 +311,7 @@ def check_python(version: tuple[int, int, int] | None = None) -> list[Finding]:
     if minimum is not None and micro < minimum:
         return [Finding(WARN, "python", f"{found}: older than {major}.{minor}.{minimum}, which has the security fixes "
                                         "to email, urllib.parse and html.parser this project relies on",
-                        f"upgrade to Python {major}.{minor}.{minimum} or later (docs/OPERATIONS.md#python-patch-level)")]
+                        f"upgrade to Python {major}.{minor}.{minimum} or later (docs/DEPLOYING.md#python-patch-level)")]
     return [Finding(OK, "python", found)]
 
 

@@ -25,7 +25,7 @@ FETCH_MODES = ("live", "replay", "auto")
 # The embedded server's buffer cache. PostgreSQL's 128 MB default holds less than the recent window's
 # HNSW graph and vectors (100k items: ~0.4 GB), so every pass-2 search re-read pages from the OS
 # cache: bench/clustering.py, pass-2 KNN of one hour 0.73 s at 128 MB, 0.47 s at 1 GB (synthetic
-# vectors); docs/CALIBRATION.md#embedded-server-memory
+# vectors); docs/calibration/pipeline.md#embedded-server-memory
 EMBEDDED_SHARED_BUFFERS_MAX_MB = 1024
 EMBEDDED_SHARED_BUFFERS_MIN_MB = 128
 
@@ -81,7 +81,7 @@ class DeploymentSettings:
     contact_url: str = setting("https://github.com/newsdedup/newsdedup", env="NEWSDEDUP_CONTACT_URL",
                                doc="URL (or `mailto:`) in the User-Agent of article page fetches: "
                                    "`newsdedup/<version> (+<this>)`")
-    # The deployment's unsubscribe endpoint (docs/OPERATIONS.md#unsubscribe). RFC 8058's one-click
+    # The deployment's unsubscribe endpoint (docs/OPERATING.md#unsubscribe). RFC 8058's one-click
     # unsubscribe needs an https URI; unset, the link is a mailto: to the sender address.
     unsubscribe_url: str | None = setting(None, env="NEWSDEDUP_UNSUBSCRIBE_URL",
                                           shown="unset = `mailto:` the sender (`NEWSDEDUP_SMTP_FROM`)",

@@ -89,7 +89,7 @@ _warned: set[tuple[str, tuple[str, ...]]] = set()
 def warn_uncalibrated(model: str, fallbacks: Iterable[tuple[str, str, Any]]) -> None:
     """Log, once per process for a model and its settings, that `model` is outside the per-model
     table and which uncalibrated defaults it gets: `fallbacks` are (key, calibration key, value) of
-    the settings the calibration file does not set (docs/CALIBRATION.md#models-outside-the-table)."""
+    the settings the calibration file does not set (docs/calibration/clustering.md#models-outside-the-table)."""
     fallbacks = list(fallbacks)
     seen = (model, tuple(key for key, _, _ in fallbacks))
     if not fallbacks or seen in _warned:
@@ -97,7 +97,7 @@ def warn_uncalibrated(model: str, fallbacks: Iterable[tuple[str, str, Any]]) -> 
     _warned.add(seen)
     shown = lambda v: plain_number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else repr(v)  # noqa: E731
     log.warning("embedding model %r is outside the per-model table, so these defaults are not calibrated "
-                "for it: %s; calibrate them (docs/CALIBRATION.md#models-outside-the-table) and set them in the "
+                "for it: %s; calibrate them (docs/calibration/clustering.md#models-outside-the-table) and set them in the "
                 "calibration file (NEWSDEDUP_CALIBRATION_FILE)",
                 model, ", ".join(f"{key} {shown(value)} ({where})" for key, where, value in fallbacks))
 

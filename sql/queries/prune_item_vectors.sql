@@ -1,6 +1,6 @@
 -- Retention: delete item vectors (item_embeddings rows: centred + raw) of items ingested before
 -- %(cutoff)s (one batch of %(limit)s), taking them out of the HNSW working set. Nothing reads them
--- once the item is older than every clustering window (docs/OPERATIONS.md#retention).
+-- once the item is older than every clustering window (docs/OPERATING.md#retention).
 WITH old AS (
     SELECT item_id, model
       FROM item_embeddings

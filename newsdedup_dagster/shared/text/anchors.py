@@ -87,10 +87,10 @@ _QUOTED = re.compile(r"«([^»]{2,40})»")
 _UNCASED_TEXT = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # Two transliterated names are one when their spelling is at least this similar (difflib ratio):
 # "teysheyra" / "teixeira" 0.71, "avangard" / "avanhard" 0.88, "fulham" / "getafe" 0.17.
-# ITN dev, cross-language pairs: docs/CALIBRATION.md#cross-language-anchors
+# ITN dev, cross-language pairs: docs/calibration/clustering.md#cross-language-anchors
 CROSS_NAME_SIMILARITY = 0.7
 _CROSS_NAME_PREFIX = 3
-# JMA, USGS and EMSC give one quake magnitudes up to 0.3 apart: docs/CALIBRATION.md#cross-language-anchors
+# JMA, USGS and EMSC give one quake magnitudes up to 0.3 apart: docs/calibration/clustering.md#cross-language-anchors
 MAGNITUDE_TOLERANCE = 0.3
 # Capitalised words that name no place or person: weekdays, months, time zones, honorifics and
 # the function words that headlines and quotes capitalise.
@@ -277,10 +277,10 @@ class AnchorRules:
     places: bool = True    # places veto across languages
     numbers: bool = True   # magnitudes and scores veto
     sports: bool = True    # sports veto (sports.py)
-    # 0 = names never veto across languages; 3: ITN dev, docs/CALIBRATION.md#cross-language-anchors
+    # 0 = names never veto across languages; 3: ITN dev, docs/calibration/clustering.md#cross-language-anchors
     min_cross_names: int = 3
     # places veto within one language too where the names cannot decide (a side has fewer than
-    # min_names); ECB+ dev: docs/CALIBRATION.md#places-within-one-language
+    # min_names); ECB+ dev: docs/calibration/clustering.md#places-within-one-language
     places_one_language: bool = True
 
 

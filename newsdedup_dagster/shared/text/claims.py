@@ -448,7 +448,7 @@ _NAME_STEM = 4
 # ... or spell it another language's way: a word this similar (difflib ratio of the ASCII forms) to a
 # word of the translation counts as carried ("zelensky" / "selenskyj" 0.82, "khamenei" / "chamenei"
 # 0.88, "hezbollah" / "hisbollah" 0.78; "starmer" / "sunak" 0.33). The anchor check's threshold for
-# romanised names across languages (shared/text/anchors.py, docs/CALIBRATION.md#cross-language-anchors).
+# romanised names across languages (shared/text/anchors.py, docs/calibration/clustering.md#cross-language-anchors).
 NAME_SIMILARITY = 0.7
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
 

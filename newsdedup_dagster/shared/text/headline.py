@@ -145,7 +145,7 @@ class NearDupConfig:
     # inside 5-fold CV on MSRP (lowest with P >= 0.85 on each training split;
     # seeds 0-2: 14 folds 0.68, one 0.67; mean 0.68). Cross-validated
     # P 0.853 / R 0.696 (seed 0), calibrated on MSRP: `$E cv --pairs MSRP`,
-    # docs/CALIBRATION.md#near-duplicates.
+    # docs/calibration/neardup.md#near-duplicates.
     # In-sample sweep, for reference: 0.66 P 0.844 / R 0.716; 0.67 P 0.850 /
     # R 0.707; 0.68 P 0.856 / R 0.695; 0.70 P 0.866 / R 0.667. The scale is a
     # probability: sweeps made for the previous score (0.30:0.50) are below

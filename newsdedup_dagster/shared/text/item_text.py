@@ -13,7 +13,7 @@ Modes (embeddings.text_mode):
 Why the lead: feeds almost always carry one, and it names who/where/what when the headline
 is a pun or a teaser. An item with a lead is stored as the normalised sum of the vectors of
 (headline) and (headline + lead) (embedding_parts), so it stays next to copies of the same story
-from feeds that give only a headline. Thresholds are calibrated on this text: docs/CALIBRATION.md.
+from feeds that give only a headline. Thresholds are calibrated on this text: docs/calibration/embeddings.md#embedded-text.
 
 Token budgets (optional, embeddings.lead_tokens / head_tokens in the calibration file) exist because the model's
 cost is tokens: a character budget gives a Chinese or Japanese lead three to four times the tokens
@@ -33,17 +33,17 @@ from collections.abc import Callable
 MAX_CHARS = 300
 # Lead budget in characters, cut at a sentence boundary (a word boundary if the first sentence is
 # longer). Sample day (calibrated on it): headline only F1 0.855, lead 100 / 200 / 300 chars 0.891;
-# docs/CALIBRATION.md#lead-length.
+# docs/calibration/embeddings.md#lead-length.
 LEAD_CHARS = 200
 # Token budgets (e5_token_counter), off by default (0): the default embedded text is the character
 # cut alone. Headline 64 tokens cost ECB+ dev F1 0.908 -> 0.904 (6 of 486 texts changed) and
 # change 73 of ITN dev's 2,306; lead 96 tokens changes no labelled text, lead 32-64 cost the
-# sample day 0.896 -> 0.889 (calibrated on these files); docs/CALIBRATION.md#lead-length
+# sample day 0.896 -> 0.889 (calibrated on these files); docs/calibration/embeddings.md#lead-length
 LEAD_TOKENS = 0
 HEAD_TOKENS = 0
 # Headline-only feeds take their lead from the page's first paragraph. Feeds' summaries dropped:
 # sample day F1 0.865 -> 0.894, ECB+ dev 0.828 -> 0.888 (newsdedup eval --headlines-only [--page-leads]);
-# an item with a feed lead embeds what it did. docs/CALIBRATION.md#page-lead
+# an item with a feed lead embeds what it did. docs/calibration/embeddings.md#page-lead
 PAGE_LEAD = True
 
 TEXT_MODES = ("title_lead", "title", "title_summary")

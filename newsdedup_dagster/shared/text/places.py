@@ -39,7 +39,7 @@ from babel.localedata import locale_identifiers
 from newsdedup_dagster.shared.text.words import BOUNDARY as _BOUNDARY, fold
 
 # Cities of at least this many people; smaller towns' names are ordinary words too often
-# ("Police", "Of", "Bar"). Sample day + ITN dev: docs/CALIBRATION.md#places-across-languages
+# ("Police", "Of", "Bar"). Sample day + ITN dev: docs/calibration/clustering.md#places-across-languages
 MIN_CITY_POPULATION = 100_000
 # Shortest gazetteer key: two characters in Han / kana (東京, 旭川), four elsewhere (Lima, Oslo; no
 # "Ica", "Ube" inside ordinary words).
@@ -48,7 +48,7 @@ _MIN_CHARS = 4
 _MAX_WORDS = 3
 # Names GeoNames and CLDR give to places that headlines use as ordinary words or given names
 # (English "Mobile", "Reading", "Surprise", "Julia"; Russian "король" king). Sample day + ITN dev:
-# docs/CALIBRATION.md#places-across-languages
+# docs/calibration/clustering.md#places-across-languages
 _NOT_PLACES = frozenset(fold(w) for w in """
 mobile reading surprise independence orange temple victoria concord providence lincoln jackson
 hamilton florence regina gary lafayette columbia salvador santiago union american national

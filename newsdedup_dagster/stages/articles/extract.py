@@ -318,7 +318,7 @@ def _extract(page: str, url: str, language_hint: str | None, limits: ExtractLimi
     text_tree = trafilatura.load_html(page)
     if text_tree is not None and paywalled and not _drop_paywalled(text_tree, paywalled):
         return Extraction("paywall", "the page marks all of itself as paywalled", encoding=encoding)
-    # Flags calibrated on real news pages (docs/CALIBRATION.md#article-text-on-real-pages): precision
+    # Flags calibrated on real news pages (docs/calibration/articles.md#article-text-on-real-pages): precision
     # favoured (the text feeds leads and the briefing's checks: a navigation line read as article text
     # costs more than a missed sentence), tables kept.
     document = None if text_tree is None else trafilatura.bare_extraction(

@@ -35,7 +35,7 @@ class ArticleSettings:
                                     doc="seconds between two requests to one host (a longer robots.txt "
                                         "`Crawl-delay` wins, up to 60 s); one request at a time per host")
     # The stage waits on per-host delays, not on CPU: bench/hour.py --pages, 300 pages on 243 hosts,
-    # 206.4 s at 8 hosts, 85.3 s at 32 (two runs, load 1-3); docs/CALIBRATION.md#article-pages-in-an-hour
+    # 206.4 s at 8 hosts, 85.3 s at 32 (two runs, load 1-3); docs/calibration/articles.md#article-pages-in-an-hour
     hosts_in_parallel: int = setting(32, calibrated=True, was="NEWSDEDUP_ARTICLES_HOSTS", bounds=(1, 256),
                                      doc="hosts fetched from at the same time")
     page_timeout: float = setting(20.0, calibrated=True, was="NEWSDEDUP_ARTICLES_PAGE_TIMEOUT", bounds=(0.1, 600.0),

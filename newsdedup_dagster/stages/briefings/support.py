@@ -24,7 +24,7 @@ briefing, which cite the same articles, embed each sentence once.
 The bars were chosen on hand-written labelled pairs (tests/data/briefing_support_pairs.jsonl) with
 `newsdedup eval support --pairs tests/data/briefing_support_pairs.jsonl --sweep`, for the default
 offline embedder (e5, query mode, centred as `cross_language_support` says; USE or another model
-needs its own bar); docs/CALIBRATION.md#briefing-line-support.
+needs its own bar); docs/calibration/briefings.md#briefing-line-support.
 """
 
 from __future__ import annotations
@@ -50,10 +50,10 @@ Embed = Callable[[list[str]], np.ndarray]
 @dataclass(frozen=True)
 class SupportRules:
     # Share of the line's content words in one window of cited sentences; same-language pairs: P 0.908
-    # R 0.894, unchanged from 0.76 to 0.81 (calibrated on these pairs); docs/CALIBRATION.md#briefing-line-support
+    # R 0.894, unchanged from 0.76 to 0.81 (calibrated on these pairs); docs/calibration/briefings.md#briefing-line-support
     min_shared_words: float = 0.8
     # Centred e5 cosine, line vs one cited sentence in another language; cross-language pairs: P 0.904
-    # R 0.917 (0.46: 0.895 / 0.944; calibrated on these pairs); docs/CALIBRATION.md#briefing-line-support
+    # R 0.917 (0.46: 0.895 / 0.944; calibrated on these pairs); docs/calibration/briefings.md#briefing-line-support
     min_cross_similarity: float = 0.48
     # Sentences embedded per cited article in another language, the first ones: the model reads each
     # article's first 2,000 characters (stages/briefings/model.py PROMPT_ARTICLE_CHARS), ~15-20 sentences. e5
@@ -62,10 +62,10 @@ class SupportRules:
     max_embedded_sentences: int = 30
     # Words compared on their first letters, a truncation stemmer ("evacuated" / "evacuation"; McNamee,
     # Nicholas & Mayfield, SIGIR 2009); same-language pairs at 0.80: P 0.908 R 0.894 (whole
-    # words: 0.919 / 0.864; calibrated on these pairs); docs/CALIBRATION.md#briefing-line-support
+    # words: 0.919 / 0.864; calibrated on these pairs); docs/calibration/briefings.md#briefing-line-support
     prefix_chars: int = 5
     # Adjacent sentences read as one (a line may join two); same-language pairs at 0.80: R 0.894 (one
-    # sentence: 0.818; calibrated on these pairs); docs/CALIBRATION.md#briefing-line-support
+    # sentence: 0.818; calibrated on these pairs); docs/calibration/briefings.md#briefing-line-support
     window_sentences: int = 2
 
 

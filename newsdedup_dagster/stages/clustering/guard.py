@@ -4,7 +4,7 @@ Why: UnionFind over a threshold graph is single linkage: one bridge edge
 between two stories merges them. On gnews_titles.jsonl the 3mins.news method's
 pass 2 grew a 1,187-item component (B-cubed F1 0.62); with the guard, e5
 centred, F1 0.860 (calibrated on this file). Evidence and the alternatives
-that lost: docs/CALIBRATION.md#chain-guard.
+that lost: docs/calibration/clustering.md#chain-guard.
 
 What the guard does (pure Python on the edge list the DB returned):
 
@@ -88,7 +88,7 @@ def undirected_edges(edges: Iterable[Edge], threshold: float = float("-inf"), *,
     among b's) weighs twice as much as a one-way one. That is
     mutual kNN as a soft signal: it lets Louvain cut one-way "hub" edges
     first (gnews e5 centred F1 0.862 vs 0.842 with max-of-directions,
-    calibrated on that file; docs/CALIBRATION.md#chain-guard).
+    calibrated on that file; docs/calibration/clustering.md#chain-guard).
     combine "max": the pair's best cosine (its similarity, as pass 2's explanations and
     in-story neighbours read it).
     Exact duplicates of one direction count once (max cosine); self-edges are dropped.
@@ -198,7 +198,7 @@ def louvain_communities(
 # is also NEWSDEDUP_<KEY> and `eval --set key=value`).
 #   guard: "louvain" (the modularity split below) or "none" (the 3mins.news method's UnionFind).
 #   guard_resolution: Louvain resolution, 1.0 (gnews F1 0.860 vs 0.862 at 2.0, ITN 0.721 vs 0.695,
-#   calibrated on these files; docs/CALIBRATION.md#research-prototype).
+#   calibrated on these files; docs/calibration/clustering.md#research-prototype).
 DEFAULTS: dict[str, object] = {"guard": "louvain", "guard_resolution": 1.0}
 
 
@@ -326,7 +326,7 @@ def attach_leftovers(
 # split again on its own edges, each weighted by how much the two items' names agree, at a low
 # resolution (few parts); the split is kept only when the names agree clearly more inside the
 # parts than across them. Where names cannot be compared (no names, other languages) nothing is
-# split. ECB+ dev: docs/CALIBRATION.md#anchor-check.
+# split. ECB+ dev: docs/calibration/clustering.md#anchor-check.
 ANCHOR_SPLIT_MIN_SIZE = 6
 # an edge between items whose names do not agree at all keeps this share of its weight (0.1-0.3
 # give the same ECB+ F1 within 0.002; calibrated on that file)
@@ -398,7 +398,7 @@ def split_by_anchors(
 # edges at cosines near or below the item threshold: the guard cuts such a bridge as it cuts a
 # chain. Where an edge's two ends agree on a specific anchor (the same earthquake magnitude) and
 # the two groups share no language and their anchors conflict on nothing, the groups are one
-# story. Sample day's Iwate quake (ja/zh | en/ko); docs/CALIBRATION.md#cross-language-agreement.
+# story. Sample day's Iwate quake (ja/zh | en/ko); docs/calibration/clustering.md#cross-language-agreement.
 GroupsCompatibleFn = Callable[[Sequence[T], Sequence[T]], bool]
 
 

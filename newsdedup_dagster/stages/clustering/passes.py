@@ -608,7 +608,7 @@ def check_invariants(conn: psycopg.Connection, info: ModelInfo, h: datetime, set
                      result: ClusterResult) -> Invariants:
     """The cluster invariants for partition H, computed in SQL (ids and figures only)."""
     # Planner statistics that include the hour just committed: without them a large hour's checks
-    # are planned for an empty hour (nested loops over every membership); docs/OPERATIONS.md#past-one-machine
+    # are planned for an empty hour (nested loops over every membership); docs/OPERATING.md#past-one-machine
     conn.execute(db.load_sql("cluster_analyze_hour_tables"))
     row = conn.execute(db.load_sql("cluster_check_invariants"), {
         "h": h, "story_threshold": settings.story_threshold, "cross_margin": settings.cross_language_margin,

@@ -2,10 +2,10 @@
 per-model calibration, --set.
 
 Every key is declared once (its bounds, one line of meaning), read from the calibration file's
-[clustering] table (`clustering.<key>`, docs/CALIBRATION.md) by config.clustering_settings(), which
+[clustering] table (`clustering.<key>`, docs/calibration/clustering.md) by config.clustering_settings(), which
 hands the values to `settings_for`, and accepted by `newsdedup eval --set key=value`.
 Thresholds are model-specific: MODEL_DEFAULTS holds the calibrated values per embedding model,
-each with one line of evidence beside it; the tables and commands are in docs/CALIBRATION.md.
+each with one line of evidence beside it; the tables and commands are in docs/calibration/clustering.md.
 """
 
 from __future__ import annotations
@@ -18,22 +18,22 @@ from typing import Any, ClassVar
 from newsdedup_dagster.shared.settings import Bound, calibration_key, declared, setting, warn_uncalibrated
 from newsdedup_dagster.stages.clustering.guard import DEFAULTS as GUARD_DEFAULTS
 
-# Per-model defaults, each with one line of evidence; tables and commands in docs/CALIBRATION.md.
+# Per-model defaults, each with one line of evidence; tables and commands in docs/calibration/clustering.md#clustering-thresholds.
 # The one table: the declarations below name it (`per_model`), settings_for applies it and the
 # configuration table shows it. A model it does not name gets the declared defaults, with a warning.
 MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
     "use:multilingual-v3": {
         # gnews_titles.jsonl, plain UnionFind: F1 0.647 at 0.65 (calibrated on this file);
-        # docs/CALIBRATION.md#use-thresholds
+        # docs/calibration/clustering.md#use-thresholds
         "item_threshold": 0.65,
         # itn_multilingual_dev.jsonl, time gates off: F1 0.476-0.507 at story 0.50-0.55, 0.320 at 0.70
-        # (calibrated on this file); docs/CALIBRATION.md#use-thresholds
+        # (calibrated on this file); docs/calibration/clustering.md#use-thresholds
         "story_threshold": 0.55,
     },
     # The offline default (stages/embeddings/settings.py), vectors centred per language. F1 at 0.40 / 0.40
     # and k 5: gnews titles 0.857, titles + snippets 0.906, ITN dev 0.723, sample day 0.891 (k 10:
     # 0.848 / 0.891 / 0.723 / 0.891); item 0.42 splits a four-language story at cosine 0.417
-    # (calibrated on these files); docs/CALIBRATION.md#clustering-thresholds
+    # (calibrated on these files); docs/calibration/clustering.md#clustering-thresholds
     "e5:multilingual-e5-small-q4": {"story_threshold": 0.40, "item_threshold": 0.40, "knn_k": 5},
 }
 
@@ -43,7 +43,7 @@ class ClusterSettings:
     CALIBRATION: ClassVar[str] = "clustering"  # its section in the calibration file
 
     # Ranges are what the code can run with, not what is sensible: thresholds are cosines; "time
-    # gates off" in docs/CALIBRATION.md is 100000 hours; ef_search, hnsw_m and hnsw_ef_construction
+    # gates off" in docs/calibration/clustering.md is 100000 hours; ef_search, hnsw_m and hnsw_ef_construction
     # are pgvector's own ranges (pgvector README, "Index Options" and "Query Options"); knn_k beyond
     # ef_search's ceiling finds nothing more; lock_timeout_s becomes PostgreSQL's lock_timeout in
     # milliseconds, where 0 means "wait forever" and 2147483647 ms is the largest value.
@@ -70,7 +70,7 @@ class ClusterSettings:
     batch_size: int = setting(2000, calibrated=True, was="NEWSDEDUP_BATCH_SIZE", bounds=(1, 1_000_000),
                               doc="items per KNN statement (an hour in one round trip)")
     # HNSW search breadth (SET LOCAL hnsw.ef_search): pass-2 edge recall vs exact 0.995-0.998 at 100
-    # on a 100k window of synthetic e5-like vectors (bench/clustering.py); docs/CALIBRATION.md#hnsw-ef_search
+    # on a 100k window of synthetic e5-like vectors (bench/clustering.py); docs/calibration/clustering.md#hnsw-ef_search
     ef_search: int = setting(100, calibrated=True, was="NEWSDEDUP_EF_SEARCH", bounds=(1, 1000), doc="`hnsw.ef_search` of the KNN")
     # KNN access path: hnsw (ordered HNSW scan + iterative scan, the default), exact (no index;
     # the bench's reference), auto (the planner decides)
@@ -88,7 +88,7 @@ class ClusterSettings:
     hnsw_ef_construction: int = setting(64, calibrated=True, was="NEWSDEDUP_HNSW_EF_CONSTRUCTION", bounds=(4, 1000),
                                         doc="HNSW build parameter ef_construction of the item index, at least 2 x m")
     # pgvector builds an HNSW index fast while its graph fits in maintenance_work_mem and slowly once
-    # it spills: about 2 KB per 384-d row, so 256 MB holds about 100,000 rows (docs/OPERATIONS.md#past-one-machine)
+    # it spills: about 2 KB per 384-d row, so 256 MB holds about 100,000 rows (docs/OPERATING.md#past-one-machine)
     index_build_memory_mb: int = setting(256, calibrated=True, was="NEWSDEDUP_INDEX_BUILD_MEMORY_MB", bounds=(64, 1_048_576),
                                          doc="memory (MB, PostgreSQL's maintenance_work_mem) for building an HNSW "
                                              "index in bulk (the item, mirror and centroid indexes): about 2 KB per "
@@ -102,7 +102,7 @@ class ClusterSettings:
                                      "items reach (doubles the KNN queries)")
     # pass 2's KNN statement split over this many connections reading the same snapshot; 1 = one
     # statement. The same edges either way (tests/test_clustering_parallel_knn.py). Pass-2 KNN of
-    # 500 items 0.47 -> 0.30 s on 2 cores (bench/clustering.py); docs/CALIBRATION.md#two-connections
+    # 500 items 0.47 -> 0.30 s on 2 cores (bench/clustering.py); docs/calibration/clustering.md#two-connections
     knn_connections: int = setting(2, calibrated=True, was="NEWSDEDUP_KNN_CONNECTIONS", bounds=(1, 64),
                                    doc="pass 2's KNN statement split over up to this many connections reading one "
                                        "snapshot; 1 = one statement. The same edges either way")
@@ -119,7 +119,7 @@ class ClusterSettings:
         doc="re-running an hour when later hours are done: keep their duplicates and stories, or remove them and "
             "rebuild in time order (`item_duplicates` follows the run's `stories` section)")
     # anchor check (shared/text/anchors.py): a merge (pass-2 edge, pass-1 / pass-3 attachment) is
-    # refused when both sides name years and share none; ECB+ dev: docs/CALIBRATION.md#anchor-check
+    # refused when both sides name years and share none; ECB+ dev: docs/calibration/clustering.md#anchor-check
     anchor_years: bool = setting(True, calibrated=True, was="NEWSDEDUP_ANCHOR_YEARS",
                                  doc="anchor check: a merge is refused when both sides name years and share none")
     # ... or when both sides, in one language, carry at least this many names and share none; 0 = off
@@ -128,26 +128,26 @@ class ClusterSettings:
                                         "share none; 0 = off")
     # ... or when the two are in different languages, both name places (shared/text/places.py: a
     # gazetteer of countries and cities in every script) and no country is shared or borders one;
-    # sample day + ITN dev: docs/CALIBRATION.md#places-across-languages
+    # sample day + ITN dev: docs/calibration/clustering.md#places-across-languages
     anchor_places: bool = setting(True, calibrated=True, was="NEWSDEDUP_ANCHOR_PLACES",
                                   doc="... or when the two are in different languages, both name places and no "
                                       "country is shared or borders one")
     # ... and, within one language, where the names cannot decide (a side carries fewer than
-    # anchor_min_names): ECB+ dev, docs/CALIBRATION.md#places-within-one-language
+    # anchor_min_names): ECB+ dev, docs/calibration/clustering.md#places-within-one-language
     anchor_places_one_language: bool = setting(True, calibrated=True, was="NEWSDEDUP_ANCHOR_PLACES_ONE_LANGUAGE",
                                                doc="... places veto within one language too where a side carries "
                                                    "fewer names than anchor_min_names")
     # ... or when both name earthquake magnitudes none within 0.3 of the other's, or match results and
-    # share none (shared/text/numbers.py); docs/CALIBRATION.md#cross-language-anchors
+    # share none (shared/text/numbers.py); docs/calibration/clustering.md#cross-language-anchors
     anchor_numbers: bool = setting(True, calibrated=True, was="NEWSDEDUP_ANCHOR_NUMBERS",
                                    doc="... or when both name magnitudes (none within 0.3) or match results (none "
                                        "shared)")
     # ... or when both name a sport (or its league) and share none (shared/text/sports.py);
-    # docs/CALIBRATION.md#cross-language-anchors
+    # docs/calibration/clustering.md#cross-language-anchors
     anchor_sports: bool = setting(True, calibrated=True, was="NEWSDEDUP_ANCHOR_SPORTS",
                                   doc="... or when both name a sport or its league and share none")
     # ... or when the two are in different languages, both carry at least this many names
-    # transliterated to ASCII and none is alike; 0 = off. ITN dev: docs/CALIBRATION.md#cross-language-anchors
+    # transliterated to ASCII and none is alike; 0 = off. ITN dev: docs/calibration/clustering.md#cross-language-anchors
     anchor_min_cross_names: int = setting(3, calibrated=True, was="NEWSDEDUP_ANCHOR_MIN_CROSS_NAMES", bounds=(0, 1000),
                                           doc="... or when the two are in different languages, both carry at least "
                                               "this many transliterated names and none is alike; 0 = off")
@@ -156,7 +156,7 @@ class ClusterSettings:
     # and the guard's groups such an edge joins are one story when they share no language
     # (guard.join_across_languages); an item joins a story none of whose members is in its language
     # down to story_threshold minus this on the same terms (passes 1 and 3); 0 = off. ITN dev:
-    # docs/CALIBRATION.md#cross-language-agreement
+    # docs/calibration/clustering.md#cross-language-agreement
     cross_language_margin: float = setting(
         0.10, calibrated=True, was="NEWSDEDUP_CROSS_LANGUAGE_MARGIN", bounds=(0.0, 1.0),
         doc="two items in different languages that name the same magnitude and conflict on no anchor are joined "
@@ -274,7 +274,8 @@ def settings_for(model: str | None = None, overrides: Mapping[str, Any] | None =
     A model outside MODEL_DEFAULTS clusters at the declared defaults, with a warning naming it and
     each such key the calibration file or the overrides do not set. Warned, not refused: its
     vectors are stored by then, and a refused hour would stop every later stage; 0.7 is the
-    write-up's value, not a calibration, so the warning names what to calibrate (docs/CALIBRATION.md)."""
+    write-up's value, not a calibration, so the warning names what to calibrate
+    (docs/calibration/clustering.md#models-outside-the-table)."""
     base = ClusterSettings(guard=guard_defaults())
     if model and model not in MODEL_DEFAULTS:
         given = set(calibration or {}) | set(overrides or {})

@@ -50,11 +50,11 @@ SERVED_OFFLINE_MODELS = {"multilingual-e5-small-q4": ("e5:multilingual-e5-small-
 # Per-model centring default: the stored vector is l2_normalize(raw - running mean of the item's
 # language) (stages/embeddings/store.py, sql/queries/embed_centre_*.sql), which removes the component every
 # text of a language shares. itn_multilingual_dev.jsonl, e5: share of the 10 nearest neighbours from
-# the same story 0.63 -> 0.76 (calibrated on this file); docs/CALIBRATION.md#per-language-centring
+# the same story 0.63 -> 0.76 (calibrated on this file); docs/calibration/embeddings.md#per-language-centring
 CENTRING_DEFAULTS: dict[str, bool] = {
     "e5:multilingual-e5-small-q4": True,
     # USE keeps raw vectors: its thresholds were calibrated on raw vectors, and centring lost on gnews
-    # in the research prototype (F1 0.783 vs 0.796); docs/CALIBRATION.md#per-language-centring
+    # in the research prototype (F1 0.783 vs 0.796); docs/calibration/embeddings.md#per-language-centring
     "use:multilingual-v3": False,
 }
 CENTRE_CHOICES = ("auto", "on", "off")

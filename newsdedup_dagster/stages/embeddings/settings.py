@@ -41,7 +41,7 @@ class EmbeddingSettings:
                              doc="`title_lead` (headline + the summary's cleaned lead; headline alone when there "
                                  "is none) or `title`")
     # Headline-only feeds: the page's first paragraph as the lead (article_texts, fetched earlier in
-    # the same hour); docs/CALIBRATION.md#page-lead has the measurement behind the default.
+    # the same hour); docs/calibration/embeddings.md#page-lead has the measurement behind the default.
     page_lead: bool = setting(PAGE_LEAD, calibrated=True, was="NEWSDEDUP_EMBEDDING_PAGE_LEAD",
                               doc="when the feed gives no usable lead, embed the first paragraph of the item's page "
                                   "(if `article_texts` extracted it by the item's hour) as the lead; a change applies to "
@@ -63,7 +63,7 @@ class EmbeddingSettings:
     # The searchable stories' centroid index (an insert per new story and per moved centroid): the
     # hour's story writes 0.94 -> 0.55 s at m 8, pass 1 still identical to exact with 1M history
     # (bench/clustering.py, synthetic); ef_construction 32 cost ITN F1 0.723 -> 0.717 (newsdedup eval,
-    # calibrated on that file); docs/CALIBRATION.md#centroid-index
+    # calibrated on that file); docs/calibration/clustering.md#centroid-index
     centroid_hnsw_m: int = setting(8, calibrated=True, was="NEWSDEDUP_CENTROID_HNSW_M",
                                    doc="HNSW m of the searchable stories' centroid index (rebuilt when it changes)")
     centroid_hnsw_ef_construction: int = setting(64, calibrated=True, was="NEWSDEDUP_CENTROID_HNSW_EF_CONSTRUCTION",

@@ -12,10 +12,10 @@ from newsdedup_dagster.shared.settings import setting
 # Event thresholds are model-specific (EVENT_THRESHOLDS below) and sit below the item threshold:
 # events compare story centroids across days where the wording drifts. USE: F1 0.777 (P 0.806) at
 # 0.45 on itn_multilingual_dev.jsonl, 16 USE languages (calibrated on this file);
-# docs/CALIBRATION.md#event-grouping
+# docs/calibration/events.md#event-grouping
 USE_EVENT_THRESHOLD = 0.45
 # e5, centred vectors: F1 0.719 (P 0.798) at 0.40 on itn_multilingual_dev.jsonl, all languages
-# (calibrated on this file); docs/CALIBRATION.md#event-grouping
+# (calibrated on this file); docs/calibration/events.md#event-grouping
 E5_EVENT_THRESHOLD = 0.40
 EVENT_THRESHOLDS: dict[str, float] = {
     "use:multilingual-v3": USE_EVENT_THRESHOLD,
@@ -37,7 +37,7 @@ def event_threshold_for(model: str | None) -> float:
 
 
 # Events close after 3 quiet days: 93 % of consecutive same-subject postings (16 languages)
-# in itn_multilingual_dev.jsonl are within 72 h (calibrated on this file); docs/CALIBRATION.md#event-grouping
+# in itn_multilingual_dev.jsonl are within 72 h (calibrated on this file); docs/calibration/events.md#event-grouping
 DEFAULT_QUIET_HOURS = 72.0
 DEFAULT_JOIN_GAP_HOURS = 72.0
 # A cap so a permanent topic ("war in X") becomes a sequence of events, each with a readable
@@ -46,7 +46,7 @@ DEFAULT_MAX_SPAN_DAYS = 14.0
 # Offline scores come from a heuristic; a story needs this significance (0-10) to found an
 # event, so one-source trivia does not spawn events. Joining has no significance floor.
 DEFAULT_MIN_SIGNIFICANCE = 3.0
-# ITN dev, e5, with the anchor check: docs/CALIBRATION.md#event-grouping-across-languages
+# ITN dev, e5, with the anchor check: docs/calibration/events.md#event-grouping-across-languages
 DEFAULT_CROSS_LANGUAGE_MARGIN = 0.07
 
 
@@ -67,7 +67,7 @@ class GroupingSettings:
                                       doc="stories below this significance open no event")
     # One event told in two languages sits further apart than in one; the anchor check guards the
     # lower bar. ITN dev with the anchor check (calibrated on this file):
-    # docs/CALIBRATION.md#event-grouping-across-languages
+    # docs/calibration/events.md#event-grouping-across-languages
     cross_language_margin: float = setting(DEFAULT_CROSS_LANGUAGE_MARGIN, calibrated=True, was="NEWSDEDUP_EVENT_CROSS_LANGUAGE_MARGIN",
                                            doc="a story that shares no language with an event joins it at the "
                                                "threshold minus this")

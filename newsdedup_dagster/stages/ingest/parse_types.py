@@ -20,7 +20,7 @@ class ParseConfig:
     max_summary_chars: int = 5_000
     max_content_chars: int = 100_000
     synthetic_title_chars: int = 100  # title made from the summary's first words when a title is missing
-    # Hostile-input bounds (safety limits, not calibrated on data; see docs/OPERATIONS.md#hostile-input).
+    # Hostile-input bounds (safety limits, not calibrated on data; see docs/SECURITY.md#hostile-input).
     max_entries: int = 1_000  # entries kept per feed (the newest); news feeds carry 10-300
     max_field_chars: int = 200_000  # raw characters of one field kept before markup is stripped
     max_url_chars: int = 2_048  # longer links are dropped (the entry keeps its guid or a synthetic id)

@@ -89,7 +89,7 @@ ARTICLE_PAGE_CHARS = 600
 
 # "Substantially changed" (rescore): the item count grew by at least 50 % and by at least 2 items
 # since the last score, so a story of n items is scored O(log n) times: 1,174 calls instead of
-# 11,109 on gnews_titles_snippets.jsonl's gold stories, worst-case growth; docs/CALIBRATION.md#rescore-rule
+# 11,109 on gnews_titles_snippets.jsonl's gold stories, worst-case growth; docs/calibration/llm.md#rescore-rule
 RESCORE_GROWTH_RATIO = 0.5
 RESCORE_MIN_NEW_ITEMS = 2
 
@@ -359,7 +359,7 @@ def validate_score(data: dict, pivot_lang: str = "en") -> ScoreResult:
 # ------------------------------------------------------------------ offline
 # Saturation points of the offline heuristic (a story at or above all four scores 10): ITN's world
 # events reach a median of 7 languages and 15 articles (itn_multilingual_dev.jsonl); weights favour
-# independent sources over raw article counts. docs/CALIBRATION.md#offline-significance
+# independent sources over raw article counts. docs/calibration/llm.md#offline-significance
 OFFLINE_WEIGHTS = {"sources": 4.0, "languages": 2.5, "items": 1.5, "speed": 2.0}
 OFFLINE_SATURATION = {"sources": 16, "languages": 8, "items": 32, "speed_per_hour": 8.0}
 
