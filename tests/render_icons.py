@@ -7,7 +7,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-STATIC = Path(__file__).resolve().parent.parent / "newsdedup_dagster" / "publish" / "static"
+STATIC = Path(__file__).resolve().parent.parent / "newsdedup_dagster" / "stages" / "publish" / "static"
 SIZES = {"icon.png": 512, "favicon.png": 64}
 
 

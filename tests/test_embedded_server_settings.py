@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 SHOW = """
 import psycopg
-from newsdedup_dagster import db
+from newsdedup_dagster.shared import db
 with psycopg.connect(db.app_database_url()) as conn:
     print(conn.execute("SHOW shared_buffers").fetchone()[0], conn.execute("SHOW unix_socket_permissions").fetchone()[0])
 """

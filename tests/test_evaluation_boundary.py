@@ -34,9 +34,9 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def test_the_resolver_sees_relative_and_absolute_imports(tmp_path):
-    stage = PACKAGE / "clustering" / "store.py"
+    stage = PACKAGE / "stages" / "clustering" / "store.py"
     found = imported_modules(stage)
-    assert "newsdedup_dagster.shared.db" in found            # `from .. import db`
+    assert "newsdedup_dagster.shared.db" in found            # `from newsdedup_dagster.shared import db`
     assert "psycopg" in found
 
 

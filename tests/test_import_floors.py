@@ -7,7 +7,8 @@
 - everything else (the Dagster layer: assets, definitions, sensors, resources; the commands and
   evaluation) is on top and may import anything.
 
-Neither lower floor imports Dagster, and a function-level import says why it is deferred."""
+Neither lower floor imports Dagster (that a function-level import says why it is deferred is
+tests/test_import_graph.py's)."""
 
 from __future__ import annotations
 
@@ -109,25 +110,3 @@ def test_the_rule_catches_a_stage_reaching_across(tmp_path, source, problem):
         "from newsdedup_dagster.shared import db\nfrom newsdedup_dagster.stages.events import store\nfrom . import store\n")
     found = import_problems(package)
     assert len(found) == 1 and problem in found[0], found
-
-
-def function_level_imports(root: Path) -> list[tuple[str, int, str]]:
-    """(file, line, statement text) of each import inside a function."""
-    out = []
-    for path in sorted(root.rglob("*.py")):
-        source = path.read_text(encoding="utf-8")
-        lines = source.splitlines()
-        for function in ast.walk(ast.parse(source)):
-            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for node in ast.walk(function):
-                    if isinstance(node, (ast.Import, ast.ImportFrom)):
-                        text = "\n".join(lines[node.lineno - 1:node.end_lineno])
-                        out.append((str(path.relative_to(root.parent)), node.lineno, text))
-    return sorted(set(out))
-
-
-def test_each_function_level_import_says_why_it_is_deferred():
-    # A deferred import pays for itself (a fast `newsdedup --help`, an engine loaded only when used,
-    # a module that only one process needs) and says so beside it.
-    unexplained = [f"{file}:{line}" for file, line, text in function_level_imports(PACKAGE) if "#" not in text]
-    assert unexplained == []

@@ -196,7 +196,7 @@ def test_doctype_with_internal_entities_is_not_expanded(conn):
 _PEAK_SCRIPT = """
 import json, resource, sys
 from datetime import datetime, timezone
-from newsdedup_dagster import db
+from newsdedup_dagster.shared import db
 from newsdedup_dagster.shared.http.fetch import FetchConfig
 from newsdedup_dagster.shared.http.netguard import AddressPolicy
 from newsdedup_dagster.shared.sources import Source

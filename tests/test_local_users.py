@@ -177,7 +177,7 @@ def test_a_socket_directory_created_first_by_another_user_is_refused(base):
     made = _as_nobody("mkdir", "-m", "0777", str(socket_dir))
     assert made.returncode == 0, made.stderr
     try:
-        proc = subprocess.run([sys.executable, "-c", "from newsdedup_dagster import db; db.ensure_ready()"],
+        proc = subprocess.run([sys.executable, "-c", "from newsdedup_dagster.shared import db; db.ensure_ready()"],
                               capture_output=True, text=True, cwd=REPO, timeout=300,
                               env={**{k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"},
                                  "NEWSDEDUP_HOME": str(home)})

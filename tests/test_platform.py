@@ -164,7 +164,7 @@ def test_redact_url():
 # ------------------------------------------------------ concurrency and signals
 HOLD_SCRIPT = """
 import sys, time
-from newsdedup_dagster import db
+from newsdedup_dagster.shared import db
 db.ensure_ready()
 print("ready", flush=True)
 time.sleep(float(sys.argv[1]))

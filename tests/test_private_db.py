@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 HOLD_SCRIPT = """
 import json, sys, time
-from newsdedup_dagster import db
+from newsdedup_dagster.shared import db
 server = db.embedded_server()
 info = server.get_postmaster_info()
 print(json.dumps({"socket_dir": str(info.socket_dir), "port": info.port,

@@ -433,7 +433,7 @@ def test_run_process_group_ends_a_group_that_ignores_the_stop(leader, status):
 # --------------------------------------------------------------- the server's last user
 HOLD_SCRIPT = """
 import sys, time
-from newsdedup_dagster import db
+from newsdedup_dagster.shared import db
 db.ensure_ready()
 print("ready", flush=True)
 time.sleep(600)
@@ -478,7 +478,7 @@ INNER_TESTS = textwrap.dedent('''
     import threading
     import time
 
-    from newsdedup_dagster import db
+    from newsdedup_dagster.shared import db
 
 
     def test_uses_its_embedded_server(database_url):

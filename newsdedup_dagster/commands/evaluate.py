@@ -150,9 +150,7 @@ def handle(args: argparse.Namespace) -> int:
         frange,
         results_table,
     )
-    from newsdedup_dagster.stages.embeddings.store import (
-        EmbeddingModelMismatch,  # deferred: the embedders load only when eval runs
-    )
+    from newsdedup_dagster.stages.embeddings.store import EmbeddingModelMismatch  # deferred: loads the embedders
 
     try:
         data_dir = data_dir_of(args)

@@ -288,9 +288,7 @@ def cmd_demo(args) -> int:
     for path in paths:
         print(f"digest: {path}")
     if sample_readers and digest_result.success:
-        from newsdedup_dagster.commands.demo_readers import (
-            deliver_to_sample_readers,  # deferred on purpose: fast --help
-        )
+        from newsdedup_dagster.commands.demo_readers import deliver_to_sample_readers  # deferred: fast --help
 
         with db.connection(url) as conn:
             lines = deliver_to_sample_readers(conn, day, config.outbox_dir())

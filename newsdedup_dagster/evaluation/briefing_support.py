@@ -77,9 +77,7 @@ def make_embed(name: str):
     """(embed callable or None, model id) of an offline embedder (never the configured network one)."""
     if name == "none":
         return None, "none"
-    from newsdedup_dagster.stages.embeddings.providers import (
-        make_embedder,  # deferred: the offline models load only when asked
-    )
+    from newsdedup_dagster.stages.embeddings.providers import make_embedder  # deferred: models load when asked
     from newsdedup_dagster.stages.embeddings.settings import EmbeddingSettings  # deferred with it
 
     embedder = make_embedder(EmbeddingSettings(provider=name))
