@@ -13,6 +13,7 @@ from ..ingest.store import choose_mode, configs_for, ingest_partition
 from ..partitions import HOURLY_PARTITIONS, hour_start
 from .common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
 from .run_options import RunOptions
+from .source_health import hour_source_health
 
 
 class RawItemsConfig(RunOptions):
@@ -55,9 +56,10 @@ def raw_items_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     config = run.options.raw_items
     with run.postgres.connection() as conn:
         report = run_ingest(conn, partition_key, fetch_mode=config.fetch_mode)
+        health = hour_source_health(conn, partition_key, mode=report.mode, in_backfill=run.in_backfill, log=run.log)
     for row in report.errors:
         run.log.warning(f"source {row.source_id}: {row.error or row.bozo_error}")
-    return MaterializeResult(metadata=raw_items_metadata(report))
+    return MaterializeResult(metadata={**raw_items_metadata(report), **health})
 
 
 def raw_items_metadata(report) -> dict:
