@@ -28,7 +28,8 @@ def register(subparsers) -> None:
     sources_argument(p)
     p.add_argument("--language", default=None, help="language (ISO 639-1) of the feeds whose outline names none")
     p.add_argument("--country", default=None,
-                   help="country (ISO 3166-1 alpha-2) of the feeds whose outline names none (default: from the domain)")
+                   help="country (ISO 3166-1 alpha-2) of the feeds for which neither the outline nor the "
+                        "country-code domain says one")
     p.add_argument("--disabled", action="store_true", help="add the new feeds with enabled: false")
     p.add_argument("--dry-run", action="store_true", help="say what would be added; write nothing")
     p.set_defaults(func=cmd_import)
@@ -139,7 +140,7 @@ def cmd_import(args) -> int:
     for duplicate in plan.duplicates:
         print(f"{opml_path}: duplicate, not added: {duplicate}")
     for entry in plan.added:
-        print(f"added {entry.id}: {entry.feed_url} ({entry.language}, {entry.country}"
+        print(f"{'would add' if args.dry_run else 'added'} {entry.id}: {entry.feed_url} ({entry.language}, {entry.country}"
               + (f", {entry.category}" if entry.category else "") + ")")
     if plan.added and not args.dry_run:
         try:

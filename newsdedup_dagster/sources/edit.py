@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from ..ingest.canonical_url import canonical_url, public_suffix, registrable_domain
 from ..ingest.sources import ISO_3166_1_ALPHA2, SOURCE_ID_RE, Source, parse_sources_yaml
@@ -116,8 +117,9 @@ def plan_import(document: OpmlDocument, existing: Iterable[Source], *, default_l
                 default_country: str | None = None, enabled: bool = True) -> ImportPlan:
     """Each OPML feed becomes a new entry, a duplicate (its address already in the sources file or
     earlier in this file) or a refusal. Language: the outline's, else `default_language`. Country:
-    the outline's `newsdedup:country`, else `default_country`, else the feed's (or site's) country
-    domain. An id written in the file (`newsdedup:id`) is kept; else one is proposed."""
+    the outline's `newsdedup:country`, else the site's (or feed's) country-code domain, else
+    `default_country`: in a list of many feeds the flag fills the gaps, a .de feed stays German.
+    An id written in the file (`newsdedup:id`) is kept; else one is proposed."""
     plan = ImportPlan(refused=list(document.refused))
     existing = list(existing)
     by_key = {feed_url_key(s.feed_url): f"source {s.id!r} of the sources file" for s in existing}
@@ -161,10 +163,8 @@ def _country(feed, default_country: str | None) -> str | None:
     written = (feed.country or "").upper()
     if written in ISO_3166_1_ALPHA2:
         return written
-    if default_country:
-        return default_country
     return (country_from_host(urlsplit(feed.site_url).hostname if feed.site_url else None)
-            or country_from_host(urlsplit(feed.feed_url).hostname))
+            or country_from_host(urlsplit(feed.feed_url).hostname) or default_country)
 
 
 def _written_id_problem(source_id: str, key: str, existing_ids: dict[str, str], ids_in_file: dict[str, int]
@@ -203,6 +203,22 @@ def _round_trip(text: str) -> YAML:
     return yaml
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._/-]*[A-Za-z0-9._/-]|[A-Za-z0-9]")
+_YAML_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "y", "n"})
+
+
+def _scalar(key: str, value):
+    """A value as the entry holds it: addresses always in double quotes (as the starter file writes
+    them), other text in quotes when plain YAML could read it as something else or end it early
+    ('ceid=US:en', '# 1', 'yes')."""
+    if not isinstance(value, str):
+        return value
+    if key == "feed_url" or not _PLAIN.fullmatch(value) or value.lower() in _YAML_WORDS \
+            or re.fullmatch(r"[0-9._-]+", value):
+        return DoubleQuotedScalarString(value)
+    return value
+
+
 def append_sources(text: str, entries: Iterable[NewSource]) -> str:
     """The sources file's text with `entries` appended to its list; everything else as it was."""
     entries = list(entries)
@@ -215,7 +231,7 @@ def append_sources(text: str, entries: Iterable[NewSource]) -> str:
         raise ValueError("the sources file's 'sources:' is not a list")
     flow = bool(sources) and isinstance(sources[-1], CommentedMap) and sources[-1].fa.flow_style()
     for entry in entries:
-        mapping = CommentedMap(entry.as_mapping())
+        mapping = CommentedMap((key, _scalar(key, value)) for key, value in entry.as_mapping().items())
         if flow:
             mapping.fa.set_flow_style()
         sources.append(mapping)
