@@ -116,7 +116,8 @@ def test_a_50_mb_file_is_refused_without_reading_it_whole(sources_file, tmp_path
         out.write(b"</body></opml>")
     before = sources_file.read_bytes()
     assert run("import", str(opml), "--sources", str(sources_file)) == 1
-    assert "refused, nothing imported: file is larger than 5242880 bytes" in capsys.readouterr().out
+    assert f"refused, nothing imported: file is larger than 5242880 bytes ({opml.stat().st_size} bytes)" \
+        in capsys.readouterr().out
     assert sources_file.read_bytes() == before
 
 

@@ -124,11 +124,14 @@ def cmd_import(args) -> int:
         return _error(str(exc))
     opml_path = Path(args.opml)
     try:
+        size = opml_path.stat().st_size
         with opml_path.open("rb") as handle:   # never more than the cap into memory
             data = handle.read(MAX_OPML_BYTES + 1)
     except OSError as exc:
         return _error(f"{opml_path}: cannot read: {exc.strerror or exc}")
     try:
+        if size > MAX_OPML_BYTES:
+            raise OpmlRefused(f"file is larger than {MAX_OPML_BYTES} bytes ({size} bytes)")
         document = read_opml(data)
     except OpmlRefused as exc:
         print(f"{opml_path}: refused, nothing imported: {exc}")
