@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_sources_opml import FRESHRSS_EXPORT, MINIFLUX_EXPORT, conformance_problems, miniflux_subscriptions
+from opml_readers import FRESHRSS_EXPORT, MINIFLUX_EXPORT, conformance_problems, miniflux_subscriptions
 
 from newsdedup_dagster import cli
 from newsdedup_dagster.config import STARTER_SOURCES
