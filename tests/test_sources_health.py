@@ -178,3 +178,37 @@ def test_raw_items_hour_metadata_counts_and_alerts_in_the_outbox(conn, tmp_path,
         # The next run of the hour raises nothing new.
         hour_source_health(conn, partition, mode=mode, in_backfill=in_backfill, log=logging.getLogger("test"))
         assert len(list((outbox / "alerts").glob("*-sources.eml"))) == 1
+
+
+def test_the_hourly_raw_items_run_shows_the_counts_and_raises_the_alert(conn, clean_db, tmp_path, monkeypatch):
+    """raw_items materialised by Dagster for the current hour, live, from a local feed server: one
+    healthy feed and one that has answered 404 for 30 hours. The hour's metadata carries the counts
+    the UI shows, and the alert is in the operator outbox."""
+    from feedserver import FeedServer, rss, rss_entries
+    from hourly_helpers import stage_hour
+
+    now = datetime.now(UTC)
+    with FeedServer() as server:
+        server.add("/good.xml", rss(rss_entries(3, prefix="good")))
+        server.add("/dead.xml", b"gone", status=404)
+        sources = [Source(id=name, name=name, feed_url=server.url(f"/{name}.xml"), language="en", country="GB",
+                          allow_private=True) for name in ("good", "dead")]
+        sync_sources(conn, sources)
+        for hours_ago in range(1, 40):
+            fetch(conn, "dead", now - hours_ago * HOUR, *(("error", "HTTP 404 Not Found") if hours_ago < 30 else ("ok", None)))
+        conn.commit()
+        path = tmp_path / "sources.yaml"
+        path.write_text("sources:\n" + "".join(
+            f"  - {{id: {s.id}, name: {s.name}, feed_url: '{s.feed_url}', language: en, country: GB, "
+            "allow_private: true}\n" for s in sources), encoding="utf-8")
+        for name, value in {"NEWSDEDUP_SOURCES": str(path), "NEWSDEDUP_FETCH_MODE": "live",
+                            "NEWSDEDUP_FETCH_ALLOW_PRIVATE": "127.0.0.0/8", "NEWSDEDUP_OUTBOX": str(tmp_path / "outbox")
+                            }.items():
+            monkeypatch.setenv(name, value)
+        result = stage_hour("raw_items", now.strftime("%Y-%m-%d-%H:00"), clean_db)
+    assert result.success
+    assert result.metadata["sources_failing"].value == 1 and result.metadata["sources_quiet"].value == 0
+    [alert] = (tmp_path / "outbox" / "alerts").glob("*-sources.eml")
+    message = email.message_from_bytes(alert.read_bytes(), policy=email.policy.default)
+    assert message["Subject"] == "[newsdedup] sources: 1 failing"
+    assert "dead: failing: 30 failed fetches" in message.get_content()
