@@ -47,9 +47,9 @@ def item(conn, source_id: str, at: datetime, number: int) -> None:
 
 
 def history(conn, now: datetime) -> list[Source]:
-    """Seven sources, each in one state as of `now`."""
+    """Eight sources, each in one state as of `now`."""
     sources = [source("steady"), source("dead"), source("flaky"), source("stale"), source("notfeed"),
-               source("paused", enabled=False), source("fresh")]
+               source("paused", enabled=False), source("fresh"), source("gone")]
     sync_sources(conn, sources)
     for hours_ago in range(1, 24 * 14):
         at = now - hours_ago * HOUR + timedelta(minutes=5)
@@ -71,6 +71,10 @@ def history(conn, now: datetime) -> list[Source]:
         else:
             fetch(conn, "notfeed", at)
         fetch(conn, "paused", at, "error", "HTTP 410 Gone")
+        # gone: answers 304 every hour, and published its last item 20 days ago
+        fetch(conn, "gone", at, "not_modified")
+    for hours_ago in range(480, 720):
+        item(conn, "gone", now - hours_ago * HOUR, hours_ago)
     conn.commit()
     return sources
 
@@ -80,7 +84,7 @@ def test_each_state_from_the_fetch_record_and_the_items(conn):
     health = {h.source_id: h for h in source_health(conn, sources, NOW)}
     assert {k: h.state for k, h in health.items()} == {
         "steady": "ok", "dead": "failing", "flaky": "erroring", "stale": "quiet", "notfeed": "failing",
-        "paused": "disabled", "fresh": "new"}
+        "paused": "disabled", "fresh": "new", "gone": "quiet"}
     dead = health["dead"]
     assert dead.failures == 29 and dead.last_error == "HTTP 404 Not Found"
     assert dead.last_success == NOW - 30 * HOUR + timedelta(minutes=5)
@@ -90,7 +94,8 @@ def test_each_state_from_the_fetch_record_and_the_items(conn):
     assert steady.items_week == 84 and steady.items_per_day == 12.0
     assert steady.last_item == NOW - 2 * HOUR + timedelta(minutes=5) and steady.usual_gap_hours == 2.0
     assert health["stale"].usual_gap_hours == 1.0 and "no new item for 20 h" in health["stale"].detail(NOW)
-    assert health["flaky"].failures == 2
+    assert health["flaky"].failures == 2 and health["gone"].usual_gap_hours == 1.0
+    assert health["gone"].items_week == 0 and "no new item for 480 h" in health["gone"].detail(NOW)
     assert state_counts(health.values())["failing"] == 2
     # A looser policy: a day and a half before failing, and quiet only after 25 usual gaps.
     loose = HealthPolicy(failing_after=timedelta(hours=36), quiet_factor=25)
@@ -109,7 +114,7 @@ def test_one_alert_when_a_source_goes_bad_and_one_when_it_recovers(conn):
     changes, where = record_alerts(conn, source_health(conn, sources, NOW), NOW, send)
     assert where == "test" and len(sent) == 1
     subject, body = sent[0]
-    assert subject == "[newsdedup] sources: 2 failing, 1 quiet"
+    assert subject == "[newsdedup] sources: 2 failing, 2 quiet"
     assert "dead: failing: 29 failed fetches since" in body and "HTTP 404 Not Found" in body
     assert "stale: quiet: no new item for 20 h (usually one every 1.0 h)" in body
     # The next hour: the same states raise nothing again.
@@ -129,7 +134,7 @@ def test_one_alert_when_a_source_goes_bad_and_one_when_it_recovers(conn):
     remaining = [s for s in sources if s.id != "notfeed"]
     changes, where = record_alerts(conn, source_health(conn, remaining, after), after, send)
     assert [(c.source_id, c.kind) for c in changes] == [("notfeed", "closed")] and where is None and len(sent) == 2
-    assert conn.execute("SELECT count(*) FROM source_alerts").fetchone()[0] == 0
+    assert conn.execute("SELECT source_id, state FROM source_alerts").fetchall() == [("gone", "quiet")]
 
 
 def test_sources_list_shows_each_source(conn, tmp_path, capsys):
@@ -146,7 +151,7 @@ def test_sources_list_shows_each_source(conn, tmp_path, capsys):
     assert rows["steady"]["items_per_day"] == 12.0 and rows["fresh"]["last_success"] is None
     assert cli.main(["sources", "list", "--sources", str(path)]) == 0
     table = capsys.readouterr().out
-    assert "dead" in table and "HTTP 404 Not Found" in table and "2 failing, 1 quiet, 1 erroring, 1 disabled" in table
+    assert "dead" in table and "HTTP 404 Not Found" in table and "2 failing, 2 quiet, 1 erroring, 1 disabled" in table
 
 
 @pytest.mark.parametrize("mode, in_backfill, alerts_expected", [("live", False, 1), ("replay", False, 0),
@@ -166,14 +171,14 @@ def test_raw_items_hour_metadata_counts_and_alerts_in_the_outbox(conn, tmp_path,
     partition = now.strftime("%Y-%m-%d-%H:00")
     metadata = hour_source_health(conn, partition, mode=mode, in_backfill=in_backfill,
                                   log=logging.getLogger("test"))
-    assert (metadata["sources_failing"], metadata["sources_quiet"]) == (2, 1)
+    assert (metadata["sources_failing"], metadata["sources_quiet"]) == (2, 2)
     assert {row.data["source"] for row in metadata["source_health"].value.records} == {
-        "dead", "flaky", "stale", "notfeed", "fresh"}
+        "dead", "flaky", "stale", "notfeed", "fresh", "gone"}
     written = sorted((outbox / "alerts").glob("*-sources.eml")) if (outbox / "alerts").exists() else []
     assert len(written) == alerts_expected
     if written:
         message = email.message_from_bytes(written[0].read_bytes(), policy=email.policy.default)
-        assert message["Subject"] == "[newsdedup] sources: 2 failing, 1 quiet"
+        assert message["Subject"] == "[newsdedup] sources: 2 failing, 2 quiet"
         assert "HTTP 404 Not Found" in message.get_content()
         # The next run of the hour raises nothing new.
         hour_source_health(conn, partition, mode=mode, in_backfill=in_backfill, log=logging.getLogger("test"))
