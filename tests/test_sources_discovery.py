@@ -9,12 +9,14 @@ from datetime import UTC, datetime
 
 import pytest
 from feedserver import FAST, FeedServer, rss, rss_entries
+from hypothesis import given, settings, strategies as st
 
 from newsdedup_dagster import cli
 from newsdedup_dagster.ingest.fetch import FetchConfig, run_sync
 from newsdedup_dagster.ingest.parse_types import ParseConfig
 from newsdedup_dagster.ingest.sources import load_sources
 from newsdedup_dagster.sources.discovery import discover, feed_links, page_language_tag, region_of
+from newsdedup_dagster.sources.opml import feed_url_problem
 
 FRENCH_FEED = rss(rss_entries(4, prefix="fr", site="https://actu.example.fr"), title="Actu — À la une",
                   language="fr-FR")
@@ -127,6 +129,24 @@ def test_page_parsing_helpers_on_hostile_pages():
     assert feed_links(b"<!--" * 100_000, "https://a.example/") == []
     assert page_language_tag(b'<html dir="rtl" lang="ar-EG">') == "ar-EG" and region_of("ar-EG") == "EG"
     assert region_of("en") is None and region_of("zh-Hant-TW") == "TW"
+
+
+_markup = st.lists(st.one_of(
+    st.sampled_from([b"<html>", b"<head>", b"<base href=\"javascript:x\">", b"<base href=\"http://[::1\">",
+                     b"<link rel=alternate type=application/rss+xml href=", b"<link rel=\"alternate\" "
+                     b"type=\"application/atom+xml\" href=\"", b"\"", b">", b"<!--", b"<meta charset=x-klingon>",
+                     b"http://[::1", b"//other.example/f", b"javascript:alert(1)", b"\xff\xfe", b"\x00"]),
+    st.binary(max_size=20)), max_size=30).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_markup)
+def test_any_page_gives_absolute_http_links_or_ones_discovery_refuses(page):
+    """Against a http(s) base every link is absolute http(s), or (a `javascript:` href) one that
+    discovery refuses before any request; nothing raises."""
+    for link in feed_links(page, "https://site.example/section/"):
+        assert link.url.startswith(("https://", "http://")) or feed_url_problem(link.url)
+    page_language_tag(page)
 
 
 # ------------------------------------------------------------------ the commands

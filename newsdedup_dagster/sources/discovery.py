@@ -84,24 +84,34 @@ def feed_links(page: bytes, base_url: str) -> list[FeedLink]:
         return []
     base = base_url
     for element in root.iter("base"):
-        href = (element.get("href") or "").strip()
-        if href:
-            base = urljoin(base_url, href)
+        joined = _joined(base_url, element.get("href") or "")
+        if joined and urlsplit(joined).scheme.lower() in ("http", "https"):   # a page cannot move its base elsewhere
+            base = joined
         break
     found: list[FeedLink] = []
     seen: set[str] = set()
     for element in root.iter("link"):
         rel = (element.get("rel") or "").lower().split()
         media_type = (element.get("type") or "").split(";")[0].strip().lower()
-        href = (element.get("href") or "").strip()
-        if "alternate" not in rel or media_type not in FEED_TYPES or not href:
+        url = _joined(base, element.get("href") or "")
+        if "alternate" not in rel or media_type not in FEED_TYPES or not url:
             continue
-        url = urljoin(base, href)
         if url not in seen:
             seen.add(url)
             title = " ".join((element.get("title") or "").split())[:300] or None
             found.append(FeedLink(url, media_type, title))
     return found
+
+
+def _joined(base: str, href: str) -> str | None:
+    """`href` made absolute against `base`; None when empty or not a URL ('http://[::1')."""
+    href = href.strip()
+    if not href:
+        return None
+    try:
+        return urljoin(base, href)
+    except ValueError:
+        return None
 
 
 def page_language_tag(page: bytes) -> str | None:
