@@ -12,6 +12,7 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 
 def register(subparsers) -> None:
@@ -239,7 +240,7 @@ def cmd_add(args) -> int:
         print(f"no feed added: no {missing.replace('--', '')} could be proposed; give {missing}")
         return 1
     taken = {s.id for s in existing}
-    name = args.name or found.title or (found.feed_url.split("/")[2])
+    name = args.name or found.title or urlsplit(found.feed_url).hostname or found.feed_url
     source_id = args.id or propose_id(name, found.feed_url, language, taken)
     if source_id in taken:
         print(f"no feed added: id {source_id!r} is already used in {path}")

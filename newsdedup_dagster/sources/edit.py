@@ -240,21 +240,6 @@ def append_sources(text: str, entries: Iterable[NewSource]) -> str:
     return out.getvalue()
 
 
-def remove_source(text: str, source_id: str) -> str:
-    """The text without the entry `source_id` (its own comments go with it)."""
-    yaml = _round_trip(text)
-    document = yaml.load(text)
-    sources = document["sources"]
-    kept = [i for i, entry in enumerate(sources) if not (isinstance(entry, dict) and entry.get("id") == source_id)]
-    if len(kept) == len(sources):
-        raise KeyError(source_id)
-    for index in sorted(set(range(len(sources))) - set(kept), reverse=True):
-        del sources[index]
-    out = io.StringIO()
-    yaml.dump(document, out)
-    return out.getvalue()
-
-
 def write_sources_file(path: Path, text: str) -> list[Source]:
     """Validate `text` as a sources file (raises SourcesConfigError, nothing written) and put it in
     place of `path` by one rename, keeping the file's permissions. Returns its sources."""
