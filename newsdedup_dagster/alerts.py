@@ -81,6 +81,14 @@ def deliver(run: FailedRun, smtp: SmtpSettings, recipients: tuple[str, ...], out
     """Mail the alert when SMTP and recipients are configured, else (or when sending fails) write it
     to <outbox>/alerts/. Returns where it went, for the sensor's log."""
     subject, body = compose(run, secrets)
+    return deliver_text(subject, body, run.run_id, smtp, recipients, outbox_dir, secrets)
+
+
+def deliver_text(subject: str, body: str, name: str, smtp: SmtpSettings, recipients: tuple[str, ...],
+                 outbox_dir: Path, secrets: tuple[str, ...] = ()) -> str:
+    """Any operator alert (a failed run, sources failing or quiet) by the same way: mailed, else
+    <outbox>/alerts/<time>-<name>.eml. Returns where it went."""
+    subject, body = redact(re.sub(r"\s+", " ", subject), secrets), redact(body, secrets)
     msg = _message(subject, body, smtp.from_addr, recipients)
     if smtp.configured and recipients:
         client = None
@@ -89,11 +97,11 @@ def deliver(run: FailedRun, smtp: SmtpSettings, recipients: tuple[str, ...], out
             client.send_message(msg)
             return f"mailed to {', '.join(recipients)} via {smtp.describe()}"
         except (smtplib.SMTPException, OSError, RuntimeError) as exc:
-            log.warning("alert mail for run %s failed (%s); writing it to the outbox", run.run_id,
+            log.warning("alert mail %s failed (%s); writing it to the outbox", name,
                         redact(first_line(str(exc)), (*secrets, smtp.password)))
         finally:
             _quit(client)
-    folder = private_dirs(outbox_dir / "alerts", outbox_dir)   # run errors and addresses: private
-    path = folder / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{run.run_id}.eml"
+    folder = private_dirs(outbox_dir / "alerts", outbox_dir)   # errors and addresses: private
+    path = folder / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{name}.eml"
     atomic_write(path, bytes(msg), private=True)
     return f"written to {path}"

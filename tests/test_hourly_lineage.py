@@ -31,7 +31,7 @@ MEASURED_HOUR = f"{DAY}-04:00"
 RUN_CONFIG = {**QUIET_RUN_CONFIG, **hourly_run_config(stories={"later_partitions": "reset"})}
 
 TABLE_OWNERS = {
-    "raw_items": {"sources", "items", "item_sources", "feed_fetches"},
+    "raw_items": {"sources", "items", "item_sources", "feed_fetches", "source_alerts"},
     "article_texts": {"article_texts", "article_robots"},
     "item_duplicates": {"item_duplicates", "duplicate_groups"},
     # cluster_recent_*: the mirror of item_embeddings' recent rows that pass 2 searches, kept by a

@@ -10,6 +10,7 @@ from pydantic import Field
 from newsdedup_dagster import config
 from newsdedup_dagster.assets.common import OWNERS, ROW_COUNT, HourlyStage, HourRun, table
 from newsdedup_dagster.assets.run_options import RunOptions
+from newsdedup_dagster.assets.source_health import hour_source_health
 from newsdedup_dagster.partitions import HOURLY_PARTITIONS, hour_start
 from newsdedup_dagster.shared.sources import load_sources
 from newsdedup_dagster.stages.ingest.store import choose_mode, configs_for, ingest_partition
@@ -55,9 +56,10 @@ def raw_items_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     config = run.options.raw_items
     with run.postgres.connection() as conn:
         report = run_ingest(conn, partition_key, fetch_mode=config.fetch_mode)
+        health = hour_source_health(conn, partition_key, mode=report.mode, in_backfill=run.in_backfill, log=run.log)
     for row in report.errors:
         run.log.warning(f"source {row.source_id}: {row.error or row.bozo_error}")
-    return MaterializeResult(metadata=raw_items_metadata(report))
+    return MaterializeResult(metadata={**raw_items_metadata(report), **health})
 
 
 def raw_items_metadata(report) -> dict:

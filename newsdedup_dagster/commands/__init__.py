@@ -14,4 +14,5 @@ COMMAND_MODULES = (
     "prune",        # prune (retention)
     "explain",      # explain STORY_ID
     "configuration",  # config (every setting, from the declarations)
+    "sources",      # sources import/export/add/list/check
 )

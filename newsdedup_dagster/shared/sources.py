@@ -17,6 +17,7 @@ Format::
                                  # feed) reach the non-public networks NEWSDEDUP_FETCH_ALLOW_PRIVATE names
         fetch_article: false     # optional, default true: false: the article stage never fetches
                                  # a page of this feed's items or of its outlet
+        category: News/Europe    # optional: a reader's folder, kept from OPML (free text)
 
 `load_sources(path)` validates every entry and raises one
 `SourcesConfigError` listing *all* problems, each naming the file and line,
@@ -64,7 +65,7 @@ ISO_3166_1_ALPHA2: frozenset[str] = frozenset(
 
 SOURCE_ID_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$")
 REQUIRED_KEYS = ("id", "name", "feed_url", "language", "country")
-OPTIONAL_KEYS = ("syndicator", "enabled", "replay_file", "outlet", "allow_private", "fetch_article")
+OPTIONAL_KEYS = ("syndicator", "enabled", "replay_file", "outlet", "allow_private", "fetch_article", "category")
 ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
 
 
@@ -87,6 +88,8 @@ class Source:
     allow_private: bool = False
     # False: the article stage never fetches a page of this feed's items or of its outlet.
     fetch_article: bool = True
+    # A reader's folder ("News/Europe"), kept through OPML import and export; nothing else reads it.
+    category: str | None = None
 
     @property
     def own_outlet(self) -> str | None:
@@ -295,7 +298,7 @@ def _entry_values(entry_node: yaml.MappingNode, fields: dict[str, tuple[Any, yam
 
 def _field_value(key: str, value: Any, node: yaml.Node, base_dir: Path, problem) -> Any:
     """One field's value, normalised, or _INVALID (after reporting the problem)."""
-    if key in ("id", "name", "feed_url", "language", "country", "replay_file", "outlet"):
+    if key in ("id", "name", "feed_url", "language", "country", "replay_file", "outlet", "category"):
         if not isinstance(value, str):
             problem(node, key, f"must be a string, got {type(value).__name__} {_shown(value)}")
             return _INVALID
