@@ -207,7 +207,7 @@ def build(conn, window: int, window_hours: int, history: int, history_days: int,
     from newsdedup_dagster.embeddings import store as emb_store
 
     with conn.transaction():
-        conn.execute("SET LOCAL maintenance_work_mem = '2GB'")
+        db.set_local(conn, maintenance_work_mem="2GB")
         info = emb_store.ModelInfo(MODEL, "e5", DIMS, "vector", True)
         tables = (("item_embeddings", "embedding"),) if item_index else ()
         for table, column in tables:

@@ -8,7 +8,7 @@ responsibility; callers use the names re-exported here (`db.connection()`, `db.l
 - locations: which databases      - connections: one connection
 - dagster_storage: Dagster's db   - extension: pgvector
 - migrations: schema migrations   - pool: process-wide pools, ensure_ready
-- snapshots: exported snapshots
+- snapshots: exported snapshots    - session_settings: set_local
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from .pool import (
     get_pool,
     stop_embedded_server,
 )
+from .session_settings import set_local
 from .snapshots import export_snapshot, set_transaction_snapshot
 from .sql_files import SQL_DIR, load_sql
 from .urls import describe_url, redact_url, sql_identifier, sqlalchemy_psycopg2_url, with_database
@@ -42,6 +43,6 @@ __all__ = [
     "DatabaseError", "app_database_url", "check_pgvector", "connect", "connection", "dagster_database_url",
     "describe_url", "embedded_server", "ensure_dagster_database", "ensure_database", "ensure_pgvector",
     "ensure_ready", "export_snapshot", "get_pool", "load_sql", "migrate", "migration_checksum", "migration_files", "normalise_sql",
-    "redact_url", "require_pgvector_version", "session_identity", "set_transaction_snapshot", "sql_identifier", "sqlalchemy_psycopg2_url",
-    "stop_embedded_server", "with_database",
+    "redact_url", "require_pgvector_version", "session_identity", "set_local", "set_transaction_snapshot", "sql_identifier",
+    "sqlalchemy_psycopg2_url", "stop_embedded_server", "with_database",
 ]

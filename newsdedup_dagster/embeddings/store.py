@@ -80,8 +80,10 @@ def hnsw_index_name(table: str, model: str) -> str:
 
 
 def index_build_memory(conn: psycopg.Connection, megabytes: int) -> None:
-    """maintenance_work_mem for the rest of the transaction (sql/queries/index_build_memory.sql)."""
-    conn.execute(db.load_sql("index_build_memory"), {"memory": f"{int(megabytes)}MB"})
+    """maintenance_work_mem for the rest of the transaction: pgvector builds fast while the graph fits in
+    it (clustering.index_build_memory_mb in the calibration file; at the 64 MB default the build spills
+    near 28k rows)."""
+    db.set_local(conn, maintenance_work_mem=f"{int(megabytes)}MB")
 
 
 def ensure_indexes(conn: psycopg.Connection, info: ModelInfo, m: int = 16, ef_construction: int = 64,
@@ -99,7 +101,7 @@ def ensure_indexes(conn: psycopg.Connection, info: ModelInfo, m: int = 16, ef_co
 def create_index(conn: psycopg.Connection, info: ModelInfo, name: str, table: str, column: str,
                  m: int, ef_construction: int, predicate: str = "") -> None:
     """The model's partial HNSW expression index `name` on table.column, unless it exists
-    (sql/queries/embed_create_index.sql); predicate: more of its WHERE clause (` AND flag`)."""
+    (embed_create_index); predicate: more of its WHERE clause (` AND flag`)."""
     opclass = "vector_cosine_ops" if info.index_type == "vector" else "halfvec_cosine_ops"
     conn.execute(pgsql.SQL(db.load_sql("embed_create_index")).format(
         index=pgsql.Identifier(name), table=pgsql.Identifier(table), expr=vector_expr(info, column),
@@ -203,7 +205,7 @@ def switch_centring(conn: psycopg.Connection, info: ModelInfo, centring: bool,
     the model's own vectors. Returns the rows rewritten. Story centroids were computed from the old
     vectors: backfill stories afterwards.
 
-    On: per partition in time order, the same sums and means as the hourly runs (embed_centre_*.sql;
+    On: per partition in time order, the same sums and means as the hourly runs (embed_centre_*;
     they write each row centred at once, upsert_centred), so the result equals a fresh backfill with
     centring on. Off: embedding = raw_embedding.
     The embedder (optional) embeds the centring prior's texts if the cache lacks them.
@@ -402,7 +404,7 @@ def upsert_centred(conn: psycopg.Connection, info: ModelInfo, start: datetime, e
                    ids: list[str], hashes: list[str]) -> int:
     """The hourly write with centring on (inside the caller's transaction, after embed_delete_stale):
     the partition's sums from the vectors about to be stored, then each row written once, centred.
-    Stores bit for bit what the raw upsert (embed_upsert.sql) followed by centre_partition stores,
+    Stores bit for bit what the raw upsert (embed_upsert) followed by centre_partition stores,
     without writing every row twice (each write of `embedding` is an insert into two HNSW indexes).
     Returns the rows inserted or changed."""
     params = {**_centre_params(info, start, end), "ids": ids, "hashes": hashes}
