@@ -96,7 +96,7 @@ def knn_plan(conn: psycopg.Connection, search: str):
 
 def begin_clustering(conn: psycopg.Connection, ef_search: int, lock_timeout_s: float) -> None:
     """Inside an explicit transaction: take the clustering lock, then the HNSW search settings.
-    SET LOCAL dies with the transaction, so a pooled connection never carries them over."""
+    They die with the transaction (db.set_local), so a pooled connection never carries them over."""
     db.set_local(conn, lock_timeout=f"{int(lock_timeout_s * 1000)}ms")
     try:
         conn.execute(db.load_sql("advisory_xact_lock"), (CLUSTER_LOCK_KEY,))
