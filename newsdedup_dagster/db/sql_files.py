@@ -2,9 +2,9 @@
 
 A block runs from its name line to the next one; the comment lines right after the name line say
 what the statement does. A name appears once across all the files (a duplicate is an error when the
-statements are loaded). Why not aiosql: it runs the statements itself with `:name` parameters, while
-here psycopg runs them (`%s`, `%(name)s`, COPY, `{}` composed with psycopg.sql), so only its file
-format is kept.
+statements are loaded).
+
+Not aiosql (whose file format this is): it runs statements itself with `:name` parameters; here psycopg runs the text.
 """
 
 from __future__ import annotations
