@@ -206,7 +206,7 @@ def build(conn, window: int, window_hours: int, history: int, history_days: int,
     # 1.1M rows (the default 256 MB spills to disk and takes hours); ensure_model then finds them.
 
     with conn.transaction():
-        conn.execute("SET LOCAL maintenance_work_mem = '2GB'")
+        db.set_local(conn, maintenance_work_mem="2GB")
         info = vectors.ModelInfo(MODEL, "e5", DIMS, "vector", True)
         tables = (("item_embeddings", "embedding"),) if item_index else ()
         for table, column in tables:

@@ -26,7 +26,7 @@ STORIES = [  # (story id, hour, lang, headline)
 
 
 def centred(embedder, texts, langs):
-    """What embed_centre_*.sql stores for one partition holding just these items (a fresh database:
+    """What the embed_centre_* statements store for one partition holding just these items (a fresh database:
     the running mean is mostly the cold-start prior)."""
     raw = embedder.embed(texts).astype(np.float64)
     prior = embedder.embed(list(PRIOR_TEXTS)).astype(np.float64).mean(0)

@@ -1,5 +1,5 @@
 """Each source's health on the real embedded PostgreSQL (newsdedup_dagster/sources/health.py,
-sql/queries/sources_health.sql): states from a fetch record and items written as ingestion writes
+`sources_health` in sql/queries/sources.sql): states from a fetch record and items written as ingestion writes
 them, one alert per source going bad and one when it recovers, `sources list`, and the counts
 `raw_items` puts on its hourly metadata with the alert in the operator outbox."""
 

@@ -1,7 +1,7 @@
 """Each source's health, and the alerts it raises.
 
 From the fetch record (`feed_fetches`) and the items each source brought (`item_sources`), as of a
-moment (sql/queries/sources_health.sql): the last success, the current error streak and its last
+moment (`sources_health` in sql/queries/sources.sql): the last success, the current error streak and its last
 reason, items over the last seven days, the last item, and the usual interval between the hours
 that brought new items (over the 14 days up to the last item). `classify` names the state:
 

@@ -8,7 +8,7 @@ responsibility; callers use the names re-exported here (`db.connection()`, `db.l
 - locations: which databases      - connections: one connection
 - dagster_storage: Dagster's db   - extension: pgvector
 - migrations: schema migrations   - pool: process-wide pools, ensure_ready
-- snapshots: exported snapshots
+- snapshots: exported snapshots    - session_settings: set_local
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from newsdedup_dagster.shared.db.pool import (
     get_pool,
     stop_embedded_server,
 )
+from newsdedup_dagster.shared.db.session_settings import set_local
 from newsdedup_dagster.shared.db.snapshots import export_snapshot, set_transaction_snapshot
 from newsdedup_dagster.shared.db.sql_files import SQL_DIR, load_sql
 from newsdedup_dagster.shared.db.urls import (
@@ -66,6 +67,6 @@ __all__ = [
     "DatabaseError", "app_database_url", "check_pgvector", "connect", "connection", "dagster_database_url",
     "describe_url", "embedded_server", "ensure_dagster_database", "ensure_database", "ensure_pgvector",
     "ensure_ready", "export_snapshot", "get_pool", "load_sql", "migrate", "migration_checksum", "migration_files", "normalise_sql",
-    "redact_url", "require_pgvector_version", "session_identity", "set_transaction_snapshot", "sql_identifier", "sqlalchemy_psycopg2_url",
-    "stop_embedded_server", "with_database",
+    "redact_url", "require_pgvector_version", "session_identity", "set_local", "set_transaction_snapshot", "sql_identifier",
+    "sqlalchemy_psycopg2_url", "stop_embedded_server", "with_database",
 ]

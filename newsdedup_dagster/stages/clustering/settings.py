@@ -69,7 +69,7 @@ class ClusterSettings:
     # items per KNN statement: an hour's items in one round trip (bench/clustering.py)
     batch_size: int = setting(2000, calibrated=True, was="NEWSDEDUP_BATCH_SIZE", bounds=(1, 1_000_000),
                               doc="items per KNN statement (an hour in one round trip)")
-    # HNSW search breadth (SET LOCAL hnsw.ef_search): pass-2 edge recall vs exact 0.995-0.998 at 100
+    # HNSW search breadth (hnsw.ef_search, per transaction): pass-2 edge recall vs exact 0.995-0.998 at 100
     # on a 100k window of synthetic e5-like vectors (bench/clustering.py); docs/calibration/clustering.md#hnsw-ef_search
     ef_search: int = setting(100, calibrated=True, was="NEWSDEDUP_EF_SEARCH", bounds=(1, 1000), doc="`hnsw.ef_search` of the KNN")
     # KNN access path: hnsw (ordered HNSW scan + iterative scan, the default), exact (no index;

@@ -86,39 +86,39 @@ def knn_plan(conn: psycopg.Connection, search: str):
     per-item time windows are guesses (EXPLAIN on gnews: 56 estimated vs 11,108 actual) and it then
     picked a 141 ms exact scan per item. "auto" leaves the choice to the planner."""
     if search == "hnsw":
-        conn.execute(db.load_sql("knn_sort_off"))
+        db.set_local(conn, enable_sort="off")
     try:
         yield
     finally:
         if search == "hnsw":
-            conn.execute(db.load_sql("knn_sort_on"))
+            db.set_local(conn, enable_sort="on")
 
 
 def begin_clustering(conn: psycopg.Connection, ef_search: int, lock_timeout_s: float) -> None:
     """Inside an explicit transaction: take the clustering lock, then the HNSW search settings.
-    SET LOCAL dies with the transaction, so a pooled connection never carries them over."""
-    timeout = pgsql.Literal(f"{int(lock_timeout_s * 1000)}ms")
-    conn.execute(pgsql.SQL(db.load_sql("cluster_lock_timeout_set")).format(timeout))
+    They die with the transaction (db.set_local), so a pooled connection never carries them over."""
+    db.set_local(conn, lock_timeout=f"{int(lock_timeout_s * 1000)}ms")
     try:
         conn.execute(db.load_sql("advisory_xact_lock"), (CLUSTER_LOCK_KEY,))
     except psycopg.errors.LockNotAvailable as exc:
         raise ClusteringBusy(
             f"another clustering run held the lock for more than {lock_timeout_s:.0f}s; retry when it finishes"
         ) from exc
-    conn.execute(db.load_sql("cluster_lock_timeout_clear"))
+    db.set_local(conn, lock_timeout="0")
     search_settings(conn, ef_search)
 
 
 def search_settings(conn: psycopg.Connection, ef_search: int) -> None:
     """The KNN statements' settings, for this transaction only."""
-    conn.execute(pgsql.SQL(db.load_sql("knn_ef_search_set")).format(pgsql.Literal(int(ef_search))))
-    # Time filters with HNSW otherwise silently return fewer than k rows (pgvector README, "Iterative
-    # Index Scans": a filter applied after an ef_search-wide scan).
-    conn.execute(db.load_sql("knn_iterative_scan"))
-    # Every clustering statement is index-driven. With stale statistics on the membership tables
-    # (fresh database, first hours of a backfill) the planner probes `NOT EXISTS story_items` with a
-    # sequential scan per candidate row: bench/clustering.py measured 0.43 s per KNN query that way.
-    conn.execute(db.load_sql("knn_seqscan_off"))
+    db.set_local(
+        conn, hnsw_ef_search=int(ef_search),
+        # Time filters with HNSW otherwise silently return fewer than k rows (pgvector README,
+        # "Iterative Index Scans": a filter applied after an ef_search-wide scan).
+        hnsw_iterative_scan="relaxed_order",
+        # Every clustering statement is index-driven. With stale statistics on the membership tables
+        # (fresh database, first hours of a backfill) the planner probes `NOT EXISTS story_items` with
+        # a sequential scan per candidate row: bench/clustering.py measured 0.43 s per KNN query that way.
+        enable_seqscan="off")
 
 
 @dataclass

@@ -48,7 +48,7 @@ SERVED_OFFLINE_MODELS = {"multilingual-e5-small-q4": ("e5:multilingual-e5-small-
 
 
 # Per-model centring default: the stored vector is l2_normalize(raw - running mean of the item's
-# language) (stages/embeddings/store.py, sql/queries/embed_centre_*.sql), which removes the component every
+# language) (stages/embeddings/store.py, sql/queries/embeddings.sql), which removes the component every
 # text of a language shares. itn_multilingual_dev.jsonl, e5: share of the 10 nearest neighbours from
 # the same story 0.63 -> 0.76 (calibrated on this file); docs/calibration/embeddings.md#per-language-centring
 CENTRING_DEFAULTS: dict[str, bool] = {

@@ -176,7 +176,7 @@ def switch_centring(conn: psycopg.Connection, info: ModelInfo, centring: bool,
     the model's own vectors. Returns the rows rewritten. Story centroids were computed from the old
     vectors: backfill stories afterwards.
 
-    On: per partition in time order, the same sums and means as the hourly runs (embed_centre_*.sql;
+    On: per partition in time order, the same sums and means as the hourly runs (embed_centre_*;
     they write each row centred at once, upsert_centred), so the result equals a fresh backfill with
     centring on. Off: embedding = raw_embedding.
     The embedder (optional) embeds the centring prior's texts if the cache lacks them.
@@ -375,7 +375,7 @@ def upsert_centred(conn: psycopg.Connection, info: ModelInfo, start: datetime, e
                    ids: list[str], hashes: list[str]) -> int:
     """The hourly write with centring on (inside the caller's transaction, after embed_delete_stale):
     the partition's sums from the vectors about to be stored, then each row written once, centred.
-    Stores bit for bit what the raw upsert (embed_upsert.sql) followed by centre_partition stores,
+    Stores bit for bit what the raw upsert (embed_upsert) followed by centre_partition stores,
     without writing every row twice (each write of `embedding` is an insert into two HNSW indexes).
     Returns the rows inserted or changed."""
     params = {**_centre_params(info, start, end), "ids": ids, "hashes": hashes}

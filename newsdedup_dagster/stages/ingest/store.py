@@ -15,7 +15,7 @@ Rules (raw is immutable per hour; partitions are idempotent):
 * The network is never used inside a database transaction: read state,
   fetch, then write everything of the hour in one transaction.
 
-SQL lives in sql/queries/ingest_*.sql, loaded by name with db.load_sql.
+SQL lives in sql/queries/ingest.sql, loaded by name with db.load_sql.
 """
 
 from __future__ import annotations

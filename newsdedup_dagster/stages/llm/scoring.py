@@ -96,7 +96,7 @@ RESCORE_MIN_NEW_ITEMS = 2
 
 def needs_rescore(item_count: int, scored_item_count: int) -> bool:
     """True when a scored (or permanently failed) story grew enough to be scored again.
-    sql/queries/llm_mark_rescore.sql applies the same rule in SQL; keep them in step."""
+    llm_mark_rescore (sql/queries/llm.sql) applies the same rule in SQL; keep them in step."""
     grown = item_count - scored_item_count
     return grown >= max(RESCORE_MIN_NEW_ITEMS, math.ceil(RESCORE_GROWTH_RATIO * scored_item_count))
 

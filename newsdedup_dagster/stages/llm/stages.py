@@ -2,7 +2,7 @@
 wrappers in assets/llm.py; tests and scripts can call these directly).
 
 `run_scoring(conn, hour, settings, client, ...)`:
-  1. marks stories changed in H that must be rescored (llm_mark_rescore.sql; the rule is
+  1. marks stories changed in H that must be rescored (llm_mark_rescore; the rule is
      scoring.needs_rescore: grew >= 50 % and >= 2 items; offline-only scores once online),
   2. scores every story with needs_score = 1 changed in H or earlier (biggest first, capped),
      online with the LLM (concurrent calls, each story committed on its own as it returns) or with

@@ -89,7 +89,7 @@ def uri_text(url: str) -> str:
 
 def publisher_host(url: str | None) -> str | None:
     """The outlet an article's link belongs to: its host, lower-case, without a leading `www.`,
-    `m.`, `amp.` or `mobile.` (the same rule as the SQL in `publish_candidates.sql`)."""
+    `m.`, `amp.` or `mobile.` (the same rule as the SQL of `publish_candidates`, sql/queries/publish.sql)."""
     if not url:
         return None
     try:

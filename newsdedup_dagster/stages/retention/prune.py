@@ -1,7 +1,7 @@
 """Retention: delete or thin what the pipeline no longer needs (`newsdedup prune`, daily `prune`
 asset). No Dagster imports, no environment reads (settings: retention_settings.RetentionSettings).
 
-What goes, by age against `now` (each an UPDATE/DELETE in sql/queries/prune_*.sql, in batches of
+What goes, by age against `now` (each an UPDATE/DELETE in sql/queries/retention.sql, in batches of
 `batch_rows`, each batch its own transaction, so pruning never holds long locks):
 
 - feed bodies (`feed_fetches.body_gzip`) of hours older than feed_body_days, once parsed; the

@@ -1,1 +1,0 @@
-SELECT item_id, embedding::text FROM item_embeddings WHERE model = %s

@@ -1,2 +1,0 @@
-SELECT partition_hour, edges, cut_groups, vetoes FROM story_decisions
-WHERE story_id = %s ORDER BY partition_hour

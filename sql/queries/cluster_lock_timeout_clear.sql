@@ -1,1 +1,0 @@
-SET LOCAL lock_timeout = 0

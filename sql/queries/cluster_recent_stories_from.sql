@@ -1,1 +1,0 @@
-SELECT stories_from FROM cluster_recent_state WHERE model = %s

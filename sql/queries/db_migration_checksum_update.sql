@@ -1,1 +1,0 @@
-UPDATE schema_migrations SET checksum = %s WHERE version = %s

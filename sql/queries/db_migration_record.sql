@@ -1,1 +1,0 @@
-INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)

@@ -1,1 +1,0 @@
-SELECT version, checksum FROM schema_migrations

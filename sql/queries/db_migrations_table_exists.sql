@@ -1,1 +1,0 @@
-SELECT to_regclass('schema_migrations') IS NOT NULL

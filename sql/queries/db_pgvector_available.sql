@@ -1,1 +1,0 @@
-SELECT default_version FROM pg_available_extensions WHERE name = 'vector'

@@ -1,1 +1,0 @@
-SELECT extversion FROM pg_extension WHERE extname = 'vector'

@@ -1,1 +1,0 @@
-SELECT current_schema(), has_schema_privilege(current_schema(), 'CREATE')

@@ -1,1 +1,0 @@
-SELECT pg_advisory_unlock(%(lock_space)s, %(token)s)

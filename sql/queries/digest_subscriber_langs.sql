@@ -1,2 +1,0 @@
--- Languages active subscribers asked for (each gets a rendered digest).
-SELECT DISTINCT lang FROM subscribers WHERE active ORDER BY lang

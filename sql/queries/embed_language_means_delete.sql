@@ -1,1 +1,0 @@
-DELETE FROM embedding_language_means WHERE model = %s

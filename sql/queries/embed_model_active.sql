@@ -1,1 +1,0 @@
-SELECT model, provider, dims, index_type, centring FROM embedding_models WHERE active

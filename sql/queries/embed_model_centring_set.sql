@@ -1,1 +1,0 @@
-UPDATE embedding_models SET centring = %s WHERE model = %s

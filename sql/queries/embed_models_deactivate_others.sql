@@ -1,1 +1,0 @@
-UPDATE embedding_models SET active = false WHERE active AND model <> %s

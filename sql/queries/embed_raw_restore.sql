@@ -1,1 +1,0 @@
-UPDATE item_embeddings SET embedding = raw_embedding WHERE model = %s

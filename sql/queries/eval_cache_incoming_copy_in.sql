@@ -1,1 +1,0 @@
-COPY incoming FROM STDIN

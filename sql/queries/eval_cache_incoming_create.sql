@@ -1,1 +1,0 @@
-CREATE TEMP TABLE incoming (text_hash text, model text, embedding vector) ON COMMIT DROP

@@ -1,1 +1,0 @@
-INSERT INTO eval_embedding_cache SELECT * FROM incoming ON CONFLICT DO NOTHING

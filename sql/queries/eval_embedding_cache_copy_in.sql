@@ -1,1 +1,0 @@
-COPY embedding_cache (text_hash, model, embedding) FROM STDIN

@@ -1,1 +1,0 @@
-SELECT count(*) FROM embedding_cache WHERE model = %s

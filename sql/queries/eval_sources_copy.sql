@@ -1,1 +1,0 @@
-COPY sources (id, name, feed_url, language) FROM STDIN

@@ -1,1 +1,0 @@
-TRUNCATE story_items, stories CASCADE

@@ -1,1 +1,0 @@
-SELECT item_id, story_id FROM story_articles

@@ -1,1 +1,0 @@
-SELECT id FROM events WHERE id = ANY(%s)

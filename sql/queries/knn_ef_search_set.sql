@@ -1,1 +1,0 @@
-SET LOCAL hnsw.ef_search = {}

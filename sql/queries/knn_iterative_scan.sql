@@ -1,1 +1,0 @@
-SET LOCAL hnsw.iterative_scan = relaxed_order

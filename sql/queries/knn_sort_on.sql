@@ -1,1 +1,0 @@
-SET LOCAL enable_sort = on

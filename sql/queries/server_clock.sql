@@ -1,1 +1,0 @@
-SELECT clock_timestamp()
