@@ -103,13 +103,21 @@ def _code(value: str | None, known: frozenset[str], upper: bool) -> str | None:
     return value
 
 
+def _language_and_country(args) -> tuple[str | None, str | None]:
+    """--language and --country as codes, or ValueError naming the one that is not a code."""
+    from newsdedup_dagster.shared.sources import ISO_639_1, ISO_3166_1_ALPHA2  # deferred on purpose: fast --help
+
+    try:
+        return _code(args.language, ISO_639_1, upper=False), _code(args.country, ISO_3166_1_ALPHA2, upper=True)
+    except ValueError as exc:
+        raise ValueError(f"{exc.args[0]!r} is not a language (ISO 639-1) or country (ISO 3166-1 alpha-2) code") from None
+
+
 # ------------------------------------------------------------------ import / export
 
 
 def cmd_import(args) -> int:
     from newsdedup_dagster.shared.sources import (  # deferred on purpose: fast --help
-        ISO_639_1,
-        ISO_3166_1_ALPHA2,
         SourcesConfigError,
     )
     from newsdedup_dagster.sources.edit import (  # deferred on purpose: fast --help
@@ -125,10 +133,9 @@ def cmd_import(args) -> int:
 
     path = _sources_path(args)
     try:
-        language = _code(args.language, ISO_639_1, upper=False)
-        country = _code(args.country, ISO_3166_1_ALPHA2, upper=True)
+        language, country = _language_and_country(args)
     except ValueError as exc:
-        return _error(f"{exc.args[0]!r} is not a language (ISO 639-1) or country (ISO 3166-1 alpha-2) code")
+        return _error(str(exc))
     if not args.dry_run and (refusal := _writable(path)):
         return _error(refusal)
     try:
@@ -200,8 +207,6 @@ def cmd_add(args) -> int:
     from newsdedup_dagster import config  # deferred on purpose: fast --help
     from newsdedup_dagster.shared.http.fetch import run_sync  # deferred on purpose: fast --help
     from newsdedup_dagster.shared.sources import (  # deferred on purpose: fast --help
-        ISO_639_1,
-        ISO_3166_1_ALPHA2,
         SOURCE_ID_RE,
         SourcesConfigError,
     )
@@ -218,10 +223,9 @@ def cmd_add(args) -> int:
 
     path = _sources_path(args)
     try:
-        language = _code(args.language, ISO_639_1, upper=False)
-        country = _code(args.country, ISO_3166_1_ALPHA2, upper=True)
+        language, country = _language_and_country(args)
     except ValueError as exc:
-        return _error(f"{exc.args[0]!r} is not a language (ISO 639-1) or country (ISO 3166-1 alpha-2) code")
+        return _error(str(exc))
     if args.id is not None and not SOURCE_ID_RE.match(args.id):
         return _error(f"--id {args.id[:70]!r} is not a slug (lower-case letters, digits, '-' or '_')")
     if not args.dry_run and (refusal := _writable(path)):

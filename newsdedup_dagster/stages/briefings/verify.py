@@ -366,14 +366,21 @@ def supported(text: str, cited: Sequence[Article], lang: str | None, embed: Embe
     return Checker(lang, embed).reason(text, cited) is None
 
 
-def _point(value, by_id: Mapping[str, Article], check: Checker, dropped: Counter) -> Point | None:
+def _text_and_citations(value, by_id: Mapping[str, Article], dropped: Counter) -> tuple[str | None, tuple[str, ...]]:
+    """A cited line's text (None when it is malformed or empty, counted) and its known citations."""
     if not isinstance(value, Mapping):
         dropped["malformed"] += 1
-        return None
+        return None, ()
     text = _line(value.get("text"), dropped)
     if text is None:
+        return None, ()
+    return text, _citations(value.get("citations"), set(by_id), dropped)
+
+
+def _point(value, by_id: Mapping[str, Article], check: Checker, dropped: Counter) -> Point | None:
+    text, citations = _text_and_citations(value, by_id, dropped)
+    if text is None:
         return None
-    citations = _citations(value.get("citations"), set(by_id), dropped)
     if not citations:
         dropped["uncited"] += 1
         return None
@@ -516,13 +523,9 @@ def _context(value, by_id: Mapping[str, Article], earlier: Mapping[str, EarlierS
              dropped: Counter) -> Context | None:
     """A background or what-to-watch line: checked like a point, against the articles and earlier
     stories it cites (an earlier story read as an article titled with its headline)."""
-    if not isinstance(value, Mapping):
-        dropped["malformed"] += 1
-        return None
-    text = _line(value.get("text"), dropped)
+    text, citations = _text_and_citations(value, by_id, dropped)
     if text is None:
         return None
-    citations = _citations(value.get("citations"), set(by_id), dropped)
     stories = []
     for cited in value.get("stories") if isinstance(value.get("stories"), list) else ():
         if isinstance(cited, str) and cited in earlier:

@@ -209,7 +209,7 @@ def guarded_components(
 ) -> list[list[T]]:
     """Pass 2: stories from item -> item KNN edges, chains split.
 
-    The callback contract of ``passes.pass2_stories``:
+    The callback contract of ``passes.pass2_groups``:
     nodes: the item ids (ids without edges can only be singletons).
     edges: either {(a, b): cosine} (one entry per unordered pair, as
         ``undirected_edges(..., combine="max")`` builds it) or the raw directed KNN triples

@@ -86,22 +86,6 @@ class NewStory:
     best: dict[str, tuple[float, str]]
 
 
-def pass2_stories(
-    model: str,
-    h_items: set[str],
-    raw_edges: list[Edge] | dict[tuple[str, str], float],
-    founder_key: Callable[[str], object],
-    components: Callable[[list[str], list[Edge], dict], list[list[str]]] = plain_components,
-    params: dict | None = None,
-) -> list[NewStory]:
-    """Components (after the guard) of >= 2 items that contain at least one item of H become
-    stories. raw_edges: the directed KNN triples as the database returned them; the guard gets
-    them as they are (a pair found from both ends, i.e. mutual neighbours, weighs double: gnews e5
-    centred F1 0.862 vs 0.842 with one weight per pair, stages/clustering/guard.py). Deterministic: nodes
-    and edges sorted, founder = min(founder_key)."""
-    return pass2_groups(model, h_items, raw_edges, founder_key, components, params)[0]
-
-
 def pass2_groups(
     model: str,
     h_items: set[str],
@@ -110,8 +94,13 @@ def pass2_groups(
     components: Callable[[list[str], list[Edge], dict], list[list[str]]] = plain_components,
     params: dict | None = None,
 ) -> tuple[list[NewStory], list[list[str]], list[Edge]]:
-    """pass2_stories, plus what the explanation records need without running the guard again:
-    (stories, every group the guard returned, the sorted directed edges it was given)."""
+    """Components (after the guard) of >= 2 items that contain at least one item of H become
+    stories. raw_edges: the directed KNN triples as the database returned them; the guard gets
+    them as they are (a pair found from both ends, i.e. mutual neighbours, weighs double: gnews e5
+    centred F1 0.862 vs 0.842 with one weight per pair, stages/clustering/guard.py). Deterministic: nodes
+    and edges sorted, founder = min(founder_key). Returns, besides the stories, what the
+    explanation records need without running the guard again: (stories, every group the guard
+    returned, the sorted directed edges it was given)."""
     if isinstance(raw_edges, dict):  # {(a, b): sim}: one direction per pair
         raw_edges = [(a, b, sim) for (a, b), sim in raw_edges.items()]
     raw_edges = sorted((a, b, float(sim)) for a, b, sim in raw_edges if a != b)
