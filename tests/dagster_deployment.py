@@ -85,6 +85,15 @@ def write_dagster_yaml(home: Path, storage_url: str, max_concurrent_runs: int = 
     return path
 
 
+def stop_retention_schedule(dagster: Path, env: dict[str, str], cwd: Path) -> None:
+    """Stop `retention_schedule` in the instance `env` names, before its daemon starts. It is on by
+    default (03:15 UTC): a test whose daemon runs across that minute would see a prune of its
+    sample day, weeks old by then, and an extra run. What it prunes is tests/test_retention.py's."""
+    result = subprocess.run([str(dagster), "schedule", "stop", "retention_schedule", "-m", MODULE], env=env, cwd=cwd,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+
+
 class DagsterDeployment:
     def __init__(self, root: Path, app_database_url: str, extra_env: dict[str, str] | None = None,
                  max_concurrent_runs: int = 4, newsdedup_dev: bool = False, run_coordinator: dict | None = None,
@@ -129,6 +138,8 @@ class DagsterDeployment:
                                            start_new_session=True))
 
     def __enter__(self) -> DagsterDeployment:
+        if self.code == ["-m", MODULE]:
+            stop_retention_schedule(BIN / "dagster", self.env, REPO)
         if self.newsdedup_dev:
             self._start("newsdedup-dev", [sys.executable, "-m", "newsdedup_dagster.cli", "dev", "--port", str(self.port)])
             self.wait_until_ready()

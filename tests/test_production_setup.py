@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-from dagster_deployment import daemon_argv
+from dagster_deployment import daemon_argv, stop_retention_schedule
 from helpers import free_port, stop_process_group
 
 REPO = Path(__file__).resolve().parent.parent
@@ -275,6 +275,7 @@ telemetry: {{enabled: false}}
     # 8. The two Dagster processes, as docs/DEPLOYING.md starts them.
     port = free_port()
     bindir = Path(sys.executable).parent
+    stop_retention_schedule(bindir / "dagster", env, REPO)   # on by default at 03:15 UTC: not this test's
     webserver = _start([str(bindir / "dagster-webserver"), "-m", "newsdedup_dagster.definitions",
                         "-h", "127.0.0.1", "-p", str(port)], env, tmp_path / "webserver.log")
     # dagster-daemon run, with a 2 s loop instead of 30 s (tests/dagster_deployment.py)

@@ -168,6 +168,9 @@ def test_installed_wheel_runs_demo_doctor_and_dagsters_own_commands(tmp_path):
     _run([bin_dir / "dagster", "asset", "materialize", "-m", "newsdedup_dagster.definitions",
           "--select", ",".join(HOURLY_ASSETS), "--partition", "2026-11-02-05:00"], deploy, work)
 
+    # The daily retention schedule (on by default, 03:15 UTC) would prune the day this test ran.
+    _run([bin_dir / "dagster", "schedule", "stop", "retention_schedule", "-m", "newsdedup_dagster.definitions"],
+         deploy, work)
     port = free_port()
     logs = tmp_path / "logs"
     logs.mkdir()
