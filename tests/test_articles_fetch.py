@@ -190,10 +190,13 @@ def test_a_page_without_private_permission_cannot_reach_loopback(site):
 
 
 def test_the_hour_budget_defers_the_pages_it_did_not_reach(site):
+    # One host, one page at a time: six pages of 1 s each cannot fit a 3 s budget, while the first fits
+    # it with room for a loaded machine.
     for i in range(6):
-        site.route(f"/s{i}", Response(body=page(ENGLISH).encode(), headers=HTML, delay=0.3))
+        site.route(f"/s{i}", Response(body=page(ENGLISH).encode(), headers=HTML, delay=1.0))
     pages = [PageRequest(f"s{i}", site.url(f"/s{i}"), private_ok=True) for i in range(6)]
-    result = run(pages, politeness=replace(POLITE, hour_budget=1.5))
+    result = run(pages, politeness=replace(POLITE, hour_budget=3.0, page_timeout=5.0),
+                 feed_config=replace(FAST, read_timeout=5.0, total_timeout=5.0))
     statuses = [o.status for o in result.outcomes]
     assert statuses[0] == "ok" and "deferred" in statuses, result.outcomes
     deferred = [o for o in result.outcomes if o.status == "deferred"]

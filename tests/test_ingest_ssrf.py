@@ -30,7 +30,9 @@ from newsdedup_dagster.shared.sources import Source, load_sources
 from newsdedup_dagster.stages.ingest.store import ingest_partition
 
 H = datetime(2026, 11, 2, 10, tzinfo=UTC)
-PUBLIC_ONLY = replace(FAST, address_policy=AddressPolicy())
+# A refusal comes before any connection, so the time limits only bound a test that fails; generous
+# ones keep a loaded machine's slow name lookup from turning a refusal into a timeout.
+PUBLIC_ONLY = replace(FAST, address_policy=AddressPolicy(), connect_timeout=10.0, read_timeout=10.0, total_timeout=30.0)
 
 
 @pytest.mark.parametrize("address", [

@@ -36,7 +36,8 @@ pytestmark = [
 WORK_SCRIPT = f"""
 import json, sys
 from datetime import date
-from newsdedup_dagster import alerts, config, db, instance
+from newsdedup_dagster import alerts, config, instance
+from newsdedup_dagster.shared import db
 from newsdedup_dagster.stages.digest.build import render_day
 from newsdedup_dagster.stages.digest.send import deliver_day
 from newsdedup_dagster.stages.digest.settings import SmtpSettings

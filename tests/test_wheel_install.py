@@ -142,7 +142,8 @@ def test_installed_wheel_runs_demo_doctor_and_dagsters_own_commands(tmp_path):
 
     # The command as a user runs it: parse-pool workers come and go during the hours, and none of
     # that may stop the demo or fail a run or a check.
-    demo = _run([bin_dir / "newsdedup", "demo", "--json"], base, work)
+    # A hang guard, not a speed check: the demo takes about 4 min on an idle 2-core machine.
+    demo = _run([bin_dir / "newsdedup", "demo", "--json"], base, work, timeout=1200)
     hour_lines = [line for line in demo.stdout.splitlines() if re.match(r"2026-11-02-\d\d:00 ", line)]
     assert len(hour_lines) == DEMO_HOURS and all(line.endswith("ok") for line in hour_lines), demo.stdout
     summary = json.loads(demo.stdout.strip().splitlines()[-1])
