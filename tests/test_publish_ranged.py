@@ -108,3 +108,59 @@ def test_a_ranged_run_leaves_the_rows_and_files_of_hourly_runs(clean_db, conn, t
     assert "story/vote/en" in de and "Late news" not in hourly_files["en/country/de/index.html"].decode()
     assert sorted(ranged_files) == sorted(hourly_files)
     assert [name for name in hourly_files if ranged_files[name] != hourly_files[name]] == []
+
+
+def test_a_ranged_run_that_stops_early_writes_the_files_its_hours_held(clean_db, conn, tmp_path, monkeypatch):
+    """story_feeds alone over four hours of one day, its third hour failing: the first two were
+    recorded with their files held for the range's last hour; the run writes them as it stops, so
+    the directory is what hourly runs of those two hours leave."""
+    import dataclasses
+
+    from dagster import RetryPolicy, materialize
+
+    from newsdedup_dagster.assets import hourly
+    from newsdedup_dagster.assets.publish import StoryFeedsConfig
+    from newsdedup_dagster.instance import QUIET_RUN_CONFIG
+    from newsdedup_dagster.resources import EmbedderResource, LLMResource, PostgresResource
+
+    hours = [at(h) for h in range(4)]
+    keys = [f"{h:%Y-%m-%d-%H:%M}" for h in hours]
+    for change in TIMELINE.values():
+        change(conn)
+    stage = hourly.stage_named("story_feeds")
+    calls = []
+
+    def materialize_hour(run, hour):
+        calls.append(hour)
+        if hour == keys[2]:
+            raise OSError("disk full")
+        return stage.materialize_hour(run, hour)
+
+    monkeypatch.setattr(hourly, "STAGES", [dataclasses.replace(s, materialize_hour=materialize_hour)
+                                           if s.key == stage.key else s for s in hourly.STAGES])
+    monkeypatch.setenv("NEWSDEDUP_PUBLISH_DIR", str(tmp_path / "ranged"))
+    result = materialize([hourly.build_hourly_chain(RetryPolicy(max_retries=0))], selection=["story_feeds"],
+                         tags={"dagster/asset_partition_range_start": keys[0],
+                               "dagster/asset_partition_range_end": keys[-1]},
+                         resources={"postgres": PostgresResource(database_url=clean_db),
+                                    "embedder": EmbedderResource(), "llm": LLMResource()},
+                         raise_on_error=False, run_config=QUIET_RUN_CONFIG)
+    assert not result.success and calls == keys[:3]
+    written_by = {m.partition: m.metadata["written_by"].value
+                  for m in result.asset_materializations_for_node(hourly.HOURLY_OP)}
+    assert written_by == {keys[0]: keys[-1], keys[1]: keys[-1]}
+    ranged_rows = {t: r for t, r in table_rows(clean_db, WRITE_TIME_COLUMNS | {"written_at", "output_dir"}).items()
+                   if t in PUBLISH_TABLES}
+
+    conn.execute("TRUNCATE publish_entries, publish_archive_days, publish_state")
+    conn.commit()
+    settings = PublishSettings(output_dir=tmp_path / "hourly")
+    langs = StoryFeedsConfig.run_languages(LLMResource().settings())
+    for hour in hours[:2]:
+        publish_hour(conn, hour, settings, langs, now=hour + timedelta(hours=2))
+    hourly_rows = {t: r for t, r in table_rows(clean_db, WRITE_TIME_COLUMNS | {"written_at", "output_dir"}).items()
+                   if t in PUBLISH_TABLES}
+    assert ranged_rows == hourly_rows
+    published = {how: {str(p.relative_to(tmp_path / how)): p.read_bytes()
+                       for p in sorted((tmp_path / how).rglob("*")) if p.is_file()} for how in ("hourly", "ranged")}
+    assert len(published["hourly"]) > 20 and published["ranged"] == published["hourly"]

@@ -185,14 +185,18 @@ def publish_hour(conn: psycopg.Connection, hour: datetime, settings: PublishSett
     stamps, so a rerun writes the same bytes. An hour older than the newest one already written
     to the directory is skipped unless `force` (a backfill must not roll a live feed back).
     `files`: the run's view of the directory (stages/publish/files.py); while it defers, the
-    hour's rows are written and its files held for a later hour of the run; else it writes this
-    hour's files and then every file an earlier hour held."""
+    hour's rows are written and its files held for a later hour of the run; else the hour writes
+    what earlier hours held and it did not replace, then its own files."""
     files = files if files is not None else SiteFiles()
     lock = {"output_dir": str(settings.output_dir)}
     conn.execute(db.load_sql("publish_lock"), lock)
     conn.commit()
+    held = dict(files.held)
     try:
         return _publish_locked(conn, hour, settings, list(dict.fromkeys(langs)), now, force, files)
+    except BaseException:
+        files.held = held  # a failed hour's rows are rolled back: none of its files is written either
+        raise
     finally:
         conn.rollback()  # a failed statement must not keep the unlock from running
         conn.execute(db.load_sql("publish_unlock"), lock)
