@@ -57,7 +57,7 @@ NOT_HOURLY = ("digest", "deliver", "subscri", "alert", "llm_calls", "schema_migr
 FINGERPRINT = r"""
 import hashlib, json
 from fingerprints import WRITE_TIME_COLUMNS, table_rows
-from newsdedup_dagster import db
+from newsdedup_dagster.shared import db
 rows = table_rows(db.ensure_ready(), WRITE_TIME_COLUMNS | {"written_at", "output_dir"})
 print(json.dumps({t: [len(r), hashlib.sha256("\n".join(r).encode()).hexdigest()[:16]] for t, r in rows.items()}))
 """
