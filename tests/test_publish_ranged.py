@@ -52,7 +52,9 @@ TIMELINE = {
                    _event(c, "ev1", ["early"], -3.5)),
     -2: lambda c: add_story(c, "vote", "vote", -1.5, titles={"en": "Parliament vote", "fr": "Vote au parlement"},
                             countries={"en": "DE"}, significance=7.0),
-    0: lambda c: _grow(c, "vote", "en", 0.3, 7.5),
+    # The vote (a day-old story) grows and joins an event (one story is no event page): both leave
+    # the feed before 04:00.
+    0: lambda c: (_grow(c, "vote", "en", 0.3, 7.5), _event(c, "ev2", ["quake", "vote"], 0.3)),
     1: lambda c: (add_story(c, "storm2", "storm", 1.2, titles={"en": "Storm lands"}, significance=6.5),
                   _event(c, "ev1", ["early", "storm2"], 1.2)),
     3: lambda c: add_story(c, "late", "late", 3.4, titles={"en": "Late news", "fr": "Dernières nouvelles"},
@@ -63,7 +65,7 @@ TIMELINE = {
 def _replay(conn, url: str, out: Path, ranged: bool) -> tuple[dict[str, list[str]], dict[str, bytes]]:
     conn.execute(f"TRUNCATE {APP_TABLES} RESTART IDENTITY CASCADE")
     conn.commit()
-    # A short window: stories, a country (DE) and an event page leave the feed between the hours
+    # A short window: stories, a country (DE) and an event (ev2) leave the feed between the hours
     # that write the directory.
     settings = PublishSettings(output_dir=out, base_url=BASE, window_hours=2)
     writers = writing_hours(HOURS)
@@ -102,8 +104,9 @@ def test_a_ranged_run_leaves_the_rows_and_files_of_hourly_runs(clean_db, conn, t
     ranged_rows, ranged_files = _replay(conn, clean_db, tmp_path / "ranged", ranged=True)
     assert len(hourly_rows["publish_entries"]) >= 8 and len(hourly_rows["publish_archive_days"]) == 4
     assert ranged_rows == hourly_rows
-    # What only an earlier hour wrote: the page of a country that left the feed, an event page.
-    assert "en/country/de/index.html" in hourly_files and "en/event/ev1.html" in hourly_files
+    # What only an earlier hour wrote: the pages of a country and an event that left the feed.
+    assert "en/country/de/index.html" in hourly_files and "en/event/ev2.html" in hourly_files
+    assert b"Parliament vote" in hourly_files["en/event/ev2.html"]
     de = hourly_files["en/country/de/atom.xml"].decode()
     assert "story/vote/en" in de and "Late news" not in hourly_files["en/country/de/index.html"].decode()
     assert sorted(ranged_files) == sorted(hourly_files)
