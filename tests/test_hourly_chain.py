@@ -6,7 +6,8 @@ as six one-hour runs in time order, and as one ranged run (the partition range t
 single run carries), both with `stories.later_partitions=reset` as the demo replays a day. Every
 application table must hold the same rows (the crash suite's fingerprint idea: every column but
 serial ids, the columns referring to them and write times), and each (asset, hour) must have been
-materialised with that hour's partition key, once. The publish directories hold the same files.
+materialised with that hour's partition key, once. The publish directories hold the same files,
+though the ranged run writes it only at its last hour (the hours' story_feeds metadata names it).
 """
 
 from __future__ import annotations
@@ -118,6 +119,12 @@ def test_a_ranged_run_leaves_the_rows_of_the_hourly_runs(clean_db, tmp_path, mon
                 partitions = sorted(m.partition for m in result.asset_materializations_for_node(HOURLY_OP)
                                     if m.asset_key == AssetKey(asset))
                 assert partitions == HOURS, (asset, partitions)
+            # The range's last hour wrote the publish directory; each earlier hour (all of one UTC day)
+            # recorded its rows as an hourly run does and names that hour.
+            written_by = {m.partition: m.metadata["written_by"].value
+                          for m in result.asset_materializations_for_node(HOURLY_OP)
+                          if m.asset_key == AssetKey("story_feeds")}
+            assert written_by == {hour: HOURS[-1] for hour in HOURS}, written_by
             # Each check is reported once per hour, for that hour's partition, and passed.
             evaluations = result.get_asset_check_evaluations()
             assert evaluations and all(e.passed for e in evaluations), \
@@ -135,8 +142,8 @@ def test_a_ranged_run_leaves_the_rows_of_the_hourly_runs(clean_db, tmp_path, mon
 
         got = table_rows(urls["ranged"], IGNORED_COLUMNS)
         assert got == want, differences(got, want)
-        # The ranged run publishes each hour after its other stages: the site and feeds it leaves are
-        # the hourly runs', byte for byte.
+        # The ranged run computes each hour's publishing after its other stages and writes the files
+        # at its last hour: the site and feeds it leaves are the hourly runs', byte for byte.
         published = {how: {str(p.relative_to(tmp_path / f"public-{how}")): p.read_bytes()
                            for p in sorted((tmp_path / f"public-{how}").rglob("*")) if p.is_file()}
                      for how in ("hourly", "ranged")}

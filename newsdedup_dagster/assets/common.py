@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dagster import (
@@ -24,6 +24,7 @@ from dagster import (
 
 from newsdedup_dagster.partitions import HOURLY_PARTITIONS
 from newsdedup_dagster.resources import EmbedderResource, LLMResource, PostgresResource
+from newsdedup_dagster.stages.publish.files import SiteFiles
 
 # Who is paged for the pipeline's assets (Dagster shows owners on every asset page).
 OWNERS = ["team:newsdedup"]
@@ -68,8 +69,9 @@ def hourly_check(name: str, asset: str, *, blocking: bool = False, description: 
 
 @dataclass(frozen=True)
 class HourRun:
-    """What a stage's hour needs from the run: its logger, the resources, the run's options and
-    whether the run belongs to a backfill."""
+    """What a stage's hour needs from the run: its logger, the resources, the run's options,
+    whether the run belongs to a backfill, the run's hours and the publish directory's files the
+    run holds between its hours (stages/publish/files.py)."""
 
     log: Any
     postgres: PostgresResource
@@ -77,6 +79,8 @@ class HourRun:
     llm: LLMResource
     options: Any
     in_backfill: bool = False
+    hours: Sequence[str] = ()
+    site_files: SiteFiles = field(default_factory=SiteFiles)
 
 
 @dataclass(frozen=True)

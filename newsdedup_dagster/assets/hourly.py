@@ -205,7 +205,19 @@ def _compute(context: AssetExecutionContext, postgres: PostgresResource, embedde
     # A backfill, or any run over a range (the CLI's --partition-range, the Materialize dialog's
     # range), recomputes history in time order: later hours are rebuilt, not mixed with old ones.
     run = HourRun(log=context.log, postgres=postgres, embedder=embedder, llm=llm, options=options,
-                  in_backfill=bool(context.run.tags.get("dagster/backfill")) or ranged)
+                  in_backfill=bool(context.run.tags.get("dagster/backfill")) or ranged, hours=hours)
+    try:
+        yield from _hours(context, run, hours, stages, selected_checks, landed, ranged)
+    finally:
+        # A run that stops early still leaves the files of the hours it published: those an hour
+        # held for a later hour of the range are written now (nothing is held after the last hour).
+        written = run.site_files.write_held()
+        if written:
+            context.log.info("story_feeds: wrote %d files held for a later hour of the range", len(written))
+
+
+def _hours(context: AssetExecutionContext, run: HourRun, hours: list[str], stages: list[HourlyStage],
+           selected_checks: set[AssetCheckKey], landed: set[tuple[AssetKey, str]], ranged: bool) -> Iterator:
     for hour in hours:
         # An hour is reported when all its selected stages are done: a failure inside hour k leaves
         # hours before k materialised and hour k of none, and a retry starts hour k again from its

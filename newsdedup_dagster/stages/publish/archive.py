@@ -8,7 +8,7 @@ A day's stories are kept as the HTML its front page showed after the day's last 
 retention do to the stories; the page around them is written again only when its navigation
 changes (a day added, or pruned by `newsdedup prune`), which the stored page hash tells.
 
-    days = update_archive(conn, settings.output_dir, meta, hour.date(), day_views, langs)
+    days = update_archive(conn, settings.output_dir, meta, hour.date(), day_views, langs, files)
     days.front_page_links()     # what the language's front page links: the archive, the day before
 
 The calendar, the navigation and the page hashes are plain functions (no database).
@@ -20,6 +20,7 @@ import calendar
 import hashlib
 from dataclasses import dataclass, field
 from datetime import date
+from functools import partial
 from pathlib import Path
 
 import psycopg
@@ -29,7 +30,7 @@ from babel.dates import format_skeleton
 from newsdedup_dagster.shared import db
 from newsdedup_dagster.shared.presentation.labels import locale_of, long_date, number
 from newsdedup_dagster.shared.presentation.site_paths import day_page
-from newsdedup_dagster.shared.presentation.write import atomic_write
+from newsdedup_dagster.stages.publish.files import SiteFiles
 from newsdedup_dagster.stages.publish.model import StoryView
 from newsdedup_dagster.stages.publish.render import ARCHIVE_INDEX, FeedMeta, _page, _switch, _templates_hash
 
@@ -170,7 +171,6 @@ class ArchiveDays:
     days: list[date]
     today: date
     pages_written: int = 0
-    files_changed: int = 0
 
     def front_page_links(self) -> tuple[str, str | None]:
         """(the archive's index, the archived day before `today` or None) under the language directory."""
@@ -179,9 +179,9 @@ class ArchiveDays:
 
 
 def update_archive(conn: psycopg.Connection, output_dir: Path, meta: FeedMeta, today: date, stories: list[StoryView],
-                   langs: list[str]) -> ArchiveDays:
-    """Store `today`'s stories for `meta.lang` and write every archived day's page whose stories
-    or navigation changed, and the archive's index. The caller commits."""
+                   langs: list[str], files: SiteFiles) -> ArchiveDays:
+    """Store `today`'s stories for `meta.lang` and write (into `files`) every archived day's page
+    whose stories or navigation changed, and the archive's index. The caller commits."""
     lang_dir = output_dir / meta.lang
     key = {"output_dir": str(output_dir), "lang": meta.lang}
     html = render_day_stories(meta, today, stories)
@@ -197,18 +197,18 @@ def update_archive(conn: psycopg.Connection, output_dir: Path, meta: FeedMeta, t
         # Other languages' page of the day: each published now has today's; an older day only
         # where it was archived (a language added later starts its archive then).
         switch = [lang for lang in langs
-                  if lang == meta.lang or day == today or (output_dir / lang / day_page(day)).exists()]
+                  if lang == meta.lang or day == today or files.exists(output_dir / lang / day_page(day))]
         page_hash = day_page_hash(meta, navigation[day], s_hash, switch)
-        if page_hash != stored_hash or not (lang_dir / day_page(day)).exists():
+        if page_hash != stored_hash or not files.exists(lang_dir / day_page(day)):
             stale[day] = (page_hash, switch)
     if stale:
         stored = dict(conn.execute(db.load_sql("publish_archive_stories"), {**key, "days": sorted(stale)}).fetchall())
         counts = {r[0]: r[2] for r in rows}
         for day, (_page_hash, switch) in sorted(stale.items()):
-            result.files_changed += atomic_write(
-                lang_dir / day_page(day), render_archive_day(meta, navigation[day], stored[day], counts[day], switch))
+            files.write(lang_dir / day_page(day),
+                        partial(render_archive_day, meta, navigation[day], stored[day], counts[day], switch))
             result.pages_written += 1
         conn.execute(db.load_sql("publish_archive_page_hashes_set"),
                      {**key, "days": sorted(stale), "page_hashes": [stale[d][0] for d in sorted(stale)]})
-    result.files_changed += atomic_write(lang_dir / ARCHIVE_INDEX, render_archive_index(meta, days, langs))
+    files.write(lang_dir / ARCHIVE_INDEX, partial(render_archive_index, meta, days, langs))
     return result

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 import psycopg
@@ -33,7 +34,6 @@ from newsdedup_dagster.shared import db
 from newsdedup_dagster.shared.presentation.labels import labels_for, text_direction
 from newsdedup_dagster.shared.presentation.stories import Selected, StoryRecord, load_records
 from newsdedup_dagster.shared.presentation.taxonomy import CATEGORIES, category_name
-from newsdedup_dagster.shared.presentation.write import atomic_write
 from newsdedup_dagster.shared.text.headline import strip_named_outlet
 from newsdedup_dagster.stages.publish.archive import update_archive
 from newsdedup_dagster.stages.publish.countries import (
@@ -43,6 +43,7 @@ from newsdedup_dagster.stages.publish.countries import (
     render_country,
     stories_by_country,
 )
+from newsdedup_dagster.stages.publish.files import SiteFiles
 from newsdedup_dagster.stages.publish.model import (
     EventView,
     FeedCandidate,
@@ -178,15 +179,24 @@ def _event_stories(conn: psycopg.Connection, event_ids: list[str]) -> dict[str, 
 
 
 def publish_hour(conn: psycopg.Connection, hour: datetime, settings: PublishSettings,
-                 langs: list[str] | tuple[str, ...], *, now: datetime, force: bool = False) -> PublishResult:
+                 langs: list[str] | tuple[str, ...], *, now: datetime, force: bool = False,
+                 files: SiteFiles | None = None) -> PublishResult:
     """Write the feeds and site as of the end of `hour`. Idempotent: unchanged stories keep their
     stamps, so a rerun writes the same bytes. An hour older than the newest one already written
-    to the directory is skipped unless `force` (a backfill must not roll a live feed back)."""
+    to the directory is skipped unless `force` (a backfill must not roll a live feed back).
+    `files`: the run's view of the directory (stages/publish/files.py); while it defers, the
+    hour's rows are written and its files held for a later hour of the run; else the hour writes
+    what earlier hours held and it did not replace, then its own files."""
+    files = files if files is not None else SiteFiles()
     lock = {"output_dir": str(settings.output_dir)}
     conn.execute(db.load_sql("publish_lock"), lock)
     conn.commit()
+    held = dict(files.held)
     try:
-        return _publish_locked(conn, hour, settings, list(dict.fromkeys(langs)), now, force)
+        return _publish_locked(conn, hour, settings, list(dict.fromkeys(langs)), now, force, files)
+    except BaseException:
+        files.held = held  # a failed hour's rows are rolled back: none of its files is written either
+        raise
     finally:
         conn.rollback()  # a failed statement must not keep the unlock from running
         conn.execute(db.load_sql("publish_unlock"), lock)
@@ -194,7 +204,7 @@ def publish_hour(conn: psycopg.Connection, hour: datetime, settings: PublishSett
 
 
 def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishSettings, langs: list[str],
-                    now: datetime, force: bool) -> PublishResult:
+                    now: datetime, force: bool, files: SiteFiles) -> PublishResult:
     out_dir = settings.output_dir
     until = hour + timedelta(hours=1)
     result = PublishResult(hour, out_dir)
@@ -230,12 +240,12 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
     root_stamp = None
     # The icons before any page or feed that names them.
     for name in (ICON, FAVICON):
-        atomic_write(out_dir / name, (STATIC_DIR / name).read_bytes())
+        files.write(out_dir / name, (STATIC_DIR / name).read_bytes)
     timelines = {eid: [(sid, first) for sid, first, _ in members] for eid, members in event_members.items()}
     for lang in langs:
         labels = labels_for(lang)
         # The stories with a page in this language once this hour is written: an earlier story is cited by it.
-        pages = shown | {sid for sid in extra_ids if (out_dir / lang / f"story/{safe_name(sid)}.html").exists()}
+        pages = shown | {sid for sid in extra_ids if files.exists(out_dir / lang / f"story/{safe_name(sid)}.html")}
         views = story_views(hour.date(), lang, records + extra_records, by_id, articles,
                             _briefings_in(lang, briefings, records), timelines, pages)
         view_of = {v.story_id: v for v in views}
@@ -266,7 +276,6 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
                         labels["feed_subtitle"], settings.title, settings.base_url,
                         feed_tag_uri(settings.tag_authority, minted, lang), updated, labels)
         lang_dir = out_dir / lang
-        changed = 0
         # The feed's stories by their one category, newest change first as in the feed.
         by_category: dict[str, list[StoryView]] = {}
         for v in feed_views:
@@ -275,7 +284,7 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
         # A category page, once written, keeps its address; it is written again every hour with the
         # category's stories of now (none once they left the window), so it never lists a story filed
         # elsewhere since, and every one is linked from the index and the other category pages.
-        paged = [c for c in CATEGORIES if c in by_category or (lang_dir / category_page(c)).exists()]
+        paged = [c for c in CATEGORIES if c in by_category or files.exists(lang_dir / category_page(c))]
         for sid in decisions:
             view = view_of[sid]
             if view.category in paged:
@@ -284,8 +293,8 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
         for sid in decisions:
             view, decided = view_of[sid], decisions[sid]
             page_hash = story_page_hash(meta, view, langs)
-            if page_hash != stored_pages.get(sid) or not (lang_dir / view.page).exists():
-                changed += atomic_write(lang_dir / view.page, render_story(meta, view, langs))
+            if page_hash != stored_pages.get(sid) or not files.exists(lang_dir / view.page):
+                files.write(lang_dir / view.page, partial(render_story, meta, view, langs))
                 lang_out.story_pages += 1
             if decided.status != "unchanged" or page_hash != stored_pages.get(sid):
                 for key, value in (("story_ids", sid), ("langs", lang), ("entry_ids", decided.entry_id),
@@ -302,8 +311,8 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
                 if v is None:
                     continue
                 lines.append(EventStoryLine(sid, v.headline, v.headline_lang, first, sources, v.page,
-                                            linked=(lang_dir / v.page).exists()))
-            changed += atomic_write(lang_dir / event.page, render_event(meta, event, lines, langs))
+                                            linked=files.exists(lang_dir / v.page)))
+            files.write(lang_dir / event.page, partial(render_event, meta, event, lines, langs))
             lang_out.event_pages += 1
         category_feeds = []
         for cat in paged:
@@ -313,8 +322,8 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
                 feed_id=category_feed_tag_uri(settings.tag_authority, minted, lang, cat),
                 updated=max((v.updated_at for v in cat_views), default=meta.updated), feed_path=f"category/{cat}/")
             cat_dir = lang_dir / "category" / cat
-            changed += atomic_write(cat_dir / "index.html",
-                                    render_category(meta, cat_meta, cat, cat_views, langs, paged))
+            files.write(cat_dir / "index.html",
+                                   partial(render_category, meta, cat_meta, cat, cat_views, langs, paged))
             category_feeds.append((cat_dir, cat_meta, cat_views))
         # The feed's stories by their outlets' countries, as by category.
         by_country = stories_by_country(feed_views, story_countries)
@@ -326,24 +335,23 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
                 feed_id=country_feed_tag_uri(meta.feed_id, code),
                 updated=max(v.updated_at for v in country_views), feed_path=f"country/{code.lower()}/")
             country_dir = lang_dir / "country" / code.lower()
-            changed += atomic_write(country_dir / "index.html", render_country(
-                meta, country_meta, code, country_views, langs, lang_out.countries))
+            files.write(country_dir / "index.html", partial(
+                render_country, meta, country_meta, code, country_views, langs, lang_out.countries))
             country_feeds.append((country_dir, country_meta, country_views))
-        archive = update_archive(conn, out_dir, meta, hour.date(), day_views, langs)
-        changed += archive.files_changed
+        archive = update_archive(conn, out_dir, meta, hour.date(), day_views, langs, files)
         lang_out.archive_pages = archive.pages_written
-        changed += atomic_write(lang_out.index_path,
-                                render_index(meta, hour.date(), day_views, langs, paged,
-                                             archive.front_page_links(), lang_out.countries))
+        files.write(lang_out.index_path,
+                               partial(render_index, meta, hour.date(), day_views, langs, paged,
+                                       archive.front_page_links(), lang_out.countries))
         for cat_dir, cat_meta, cat_views in category_feeds:
-            changed += atomic_write(cat_dir / "atom.xml", build_atom(cat_meta, cat_views))
-            changed += atomic_write(cat_dir / "feed.json", build_json_feed(cat_meta, cat_views))
+            files.write(cat_dir / "atom.xml", partial(build_atom, cat_meta, cat_views))
+            files.write(cat_dir / "feed.json", partial(build_json_feed, cat_meta, cat_views))
         for country_dir, country_meta, country_views in country_feeds:
-            changed += atomic_write(country_dir / "atom.xml", build_atom(country_meta, country_views))
-            changed += atomic_write(country_dir / "feed.json", build_json_feed(country_meta, country_views))
-        changed += atomic_write(lang_out.atom_path, build_atom(meta, feed_views))
-        changed += atomic_write(lang_out.json_path, build_json_feed(meta, feed_views))
-        lang_out.feed_entries, lang_out.index_stories, lang_out.files_changed = len(feed_views), len(day_views), changed
+            files.write(country_dir / "atom.xml", partial(build_atom, country_meta, country_views))
+            files.write(country_dir / "feed.json", partial(build_json_feed, country_meta, country_views))
+        files.write(lang_out.atom_path, partial(build_atom, meta, feed_views))
+        files.write(lang_out.json_path, partial(build_json_feed, meta, feed_views))
+        lang_out.feed_entries, lang_out.index_stories = len(feed_views), len(day_views)
         result.languages[lang] = lang_out
         result.events = max(result.events, len(events))
         root_langs.append(RootLanguage(lang, meta.title, len(feed_views)))
@@ -351,8 +359,14 @@ def _publish_locked(conn: psycopg.Connection, hour: datetime, settings: PublishS
 
     if langs:
         root_labels = labels_for(langs[0])
-        atomic_write(out_dir / "index.html", render_root(settings.title, langs[0], text_direction(langs[0]),
-                                                         root_labels, root_langs, root_stamp or stamp))
+        files.write(out_dir / "index.html", partial(render_root, settings.title, langs[0], text_direction(langs[0]),
+                                                    root_labels, root_langs, root_stamp or stamp))
+    if not files.deferring:
+        # This hour's files, after what earlier hours of the run held and this one did not write again.
+        for path in files.write_held():
+            lang_dir = path.relative_to(out_dir).parts[0]
+            if lang_dir in result.languages:
+                result.languages[lang_dir].files_changed += 1
     if upserts["story_ids"]:
         conn.execute(db.load_sql("publish_entries_upsert"), upserts)
     conn.execute(db.load_sql("publish_state_set"), {"output_dir": str(out_dir), "partition": hour})
