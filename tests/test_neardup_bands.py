@@ -65,4 +65,5 @@ def test_rarest_terms_are_the_k_lowest_frequencies_whatever_the_order(terms, df,
 def test_signature_has_one_band_per_key_and_rare_gram(exact_key, url_key, grams):
     bands = signature(exact_key, url_key, grams)
     assert len(bands) == bool(exact_key) + bool(url_key) + len(grams)
+    assert signature(exact_key, url_key, grams, lead="x")[0] == ("l", band_hash("l", "x"))
     assert signature(exact_key, url_key, sorted(grams, reverse=True)) == bands

@@ -187,3 +187,13 @@ SELECT coalesce(i.lang, s.language) AS lang, count(*)
    AND coalesce(i.lang, s.language) = ANY(%(langs)s)
    AND d.item_id IS NULL
  GROUP BY 1
+
+-- name: neardup_band_counts
+-- How many canonical items of the window carry each given band (lead-token buckets: is one small?).
+SELECT q.lang, q.hash, count(*)
+  FROM unnest(%(hashes)s::bigint[], %(langs)s::text[]) AS q(hash, lang)
+  JOIN neardup_bands b ON b.hash = q.hash AND b.lang = q.lang
+                      AND b.partition_hour >= %(window_start)s AND b.partition_hour < %(hour)s
+  LEFT JOIN item_duplicates d ON d.item_id = b.item_id
+ WHERE d.item_id IS NULL
+ GROUP BY q.lang, q.hash

@@ -2,9 +2,11 @@
 and queries them, migration 121).
 
 An item's bands are bigint hashes of: its exact key (kind 'e'), its loose URL key (kind 'u', no
-language: URL variants match across languages) and each of its `k` rarest 3-grams by the window's
-document frequencies (kind 'g'). Two headlines are candidates when they share the exact key, the
-URL key, or at least `min_shared_grams(...)` of their rarest grams. This is the stored form of the
+language: URL variants match across languages), each of its `k` rarest 3-grams by the window's
+document frequencies (kind 'g') and, in a language with the lead-token gate on, its lead token
+(kind 'l'). Two headlines are candidates when they share the exact key, the URL key, at least
+`min_shared_grams(...)` of their rarest grams, or a lead token whose bucket is small enough that
+the whole-window engine compares all its pairs (the store checks the size). This is the stored form of the
 whole-window engine's blocking (cluster.blocking_pairs: three of the eight rarest grams), looser
 so that grams ranked with slightly different frequencies (stored when the item entered the
 window, looked up an hour or a day later) still meet: the same pair scoring then decides.
@@ -16,10 +18,10 @@ import hashlib
 from collections.abc import Iterable, Mapping
 
 # Candidates share at least this many rare grams (fewer when a headline has fewer rare grams):
-# two of the eight rarest keep recall >= 0.99 of the whole-window decisions, see
-# docs/calibration/neardup.md#banded-candidates.
-SHARED_RARE_GRAMS = 2
-BAND_KINDS = ("e", "u", "g")
+# three of the eight rarest, pair recall 0.995 of the whole-window decisions on 4 h of bench/neardup.py's
+# 100k set (four: 0.892), docs/calibration/neardup.md#banded-candidates.
+SHARED_RARE_GRAMS = 3
+BAND_KINDS = ("e", "u", "g", "l")
 
 
 def band_hash(kind: str, text: str) -> int:
@@ -42,10 +44,14 @@ def min_shared_grams(n_rare: int) -> int:
     return max(1, min(SHARED_RARE_GRAMS, n_rare))
 
 
-def signature(exact_key: str, url_key: str, rare_grams: Iterable[str]) -> list[tuple[str, int]]:
+def signature(exact_key: str, url_key: str, rare_grams: Iterable[str], lead: str | None = None
+              ) -> list[tuple[str, int]]:
     """(kind, hash) of each band of one headline: exact key, URL key, rare grams (empty keys
-    give no band: an empty headline matches nothing)."""
+    give no band: an empty headline matches nothing), lead token when given (None: the gate is
+    off for the language; "" is a token of its own, as in the gate)."""
     out = []
+    if lead is not None:
+        out.append(("l", band_hash("l", lead)))
     if exact_key:
         out.append(("e", band_hash("e", exact_key)))
     if url_key:

@@ -36,7 +36,7 @@ from newsdedup_dagster.shared.text.headline import (
     headline_features,
     word_tokens,
 )
-from newsdedup_dagster.stages.neardup.bands import min_shared_grams, rarest_terms, signature
+from newsdedup_dagster.stages.neardup.bands import band_hash, min_shared_grams, rarest_terms, signature
 from newsdedup_dagster.stages.neardup.cluster import cluster_headlines
 from newsdedup_dagster.stages.neardup.representative import HeadlineItem, choose_representative
 
@@ -89,7 +89,7 @@ def _headline_item(row, existing: bool) -> HeadlineItem:
 
 def dedup_partition(conn: psycopg.Connection, hour: datetime, *, lookback_hours: int = DEFAULT_LOOKBACK_HOURS,
                     config: NearDupConfig | None = None, later_partitions: str = "keep",
-                    candidates: str = "bands", band_grams: int = DEFAULT_BAND_GRAMS) -> DedupReport:
+                    candidates: str = "window", band_grams: int = DEFAULT_BAND_GRAMS) -> DedupReport:
     """Decide the duplicates of hour H. `conn` must not be inside a transaction; commits.
     later_partitions: "keep" or "reset" (see the module docstring); candidates: "bands" or
     "window" (CANDIDATES_CHOICES)."""
@@ -303,7 +303,8 @@ def _enter_hour(conn, hour: datetime, config: NearDupConfig, band_grams: int) ->
     df = _gram_df_by_lang(conn, feats)
     hashes, langs, item_ids = [], [], []
     for item_id, lang, f, url_key in feats:
-        for kind, h in signature(f.exact_key, url_key, _rare_grams(lang, f, df, band_grams)):
+        lead = f.lead if config.gate_for(lang) else None
+        for kind, h in signature(f.exact_key, url_key, _rare_grams(lang, f, df, band_grams), lead):
             hashes.append(h)
             langs.append("" if kind == "u" else lang)
             item_ids.append(item_id)
@@ -359,12 +360,14 @@ def _band_candidates(conn, hour: datetime, window_start: datetime, new_rows, lan
     move_window(conn, hour, int((hour - window_start).total_seconds() // 3600), config, band_grams)
     feats = _features_of([(r[0], r[1], r[2], r[4]) for r in new_rows], config.ngram)
     df = _gram_df_by_lang(conn, feats)
+    small_leads = _small_lead_buckets(conn, hour, window_start, feats, config)
     qids, hashes, qlangs, needs = [], [], [], []
     next_qid = 0
     for _, lang, f, url_key in feats:
         rare = _rare_grams(lang, f, df, band_grams)
         gram_qid, next_qid = next_qid, next_qid + 1  # the rare grams count together; each other band alone
-        for kind, h in signature(f.exact_key, url_key, rare):
+        lead = f.lead if (lang, f.lead) in small_leads else None
+        for kind, h in signature(f.exact_key, url_key, rare, lead):
             if kind == "g":
                 qid = gram_qid
             else:
@@ -391,6 +394,22 @@ def _band_candidates(conn, hour: datetime, window_start: datetime, new_rows, lan
                              {"hour": hour, "window_start": window_start, "langs": small}).fetchall()
         canon_rows = sorted(canon_rows + [r for r in whole if r[7] and r[0] not in seen], key=lambda r: r[0])
     return canon_rows, _window_idf(conn, feats, canon_rows, langs, config)
+
+
+def _small_lead_buckets(conn, hour: datetime, window_start: datetime, feats, config: NearDupConfig
+                        ) -> set[tuple[str, str]]:
+    """(language, lead token) of the hour's gated items whose bucket (the window's canonicals with
+    that lead plus the hour's items) fits config.exhaustive_bucket_size: the whole-window engine
+    compares every pair of such a bucket, so all of it is a candidate."""
+    new_per_lead = Counter((lang, f.lead) for _, lang, f, _ in feats if config.gate_for(lang))
+    if not new_per_lead:
+        return set()
+    keys = sorted(new_per_lead)
+    hashes = [band_hash("l", lead) for _, lead in keys]
+    counts = {(lang, h): c for lang, h, c in conn.execute(load_sql("neardup_band_counts"), {
+        "hashes": hashes, "langs": [k[0] for k in keys], "window_start": window_start, "hour": hour}).fetchall()}
+    return {key for key, h in zip(keys, hashes)
+            if counts.get((key[0], h), 0) + new_per_lead[key] <= config.exhaustive_bucket_size}
 
 
 def _window_idf(conn, new_feats, canon_rows, langs: list[str], config: NearDupConfig) -> IdfTable:
