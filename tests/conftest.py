@@ -41,7 +41,7 @@ APP_TABLES = (
     "embedding_models, item_duplicates, item_sources, items, feed_fetches, sources, llm_calls, "
     "llm_results, llm_call_daily_totals, publish_entries, publish_state, story_decisions, "
     "cluster_recent_items, cluster_recent_state, event_vetoes, article_texts, article_robots"
-    ", publish_archive_days"
+    ", publish_archive_days, neardup_df_window, neardup_df_docs, neardup_df"
 )
 
 

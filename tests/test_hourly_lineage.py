@@ -33,7 +33,9 @@ RUN_CONFIG = {**QUIET_RUN_CONFIG, **hourly_run_config(stories={"later_partitions
 TABLE_OWNERS = {
     "raw_items": {"sources", "items", "item_sources", "feed_fetches", "source_alerts"},
     "article_texts": {"article_texts", "article_robots"},
-    "item_duplicates": {"item_duplicates", "duplicate_groups"},
+    # neardup_*: the kept counts and bands of the look-back window (migration 121, candidates=bands)
+    "item_duplicates": {"item_duplicates", "duplicate_groups", "neardup_df_window", "neardup_df_docs", "neardup_df",
+                        "neardup_bands"},
     # cluster_recent_*: the mirror of item_embeddings' recent rows that pass 2 searches, kept by a
     # trigger on item_embeddings (migration 033); stories moves its window.
     "item_embeddings": {"item_embeddings", "embedding_cache", "embedding_language_means", "embedding_models",

@@ -57,7 +57,7 @@ def item_duplicates_hour(run: HourRun, partition_key: str) -> MaterializeResult:
     later = later_partitions(run)
     with run.postgres.connection() as conn:
         report = dedup_partition(conn, hour_start(partition_key), lookback_hours=dedup.lookback_hours,
-                                 later_partitions=later)
+                                 later_partitions=later, candidates=dedup.candidates, band_grams=dedup.band_grams)
     groups = sorted(report.groups, key=lambda g: (-g["members"], g["anchor"]))
     return MaterializeResult(
         metadata={

@@ -72,3 +72,26 @@ TRUNCATE story_items, stories CASCADE
 -- name: eval_story_articles
 -- item id -> story id of every article in a story (the clustering's prediction).
 SELECT item_id, story_id FROM story_articles
+
+-- name: neardup_candidates_reset
+-- Forget every near-duplicate decision and the kept window (counts, bands), to decide the hours again.
+TRUNCATE item_duplicates, duplicate_groups, neardup_df_window, neardup_df_docs, neardup_df, neardup_bands
+
+-- name: neardup_candidates_decisions
+-- Each duplicate and the anchor it was pointed at.
+SELECT item_id, canonical_item_id FROM item_duplicates
+
+-- name: neardup_candidates_sources
+-- Sources of a generated or sample set.
+INSERT INTO sources (id, name, feed_url, language, syndicator)
+SELECT s.id, s.id, 'https://' || s.id || '.example/feed', s.lang, s.syndicator
+  FROM unnest(%(ids)s::text[], %(langs)s::text[], %(syndicators)s::boolean[]) AS s(id, lang, syndicator)
+ON CONFLICT DO NOTHING
+
+-- name: neardup_candidates_items
+-- Items of a generated or sample set, each in its hour.
+INSERT INTO items (id, canonical_url, url, title, lang, published_at, partition_hour, source_id)
+SELECT i.id, i.url, i.url, i.title, i.lang, i.published_at, date_trunc('hour', i.published_at), i.source_id
+  FROM unnest(%(ids)s::text[], %(urls)s::text[], %(titles)s::text[], %(langs)s::text[],
+              %(published)s::timestamptz[], %(sources)s::text[]) AS i(id, url, title, lang, published_at, source_id)
+ON CONFLICT DO NOTHING

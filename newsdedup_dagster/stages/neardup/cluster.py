@@ -267,9 +267,14 @@ class HeadlineIndex:
         langs: Sequence[str],
         background_titles: Iterable[str] = (),
         config: NearDupConfig | None = None,
+        idf: IdfTable | None = None,
     ) -> None:
+        """`idf`: document frequencies kept elsewhere (the store's window counts, covering the
+        titles too); given, `background_titles` is ignored and only the titles are shingled."""
         self.config = config or NearDupConfig()
         n = self.config.ngram
+        if idf is not None:
+            background_titles = ()
         self.langs = [lang or "" for lang in langs]
         self.features: list[HeadlineFeatures] = [headline_features(t, n) for t in titles]
         corpus = {f.exact_key: f for f in (headline_features(t, n) for t in background_titles)}
@@ -282,9 +287,16 @@ class HeadlineIndex:
         self._doc_rows, self._doc_grams = encode_grams(self._doc_keys, n)
         self._doc_ptr = np.searchsorted(self._doc_rows, np.arange(len(self._doc_keys) + 1))
         self.gram_codes = unique_sorted(self._doc_grams)
-        self.gram_df = np.bincount(np.searchsorted(self.gram_codes, self._doc_grams), minlength=len(self.gram_codes))
-        self.n_docs = len(self._doc_keys)
         self._word_df: dict[str, int] | None = None
+        if idf is None:
+            self.gram_df = np.bincount(np.searchsorted(self.gram_codes, self._doc_grams),
+                                       minlength=len(self.gram_codes))
+            self.n_docs = len(self._doc_keys)
+        else:
+            self.gram_df = np.fromiter((idf.gram_df.get(decode_gram(c, n), 0) for c in self.gram_codes.tolist()),
+                                       dtype=np.int64, count=len(self.gram_codes))
+            self.n_docs = idf.n_docs
+            self._word_df = dict(idf.word_df)
 
     def member_grams(self, members: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """(position in members, gram code) for the members' headlines (from the cache)."""
@@ -449,8 +461,10 @@ def cluster_headlines(
     items: Sequence[HeadlineItem],
     background_titles: Iterable[str] = (),
     config: NearDupConfig | None = None,
+    idf: IdfTable | None = None,
 ) -> list[DuplicateMatch]:
-    """Duplicate links for a batch (see module doc). Sorted by item_id."""
+    """Duplicate links for a batch (see module doc). Sorted by item_id. `idf`: document
+    frequencies kept elsewhere, covering the items too (then `background_titles` is ignored)."""
     config = config or NearDupConfig()
     by_id: dict[str, HeadlineItem] = {}
     for item in items:
@@ -458,7 +472,8 @@ def cluster_headlines(
     ordered = [by_id[k] for k in sorted(by_id)]
     if not ordered:
         return []
-    index = HeadlineIndex([it.title for it in ordered], [it.lang or "" for it in ordered], background_titles, config)
+    index = HeadlineIndex([it.title for it in ordered], [it.lang or "" for it in ordered], background_titles, config,
+                          idf=idf)
     keep_existing = config.keep_existing_canonical_on_tie
     pref = {i: representative_key(it, keep_existing) for i, it in enumerate(ordered)}
 
