@@ -139,10 +139,10 @@ def test_a_retired_variable_is_refused_naming_its_key(clean_env, monkeypatch, tm
 
 def test_every_retired_variable_has_a_key_and_none_is_still_read():
     retired = config.retired_variables()
-    assert len(retired) == len(config.calibration_rows())
+    assert len(set(retired.values())) == len(retired) >= 106      # one key each; keys added later had no variable
     assert not set(retired) & config.declared_variables()
     known = {key for _, key, *_ in config.calibration_rows()}
-    assert set(retired.values()) == known
+    assert set(retired.values()) <= known
 
 
 def test_unset_the_declared_defaults_apply(clean_env):
